@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newCollectCmd() *cobra.Command {
+	var (
+		configPath string
+		duration   time.Duration
+		out        string
+		stdout     string
+	)
+	cmd := &cobra.Command{
+		Use:   "collect",
+		Short: "Sample every source at a fixed interval into a run directory, stdout or InfluxDB",
+		Long: `collect samples every configured source once per interval (1 s by default),
+aligned to the wall clock, until --duration has passed or it receives SIGINT or
+SIGTERM; then it flushes every sink, closes the run and exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, configPath)
+			if err != nil {
+				return err
+			}
+			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" {
+				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, or a sink in the config")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if duration > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, duration)
+				defer cancel()
+			}
+			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout})
+			if err != nil {
+				return err
+			}
+			c.describeSources(ctx)
+			runErr := c.collector.Run(ctx)
+			status := "complete"
+			if cmd.Context().Err() == nil && ctx.Err() != nil && duration == 0 {
+				status = "interrupted"
+			}
+			if err := c.finish(status); err != nil {
+				return err
+			}
+			if runErr != nil {
+				return runErr
+			}
+			if out != "" {
+				st := c.collector.Stats()
+				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
+					st.Ticks, st.Points, st.MissedTicks, absDir(out))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (YAML)")
+	cmd.Flags().Duration("interval", time.Second, "sampling interval")
+	cmd.Flags().Duration("deadline", 0, "per-source deadline (default half the interval)")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	cmd.Flags().StringVar(&out, "out", "", "write a run directory here")
+	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
+	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
+	addRootFlags(cmd)
+	return cmd
+}

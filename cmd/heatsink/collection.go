@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// collection is a collector with its sources and sinks, and the run
+// directory it records into (when one was asked for). `collect` and `run`
+// share it.
+type collection struct {
+	cfg       *configs.Config
+	collector *collectors.Collector
+	sources   []collectors.Source
+	sinks     []collectors.Sink
+	runDir    string // "" without --out
+	meta      *rundir.Meta
+}
+
+type collectionOptions struct {
+	outDir string // run directory; "" for none
+	stdout string // "", "lp" or "json"
+	ticks  int
+}
+
+func newRunID(host string, t time.Time) string {
+	return t.UTC().Format("20060102T150405Z") + "-" + host
+}
+
+func startCollection(cfg *configs.Config, o collectionOptions) (*collection, error) {
+	host := cfg.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	srcs, err := buildSources(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &collection{cfg: cfg, sources: srcs}
+	if o.outDir != "" {
+		w, err := rundir.Create(o.outDir)
+		if err != nil {
+			closeSources(srcs)
+			return nil, err
+		}
+		c.runDir = o.outDir
+		c.sinks = append(c.sinks, w)
+		now := time.Now()
+		c.meta = &rundir.Meta{
+			ID:        newRunID(host, now),
+			Host:      host,
+			Command:   os.Args,
+			Versions:  versions(),
+			Start:     now,
+			IntervalS: cfg.Interval.Seconds(),
+			Status:    "running",
+			Labels:    cfg.Labels,
+		}
+		if b, err := configs.JSON(cfg); err == nil {
+			c.meta.Config = b
+		}
+		if err := rundir.WriteMeta(o.outDir, c.meta); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	stdout := o.stdout
+	if stdout == "" {
+		stdout = cfg.Sinks.Stdout
+	}
+	if stdout != "" {
+		s, err := collectors.NewStreamSink(os.Stdout, stdout)
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		c.sinks = append(c.sinks, s)
+	}
+	c.collector = collectors.New(collectors.Options{
+		Interval: cfg.Interval,
+		Deadline: cfg.Deadline,
+		Host:     host,
+		Ticks:    o.ticks,
+		Logger:   slog.Default(),
+	}, srcs, c.sinks)
+	return c, nil
+}
+
+// describeSources records what each source found, for run.json.
+func (c *collection) describeSources(ctx context.Context) {
+	if c.meta == nil {
+		return
+	}
+	for _, s := range c.sources {
+		info := rundir.SourceInfo{Name: s.Name()}
+		if d, ok := s.(collectors.Describer); ok {
+			info.Devices = d.Describe()
+		}
+		c.meta.Sources = append(c.meta.Sources, info)
+	}
+}
+
+// finish records the end of the run and closes sinks and sources.
+func (c *collection) finish(status string) error {
+	var errs []error
+	if c.meta != nil {
+		end := time.Now()
+		c.meta.End = &end
+		c.meta.Status = status
+		if err := rundir.WriteMeta(c.runDir, c.meta); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, c.close())
+	return errors.Join(errs...)
+}
+
+func (c *collection) close() error {
+	var errs []error
+	for _, s := range c.sinks {
+		if err := s.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close sink %T: %w", s, err))
+		}
+	}
+	closeSources(c.sources)
+	return errors.Join(errs...)
+}
+
+func versions() map[string]string {
+	v := map[string]string{"heatsink": version}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v["go"] = bi.GoVersion
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v["revision"] = s.Value
+			}
+		}
+	}
+	return v
+}
+
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}

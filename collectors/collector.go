@@ -1,0 +1,357 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+)
+
+// Options configure a Collector. The zero value samples every second.
+type Options struct {
+	// Interval between ticks; ticks fall on multiples of it on the wall clock.
+	Interval time.Duration
+	// Deadline for each source's sample, from the tick; default Interval/2.
+	Deadline time.Duration
+	// FlushEvery is how often sinks are flushed (synced or sent); default 5 s.
+	FlushEvery time.Duration
+	// MaxBackoff caps the wait before a failed source is tried again; default 30 s.
+	MaxBackoff time.Duration
+	// Host is added as the host tag to every point that lacks one; default os.Hostname.
+	Host string
+	// Ticks stops the collector after this many ticks when positive.
+	Ticks int
+	// Logger receives source failures and recoveries; default slog.Default.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Deadline <= 0 || o.Deadline > o.Interval {
+		o.Deadline = o.Interval / 2
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 5 * time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Collector samples sources on a fixed tick and writes the points to sinks.
+type Collector struct {
+	opts    Options
+	sources []*sourceState
+	sinks   []Sink
+	results chan result
+
+	mu      sync.Mutex
+	pending []point.Point // points emitted from outside the tick loop (events, alerts)
+
+	stats Stats
+	batch []point.Point
+}
+
+// Stats counts what the collector did; see Collector.Stats.
+type Stats struct {
+	Ticks       int
+	MissedTicks int
+	Points      int
+	SinkErrors  int
+}
+
+type sourceState struct {
+	src        Source
+	busy       bool // a sample is in flight (possibly past its deadline)
+	discovered bool
+	failures   int // consecutive
+	retryAt    time.Time
+	lastErr    string
+	errors     uint64
+	timeouts   uint64
+	buf        []point.Point
+
+	// Of the current tick:
+	launched bool
+	res      *result
+}
+
+type result struct {
+	s       *sourceState
+	tick    int
+	points  []point.Point
+	err     error
+	latency time.Duration
+}
+
+// New returns a collector of the given sources and sinks.
+func New(opts Options, sources []Source, sinks []Sink) *Collector {
+	opts.fill()
+	c := &Collector{opts: opts, sinks: sinks, results: make(chan result, len(sources))}
+	for _, s := range sources {
+		c.sources = append(c.sources, &sourceState{src: s})
+	}
+	return c
+}
+
+// Interval returns the tick interval in force.
+func (c *Collector) Interval() time.Duration { return c.opts.Interval }
+
+// Emit queues points for the sinks; they are written with the next tick, or
+// when Run returns. Safe for concurrent use.
+func (c *Collector) Emit(points ...point.Point) {
+	c.mu.Lock()
+	c.pending = append(c.pending, points...)
+	c.mu.Unlock()
+}
+
+// Stats returns counters of the run so far. Call it after Run returns.
+func (c *Collector) Stats() Stats { return c.stats }
+
+// Run ticks until ctx is cancelled (or Options.Ticks ticks have passed), then
+// writes any emitted points, flushes every sink and returns. It does not close
+// the sinks or sources. Sink errors never stop it; they are logged and counted.
+func (c *Collector) Run(ctx context.Context) error {
+	iv := c.opts.Interval
+	start := time.Now()
+	// due carries a monotonic reading, so ticks are driven by the monotonic
+	// clock; it starts on the next wall-clock multiple of the interval.
+	base := start.Add(start.Truncate(iv).Add(iv).Sub(start))
+	timer := time.NewTimer(time.Until(base))
+	defer timer.Stop()
+	lastFlush := time.Now()
+	var tickNo int
+	for k := 0; ; {
+		due := base.Add(time.Duration(k) * iv)
+		timer.Reset(time.Until(due))
+		select {
+		case <-ctx.Done():
+			return c.finish()
+		case <-timer.C:
+		}
+		now := time.Now()
+		late := now.Sub(due)
+		if late >= iv {
+			skipped := int(late / iv)
+			c.stats.MissedTicks += skipped
+			k += skipped
+			c.opts.Logger.Warn("collector fell behind", "missed_ticks", skipped)
+			continue
+		}
+		stamp := now.Round(iv)
+		// A wall-clock step (NTP, suspend) moves the wall clock away from the
+		// monotonic schedule; rebase so ticks fall on wall boundaries again.
+		if off := now.Sub(stamp); off > iv/4 || off < -iv/4 {
+			base = base.Add(-off)
+		}
+		tickNo++
+		c.tick(ctx, tickNo, stamp, now, late)
+		if time.Since(lastFlush) >= c.opts.FlushEvery {
+			c.flush()
+			lastFlush = time.Now()
+		}
+		k++
+		if c.opts.Ticks > 0 && tickNo >= c.opts.Ticks {
+			return c.finish()
+		}
+	}
+}
+
+func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time, lag time.Duration) {
+	tctx, cancel := context.WithDeadline(ctx, woke.Add(c.opts.Deadline))
+	defer cancel()
+	launched := 0
+	for _, s := range c.sources {
+		s.launched, s.res = false, nil
+		if s.busy {
+			// Still inside an earlier sample: it hangs; this tick loses it.
+			s.timeouts++
+			continue
+		}
+		if woke.Before(s.retryAt) {
+			continue
+		}
+		s.busy, s.launched = true, true
+		launched++
+		go c.sample(tctx, s, tickNo, stamp)
+	}
+	// Results of earlier ticks' late samples are drained here too.
+	deadline := time.NewTimer(time.Until(woke.Add(c.opts.Deadline)))
+	defer deadline.Stop()
+	for got := 0; got < launched; {
+		select {
+		case r := <-c.results:
+			r.s.busy = false
+			if r.tick != tickNo {
+				c.settle(r, woke, false)
+				continue
+			}
+			r.s.res = &r
+			got++
+		case <-deadline.C:
+			got = launched
+		}
+	}
+
+	batch := c.batch[:0]
+	for _, s := range c.sources {
+		if !s.launched {
+			if s.busy {
+				batch = append(batch, c.sourceHealth(s, stamp, nil))
+			}
+			continue
+		}
+		if s.res == nil {
+			s.timeouts++
+			c.noteError(s, fmt.Errorf("no sample within %v", c.opts.Deadline))
+			batch = append(batch, c.sourceHealth(s, stamp, nil))
+			continue
+		}
+		r := s.res
+		batch = append(batch, r.points...)
+		c.settle(*r, woke, true)
+		batch = append(batch, c.sourceHealth(s, stamp, r))
+	}
+	tp := point.New("collector_tick", stamp)
+	tp.AddFloat("lag_s", lag.Seconds())
+	tp.AddUint("missed_ticks_total", uint64(c.stats.MissedTicks))
+	tp.AddInt("points", int64(len(batch)))
+	batch = append(batch, tp)
+	c.mu.Lock()
+	batch = append(batch, c.pending...)
+	c.pending = c.pending[:0]
+	c.mu.Unlock()
+	c.write(batch)
+	c.stats.Ticks++
+	c.batch = batch
+}
+
+func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stamp time.Time) {
+	t0 := time.Now()
+	r := result{s: s, tick: tickNo}
+	defer func() {
+		if p := recover(); p != nil {
+			r.err = fmt.Errorf("panic: %v", p)
+			r.points = nil
+		}
+		r.latency = time.Since(t0)
+		c.results <- r
+	}()
+	if !s.discovered {
+		if err := s.src.Discover(ctx); err != nil {
+			r.err = fmt.Errorf("discover: %w", err)
+			return
+		}
+		s.discovered = true
+	}
+	r.points, r.err = s.src.Sample(ctx, stamp, s.buf[:0])
+}
+
+// settle updates a source's failure state from its result. A sample that
+// produced nothing and failed sends the source back to discovery after a
+// backoff; partial results keep it going.
+func (c *Collector) settle(r result, now time.Time, onTime bool) {
+	s := r.s
+	if onTime && r.points != nil {
+		s.buf = r.points
+	}
+	if r.err == nil {
+		if s.failures > 0 {
+			c.opts.Logger.Info("source recovered", "source", s.src.Name(), "after_failures", s.failures)
+		}
+		s.failures, s.lastErr = 0, ""
+		return
+	}
+	c.noteError(s, r.err)
+	if len(r.points) > 0 {
+		return
+	}
+	s.failures++
+	s.discovered = false
+	backoff := c.opts.Interval << min(s.failures-1, 16)
+	if errors.Is(r.err, errors.ErrUnsupported) {
+		backoff = c.opts.MaxBackoff
+	}
+	s.retryAt = now.Add(min(backoff, c.opts.MaxBackoff))
+}
+
+// noteError counts an error and logs it when it differs from the last one,
+// so a source failing every second does not flood the log.
+func (c *Collector) noteError(s *sourceState, err error) {
+	s.errors++
+	if msg := err.Error(); msg != s.lastErr {
+		s.lastErr = msg
+		c.opts.Logger.Warn("source error", "source", s.src.Name(), "err", msg)
+	}
+}
+
+func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) point.Point {
+	p := point.New("collector_source", stamp)
+	p.Tags = []point.Tag{{Key: "source", Value: s.src.Name()}}
+	if r != nil {
+		p.AddFloat("latency_s", r.latency.Seconds())
+		p.AddInt("points", int64(len(r.points)))
+	}
+	p.AddBool("ok", r != nil && r.err == nil)
+	p.AddUint("errors_total", s.errors)
+	p.AddUint("timeouts_total", s.timeouts)
+	return p
+}
+
+func (c *Collector) write(batch []point.Point) {
+	host := c.opts.Host
+	for i := range batch {
+		if host != "" && batch[i].Tag("host") == "" {
+			// Clip the slice so the append copies instead of writing into a
+			// tag array a source may reuse.
+			t := batch[i].Tags
+			batch[i].Tags = append(t[:len(t):len(t)], point.Tag{Key: "host", Value: host})
+		}
+	}
+	c.stats.Points += len(batch)
+	for _, k := range c.sinks {
+		if err := k.Write(batch); err != nil {
+			c.stats.SinkErrors++
+			c.opts.Logger.Error("sink write failed", "sink", fmt.Sprintf("%T", k), "err", err)
+		}
+	}
+}
+
+func (c *Collector) flush() {
+	for _, k := range c.sinks {
+		if err := k.Flush(); err != nil {
+			c.stats.SinkErrors++
+			c.opts.Logger.Error("sink flush failed", "sink", fmt.Sprintf("%T", k), "err", err)
+		}
+	}
+}
+
+func (c *Collector) finish() error {
+	c.mu.Lock()
+	rest := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	if len(rest) > 0 {
+		c.write(rest)
+	}
+	var errs []error
+	for _, k := range c.sinks {
+		if err := k.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("flush %T: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}

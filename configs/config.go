@@ -1,0 +1,223 @@
+// Package configs loads heatsink's YAML configuration and holds the example
+// configurations shipped with it (embedded, so `heatsink` can print them).
+//
+// Loading is strict: an unknown key or a value of the wrong type is an error
+// naming the file, the line and the key. Every option has a default, so a
+// single node needs no configuration at all.
+package configs
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Examples holds the example configurations of this folder.
+//
+//go:embed *.yaml
+var Examples embed.FS
+
+// Config is the whole configuration.
+type Config struct {
+	// Host overrides the host tag; default the machine's hostname.
+	Host string `yaml:"host"`
+	// Interval between samples; default 1s.
+	Interval time.Duration `yaml:"interval"`
+	// Deadline for each source's sample; default half the interval.
+	Deadline time.Duration `yaml:"deadline"`
+	// SysfsRoot and ProcfsRoot let the node sources read another tree; default /sys and /proc.
+	SysfsRoot  string `yaml:"sysfs_root"`
+	ProcfsRoot string `yaml:"procfs_root"`
+	// Labels are copied into every run's run.json (cooling: immersion|air, site...).
+	Labels  map[string]string `yaml:"labels"`
+	Sources Sources           `yaml:"sources"`
+	Sinks   Sinks             `yaml:"sinks"`
+}
+
+// Sources configures the sensor sources. Node sources are on by default.
+type Sources struct {
+	Host    NodeSource `yaml:"host"`
+	Hwmon   NodeSource `yaml:"hwmon"`
+	Cpufreq NodeSource `yaml:"cpufreq"`
+	Rapl    NodeSource `yaml:"rapl"`
+	Nvme    NodeSource `yaml:"nvme"`
+	Nvml    NodeSource `yaml:"nvml"`
+}
+
+// NodeSource switches a node source and filters what it reports. Include and
+// Exclude are regular expressions on a device ("chip") and on a sensor, so a
+// site can silence a broken sensor without code.
+type NodeSource struct {
+	Disabled      bool   `yaml:"disabled"`
+	DeviceInclude string `yaml:"device_include"`
+	DeviceExclude string `yaml:"device_exclude"`
+	SensorInclude string `yaml:"sensor_include"`
+	SensorExclude string `yaml:"sensor_exclude"`
+}
+
+// Sinks configures where points go besides the run directory.
+type Sinks struct {
+	// Stdout writes every point to standard output: "", "lp" or "json".
+	Stdout string `yaml:"stdout"`
+}
+
+// Default returns the configuration used when no file is given.
+func Default() *Config {
+	c := &Config{}
+	c.fill()
+	return c
+}
+
+func (c *Config) fill() {
+	if c.Interval == 0 {
+		c.Interval = time.Second
+	}
+	if c.Deadline == 0 {
+		c.Deadline = c.Interval / 2
+	}
+	if c.SysfsRoot == "" {
+		c.SysfsRoot = "/sys"
+	}
+	if c.ProcfsRoot == "" {
+		c.ProcfsRoot = "/proc"
+	}
+}
+
+// Load reads and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, b)
+}
+
+// Parse decodes and validates a configuration; name is used in errors.
+func Parse(name string, b []byte) (*Config, error) {
+	// Decoded twice: into the struct with unknown keys refused (yaml.Node.Decode
+	// would not refuse them), and into a node tree to find lines for ValueErrors.
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(name, err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	c.fill()
+	if err := c.validate(); err != nil {
+		var ve *ValueError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("%s:%d: %s: %s", name, LineOf(&root, ve.Path...), strings.Join(ve.Path, "."), ve.Msg)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+var yamlLine = regexp.MustCompile(`(?m)^(\s*)(?:yaml: )?line (\d+): `)
+
+// yamlError rewrites yaml.v3's "line N: ..." into "FILE:N: ...".
+func yamlError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	msg = yamlLine.ReplaceAllString(msg, "${1}"+name+":${2}: ")
+	if !strings.Contains(msg, name+":") {
+		msg = name + ": " + msg
+	}
+	return errors.New(strings.TrimSpace(msg))
+}
+
+// ValueError is a configuration value that decoded but makes no sense; Path
+// is the chain of keys leading to it, so the loader can name its line.
+type ValueError struct {
+	Path []string
+	Msg  string
+}
+
+func (e *ValueError) Error() string { return strings.Join(e.Path, ".") + ": " + e.Msg }
+
+// LineOf returns the line of the key at path in a decoded YAML document, or
+// the nearest enclosing key's line when the path goes deeper than the document.
+func LineOf(root *yaml.Node, path ...string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, key := range path {
+		switch n.Kind {
+		case yaml.MappingNode:
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					line = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				return line
+			}
+		case yaml.SequenceNode:
+			var idx int
+			if _, err := fmt.Sscan(key, &idx); err != nil || idx < 0 || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+func (c *Config) validate() error {
+	if c.Interval < 10*time.Millisecond {
+		return &ValueError{[]string{"interval"}, fmt.Sprintf("%v is below the 10ms minimum", c.Interval)}
+	}
+	if c.Deadline <= 0 || c.Deadline > c.Interval {
+		return &ValueError{[]string{"deadline"}, fmt.Sprintf("%v must be positive and at most the interval (%v)", c.Deadline, c.Interval)}
+	}
+	switch c.Sinks.Stdout {
+	case "", "lp", "json":
+	default:
+		return &ValueError{[]string{"sinks", "stdout"}, fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
+	}
+	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "hwmon": c.Sources.Hwmon, "cpufreq": c.Sources.Cpufreq,
+		"rapl": c.Sources.Rapl, "nvme": c.Sources.Nvme, "nvml": c.Sources.Nvml} {
+		for key, re := range map[string]string{"device_include": s.DeviceInclude, "device_exclude": s.DeviceExclude,
+			"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
+			if _, err := regexp.Compile(re); err != nil {
+				return &ValueError{[]string{"sources", name, key}, fmt.Sprintf("bad regular expression: %v", err)}
+			}
+		}
+	}
+	return nil
+}
+
+// JSON renders the configuration as JSON with its YAML keys (so run.json
+// shows what a user would write), durations as strings and secrets redacted.
+func JSON(c *Config) ([]byte, error) {
+	y, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode config: %w", err)
+	}
+	var m any
+	if err := yaml.Unmarshal(y, &m); err != nil {
+		return nil, fmt.Errorf("encode config: %w", err)
+	}
+	return json.Marshal(m)
+}

@@ -1,0 +1,58 @@
+package configs
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseErrorsNameFileLineAndKey(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", "interval: 1s\nintervall: 2s\n", []string{"c.yaml:2:", "intervall"}},
+		{"wrong type", "sources:\n  hwmon:\n    disabled: maybe\n", []string{"c.yaml:3:", "maybe"}},
+		{"bad duration", "interval: soon\n", []string{"c.yaml:1:", "soon"}},
+		{"bad regexp", "sources:\n  hwmon:\n    sensor_exclude: \"(\"\n", []string{"c.yaml:3:", "sources.hwmon.sensor_exclude"}},
+		{"deadline above interval", "interval: 1s\ndeadline: 2s\n", []string{"c.yaml:2:", "deadline"}},
+		{"not yaml", "interval: [1s\n", []string{"c.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultsNeedNoFile(t *testing.T) {
+	c, err := Parse("empty.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Interval != time.Second || c.Deadline != 500*time.Millisecond || c.SysfsRoot != "/sys" {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func TestExamplesParse(t *testing.T) {
+	names, _ := fs.Glob(Examples, "*.yaml")
+	if len(names) == 0 {
+		t.Fatal("no example configurations embedded")
+	}
+	for _, n := range names {
+		b, _ := fs.ReadFile(Examples, n)
+		if _, err := Parse(n, b); err != nil {
+			t.Errorf("example %s: %v", n, err)
+		}
+	}
+}

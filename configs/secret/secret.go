@@ -1,0 +1,103 @@
+// Package secret holds credentials from configuration (SNMP communities,
+// tokens, passwords) so that they are never printed or logged.
+//
+// In YAML a secret is written as {env: NAME}, {file: PATH} or, discouraged, a
+// literal string. Its String, JSON and YAML forms are redacted.
+package secret
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Value is a secret and where it came from.
+type Value struct {
+	Env  string `yaml:"env,omitempty"`
+	File string `yaml:"file,omitempty"`
+	v    string
+	set  bool
+}
+
+// Literal returns a secret holding s; for tests and flags.
+func Literal(s string) Value { return Value{v: s, set: true} }
+
+// FromFile returns a secret read from path, trimmed of surrounding white space.
+func FromFile(path string) (Value, error) {
+	s := Value{File: path}
+	return s, s.Resolve()
+}
+
+// Reveal returns the secret itself. Call it only where the secret is used.
+func (s Value) Reveal() string { return s.v }
+
+// IsSet reports whether a secret was given.
+func (s Value) IsSet() bool { return s.set || s.Env != "" || s.File != "" }
+
+// Resolve reads the secret from its environment variable or file.
+func (s *Value) Resolve() error {
+	switch {
+	case s.Env != "" && s.File != "":
+		return errors.New("secret: give env or file, not both")
+	case s.Env != "":
+		v, ok := os.LookupEnv(s.Env)
+		if !ok {
+			return fmt.Errorf("secret: environment variable %s is not set", s.Env)
+		}
+		s.v, s.set = v, true
+	case s.File != "":
+		b, err := os.ReadFile(s.File)
+		if err != nil {
+			return fmt.Errorf("secret: %w", err)
+		}
+		s.v, s.set = strings.TrimSpace(string(b)), true
+	}
+	return nil
+}
+
+// String never shows the secret.
+func (s Value) String() string {
+	switch {
+	case s.Env != "":
+		return "<secret from $" + s.Env + ">"
+	case s.File != "":
+		return "<secret from " + s.File + ">"
+	case s.set:
+		return "<secret>"
+	}
+	return "<unset>"
+}
+
+// GoString keeps %#v from printing the secret.
+func (s Value) GoString() string { return s.String() }
+
+// MarshalJSON redacts the secret.
+func (s Value) MarshalJSON() ([]byte, error) { return []byte(fmt.Sprintf("%q", s.String())), nil }
+
+// MarshalYAML redacts the secret.
+func (s Value) MarshalYAML() (any, error) { return s.String(), nil }
+
+// UnmarshalYAML accepts a literal scalar or a mapping with env or file.
+func (s *Value) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		s.v, s.set = n.Value, true
+		return nil
+	}
+	type plain struct {
+		Env  string `yaml:"env"`
+		File string `yaml:"file"`
+	}
+	var p plain
+	dec := n.Decode
+	if err := dec(&p); err != nil {
+		return err
+	}
+	if p.Env == "" && p.File == "" {
+		return fmt.Errorf("line %d: secret needs env or file", n.Line)
+	}
+	s.Env, s.File = p.Env, p.File
+	return nil
+}

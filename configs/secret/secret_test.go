@@ -1,0 +1,52 @@
+package secret
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestSecretsAreNeverPrinted(t *testing.T) {
+	t.Setenv("HS_TEST_TOKEN", "hunter2")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tok")
+	os.WriteFile(file, []byte("s3cr3t\n"), 0o600)
+	var cfg struct {
+		A Value `yaml:"a"`
+		B Value `yaml:"b"`
+		C Value `yaml:"c"`
+	}
+	doc := fmt.Sprintf("a: {env: HS_TEST_TOKEN}\nb: {file: %s}\nc: plain\n", file)
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Value{&cfg.A, &cfg.B, &cfg.C} {
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.A.Reveal() != "hunter2" || cfg.B.Reveal() != "s3cr3t" || cfg.C.Reveal() != "plain" {
+		t.Fatalf("resolved %q %q %q", cfg.A.Reveal(), cfg.B.Reveal(), cfg.C.Reveal())
+	}
+	j, _ := json.Marshal(cfg)
+	y, _ := yaml.Marshal(cfg)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", cfg, cfg, cfg, cfg.A), string(j), string(y)} {
+		for _, s := range []string{"hunter2", "s3cr3t", "plain"} {
+			if strings.Contains(out, s) {
+				t.Errorf("secret %q printed in %s", s, out)
+			}
+		}
+	}
+}
+
+func TestMissingSecretIsAnError(t *testing.T) {
+	s := Value{Env: "HS_TEST_SURELY_UNSET"}
+	if err := s.Resolve(); err == nil || !strings.Contains(err.Error(), "HS_TEST_SURELY_UNSET") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,147 @@
+// Package rundir reads and writes heatsink run directories: run.json, which
+// describes the run (host, configuration, versions, phases, events, workload
+// iterations), and points.lp, every recorded point in line protocol.
+//
+// Writing is append-only and synced at least every few seconds, so a crash
+// loses at most that much; reading tolerates a torn last line.
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// File names inside a run directory.
+const (
+	MetaFile   = "run.json"
+	PointsFile = "points.lp"
+)
+
+// SchemaVersion is written into run.json; readers refuse newer majors.
+const SchemaVersion = 1
+
+// Meta is the content of run.json.
+type Meta struct {
+	Schema   int               `json:"schema"`
+	ID       string            `json:"id"`
+	Host     string            `json:"host"`
+	Command  []string          `json:"command,omitempty"` // heatsink's own argv
+	Versions map[string]string `json:"versions,omitempty"`
+	Config   json.RawMessage   `json:"config,omitempty"` // the effective configuration, secrets redacted
+	Start    time.Time         `json:"start"`
+	End      *time.Time        `json:"end,omitempty"`
+	// Interval is the sampling interval in seconds.
+	IntervalS float64 `json:"interval_s"`
+	Sources   []SourceInfo `json:"sources,omitempty"`
+	Phases    []Phase      `json:"phases,omitempty"`
+	Events    []Event      `json:"events,omitempty"`
+	Workload  *Workload    `json:"workload,omitempty"`
+	// ExitStatus is the job's exit status for `heatsink run`.
+	ExitStatus *int   `json:"exit_status,omitempty"`
+	Status     string `json:"status,omitempty"` // "running", "complete", "interrupted", "failed"
+	// Labels are free-form (cooling: immersion|air, site, experiment).
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// SourceInfo records what a source discovered, or why it was unavailable.
+type SourceInfo struct {
+	Name    string   `json:"name"`
+	Devices []string `json:"devices,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Phase is one stage of the experiment protocol (baseline, load, cooldown).
+type Phase struct {
+	Name  string     `json:"name"`
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+}
+
+// Event is anything worth a mark on the timeline: alerts, guard actions, notes.
+type Event struct {
+	Time    time.Time         `json:"time"`
+	Kind    string            `json:"kind"`
+	Message string            `json:"message,omitempty"`
+	Attrs   map[string]string `json:"attrs,omitempty"`
+}
+
+// Workload describes the job and each iteration of it.
+type Workload struct {
+	Name       string            `json:"name"`
+	Params     map[string]string `json:"params,omitempty"`
+	Command    []string          `json:"command,omitempty"`
+	Iterations []Iteration       `json:"iterations,omitempty"`
+}
+
+// Iteration is one repetition of the job during the load phase.
+type Iteration struct {
+	N          int                `json:"n"`
+	Start      time.Time          `json:"start"`
+	End        time.Time          `json:"end"`
+	RuntimeS   float64            `json:"runtime_s"`
+	ExitStatus int                `json:"exit_status"`
+	Error      string             `json:"error,omitempty"`
+	Metrics    map[string]float64 `json:"metrics,omitempty"` // throughput etc., units in names
+}
+
+// PhaseNamed returns the first phase with that name.
+func (m *Meta) PhaseNamed(name string) (Phase, bool) {
+	for _, p := range m.Phases {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Phase{}, false
+}
+
+// WriteMeta writes run.json atomically (temp file, fsync, rename).
+func WriteMeta(dir string, m *Meta) error {
+	if m.Schema == 0 {
+		m.Schema = SchemaVersion
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", MetaFile, err)
+	}
+	path := filepath.Join(dir, MetaFile)
+	tmp, err := os.CreateTemp(dir, ".run.json.*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadMeta reads run.json from dir.
+func ReadMeta(dir string) (*Meta, error) {
+	path := filepath.Join(dir, MetaFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if m.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: schema %d is newer than this heatsink understands (%d)", path, m.Schema, SchemaVersion)
+	}
+	return &m, nil
+}

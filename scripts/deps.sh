@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the real peers the tests talk to, when missing. Idempotent.
+set -euo pipefail
+export PATH="$(go env GOPATH)/bin:$PATH"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+need_apt=()
+command -v snmpd >/dev/null 2>&1 || need_apt+=(snmpd)
+command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "deps: installing ${need_apt[*]} (apt-get)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if ! command -v influxd >/dev/null 2>&1; then
+  echo "deps: building influxd 1.8.10 from the Go module proxy (about 100 s)"
+  GOFLAGS= go install github.com/influxdata/influxdb/cmd/influxd@v1.8.10
+fi

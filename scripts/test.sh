@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite, as README.md gives it: installs the real peers the
+# tests use when they are missing (net-snmp's snmpd, InfluxDB OSS 1.8.10),
+# then runs every Go test with the race detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+./scripts/deps.sh
+go vet ./...
+go test -race -count=1 -timeout 15m ./...
