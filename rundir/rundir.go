@@ -34,7 +34,7 @@ type Meta struct {
 	Start    time.Time         `json:"start"`
 	End      *time.Time        `json:"end,omitempty"`
 	// Interval is the sampling interval in seconds.
-	IntervalS float64 `json:"interval_s"`
+	IntervalS float64      `json:"interval_s"`
 	Sources   []SourceInfo `json:"sources,omitempty"`
 	Phases    []Phase      `json:"phases,omitempty"`
 	Events    []Event      `json:"events,omitempty"`
