@@ -117,9 +117,10 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	c.fill()
 	if err := c.validate(); err != nil {
-		var ve *ValueError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("%s:%d: %s: %s", name, LineOf(&root, ve.Path...), strings.Join(ve.Path, "."), ve.Msg)
+		var pe PathError
+		if errors.As(err, &pe) {
+			path := pe.ConfigPath()
+			return nil, fmt.Errorf("%s:%d: %s: %s", name, LineOf(&root, path...), strings.Join(path, "."), pe.ConfigMessage())
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -146,6 +147,36 @@ type ValueError struct {
 }
 
 func (e *ValueError) Error() string { return strings.Join(e.Path, ".") + ": " + e.Msg }
+
+// ConfigPath implements PathError.
+func (e *ValueError) ConfigPath() []string { return e.Path }
+
+// ConfigMessage implements PathError.
+func (e *ValueError) ConfigMessage() string { return e.Msg }
+
+// PathError is a validation error that knows which key is wrong. Packages
+// with their own configuration sections (sensors/pdu, workloads/alerts...)
+// return one from their Validate methods, with the path inside their section
+// (e.g. ["rules", "3", "threshold"]); the loader prefixes the section's key
+// and names the file and line. Sequence indices are written as decimal strings.
+type PathError interface {
+	error
+	ConfigPath() []string
+	ConfigMessage() string
+}
+
+// InSection returns err located under the section key prefix: a PathError
+// keeps its inner path, any other error points at the section itself.
+func InSection(err error, prefix ...string) error {
+	if err == nil {
+		return nil
+	}
+	var pe PathError
+	if errors.As(err, &pe) {
+		return &ValueError{Path: append(append([]string{}, prefix...), pe.ConfigPath()...), Msg: pe.ConfigMessage()}
+	}
+	return &ValueError{Path: prefix, Msg: err.Error()}
+}
 
 // LineOf returns the line of the key at path in a decoded YAML document, or
 // the nearest enclosing key's line when the path goes deeper than the document.

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"gopkg.in/yaml.v3"
 	"io/fs"
 	"strings"
 	"testing"
@@ -54,5 +55,23 @@ func TestExamplesParse(t *testing.T) {
 		if _, err := Parse(n, b); err != nil {
 			t.Errorf("example %s: %v", n, err)
 		}
+	}
+}
+
+type sectionErr struct{}
+
+func (sectionErr) Error() string         { return "rules.1.threshold: impossible" }
+func (sectionErr) ConfigPath() []string  { return []string{"rules", "1", "threshold"} }
+func (sectionErr) ConfigMessage() string { return "impossible" }
+
+func TestSectionErrorsMapToLines(t *testing.T) {
+	doc := "alerts:\n  rules:\n    - name: a\n      threshold: 1\n    - name: b\n      threshold: 99999\n"
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+		t.Fatal(err)
+	}
+	pe := InSection(sectionErr{}, "alerts").(PathError)
+	if got := LineOf(&root, pe.ConfigPath()...); got != 6 {
+		t.Errorf("line %d, want 6 (path %v)", got, pe.ConfigPath())
 	}
 }
