@@ -84,16 +84,29 @@ type Reader struct {
 	sc        *bufio.Scanner
 	line      int
 	precision lineprotocol.Precision
-	point     Point
 	err       error
+
+	requireNewline bool
+	unterminated   bool // the last token scanned had no newline
 }
 
 // NewReader returns a Reader over r; name appears in errors.
 func NewReader(r io.Reader, name string) *Reader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	return &Reader{name: name, sc: sc, precision: lineprotocol.Nanosecond}
+	rd := &Reader{name: name, sc: sc, precision: lineprotocol.Nanosecond}
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		rd.unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
+		return adv, tok, err
+	})
+	return rd
 }
+
+// RequireNewline makes a last line without a terminating newline an error.
+// heatsink's own writers end every line, so such a line is a write torn by a
+// crash, and truncation can leave a valid-looking point with a wrong time.
+func (r *Reader) RequireNewline(on bool) { r.requireNewline = on }
 
 // SetPrecision sets the timestamp precision of the input (default nanoseconds).
 func (r *Reader) SetPrecision(p lineprotocol.Precision) { r.precision = p }
@@ -107,6 +120,9 @@ func (r *Reader) Next() (Point, *LineError, bool) {
 		b := bytes.TrimSpace(r.sc.Bytes())
 		if len(b) == 0 || b[0] == '#' {
 			continue
+		}
+		if r.requireNewline && r.unterminated {
+			return Point{}, &LineError{Name: r.name, Line: r.line, Err: errors.New("last line has no newline: a write torn by a crash")}, true
 		}
 		p, err := decodeLine(b, r.precision)
 		if err != nil {

@@ -102,3 +102,31 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+func TestRequireNewlineFlagsTornLastLine(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		strict  bool
+		wantBad int
+	}{
+		{"m f=1 1\nm f=2 2\n", true, 0},
+		{"m f=1 1\nm f=2 2", true, 1}, // torn: "2" could be a truncated "2000"
+		{"m f=1 1\nm f=2 2", false, 0},
+	} {
+		r := NewReader(strings.NewReader(tc.in), "t")
+		r.RequireNewline(tc.strict)
+		bad := 0
+		for {
+			_, lerr, ok := r.Next()
+			if !ok {
+				break
+			}
+			if lerr != nil {
+				bad++
+			}
+		}
+		if bad != tc.wantBad {
+			t.Errorf("%q strict=%v: %d bad lines, want %d", tc.in, tc.strict, bad, tc.wantBad)
+		}
+	}
+}

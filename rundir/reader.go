@@ -28,6 +28,7 @@ func ForEachPoint(dir string, fn func(*point.Point) error, bad func(*point.LineE
 	}
 	defer f.Close()
 	r := point.NewReader(f, path)
+	r.RequireNewline(true)
 	for {
 		p, lerr, ok := r.Next()
 		if !ok {
