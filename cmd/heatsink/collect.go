@@ -33,11 +33,12 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" {
 				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, or a sink in the config")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			ctx := sigCtx
 			if duration > 0 {
 				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, duration)
+				ctx, cancel = context.WithTimeout(sigCtx, duration)
 				defer cancel()
 			}
 			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout})
@@ -47,8 +48,8 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			c.describeSources(ctx)
 			runErr := c.collector.Run(ctx)
 			status := "complete"
-			if cmd.Context().Err() == nil && ctx.Err() != nil && duration == 0 {
-				status = "interrupted"
+			if sigCtx.Err() != nil {
+				status = "interrupted" // by a signal: still a clean close, exit 0
 			}
 			if err := c.finish(status); err != nil {
 				return err
