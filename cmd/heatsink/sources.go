@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/nvml"
 )
 
@@ -14,38 +14,14 @@ import (
 // of the collector.
 func buildSources(cfg *configs.Config) ([]collectors.Source, error) {
 	var srcs []collectors.Source
-	if !cfg.Sources.Nvml.Disabled {
-		o, err := nvmlOptions(cfg.Sources.Nvml)
+	if n := cfg.Sources.Nvml; !n.Disabled {
+		// Devices are GPU indexes or UUIDs, sensors are field names.
+		f, err := filter.New(filter.Spec{DeviceInclude: n.DeviceInclude, DeviceExclude: n.DeviceExclude,
+			SensorInclude: n.SensorInclude, SensorExclude: n.SensorExclude})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sources.nvml: %w", err)
 		}
-		srcs = append(srcs, nvml.New(o))
+		srcs = append(srcs, nvml.New(nvml.Options{Filter: f}))
 	}
 	return srcs, nil
-}
-
-// nvmlOptions maps the nvml section's filters onto the NVML source: devices
-// by GPU index or UUID, sensors by field name.
-func nvmlOptions(c configs.NodeSource) (nvml.Options, error) {
-	var o nvml.Options
-	for _, f := range []struct {
-		key string
-		re  string
-		dst **regexp.Regexp
-	}{
-		{"device_include", c.DeviceInclude, &o.DeviceInclude},
-		{"device_exclude", c.DeviceExclude, &o.DeviceExclude},
-		{"sensor_include", c.SensorInclude, &o.SensorInclude},
-		{"sensor_exclude", c.SensorExclude, &o.SensorExclude},
-	} {
-		if f.re == "" {
-			continue
-		}
-		re, err := regexp.Compile(f.re)
-		if err != nil {
-			return o, fmt.Errorf("sources.nvml.%s: %w", f.key, err)
-		}
-		*f.dst = re
-	}
-	return o, nil
 }

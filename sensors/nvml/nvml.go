@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/sensors/filter"
 )
 
 // Library is the part of NVML's top-level API the source uses. The system
@@ -69,13 +69,9 @@ const DefaultLimitRefresh = 60 * time.Second
 type Options struct {
 	// Library is the NVML to use; nil opens the system's libnvidia-ml.so.1.
 	Library Library
-	// DeviceInclude and DeviceExclude select GPUs by index ("0") or UUID
-	// ("GPU-..."): a GPU is sampled when Include (if set) matches either
-	// and Exclude (if set) matches neither.
-	DeviceInclude, DeviceExclude *regexp.Regexp
-	// SensorInclude and SensorExclude select fields by name ("mem_temp_c");
-	// a call whose fields are all excluded is not made.
-	SensorInclude, SensorExclude *regexp.Regexp
+	// Filter selects GPUs by index ("0") or UUID ("GPU-...") and fields by
+	// name ("mem_temp_c"); a call whose fields are all excluded is not made.
+	Filter filter.Filter
 	// LimitRefresh is how often the enforced power limit is re-read
 	// (DefaultLimitRefresh when zero).
 	LimitRefresh time.Duration
@@ -573,15 +569,7 @@ func isLost(ret gonvml.Return) bool {
 	return false
 }
 
-func (s *Source) fieldWanted(field string) bool {
-	if re := s.opts.SensorInclude; re != nil && !re.MatchString(field) {
-		return false
-	}
-	if re := s.opts.SensorExclude; re != nil && re.MatchString(field) {
-		return false
-	}
-	return true
-}
+func (s *Source) fieldWanted(field string) bool { return s.opts.Filter.Sensor(field) }
 
 func (s *Source) wantedCalls() call {
 	var w call
@@ -597,17 +585,7 @@ func (s *Source) wantedCalls() call {
 }
 
 func (s *Source) deviceWanted(index int, uuid string) bool {
-	idx := strconv.Itoa(index)
-	match := func(re *regexp.Regexp) bool {
-		return re.MatchString(idx) || (uuid != "" && re.MatchString(uuid))
-	}
-	if re := s.opts.DeviceInclude; re != nil && !match(re) {
-		return false
-	}
-	if re := s.opts.DeviceExclude; re != nil && match(re) {
-		return false
-	}
-	return true
+	return s.opts.Filter.Device(strconv.Itoa(index), uuid)
 }
 
 // Describe lists the driver and each GPU with its limits, for
@@ -666,7 +644,7 @@ type UnavailableError struct {
 	Return gonvml.Return
 }
 
-func (e *UnavailableError) Error() string { return "NVML unavailable: " + e.Reason }
+func (e *UnavailableError) Error() string { return "nvml: " + e.Reason }
 
 // Unwrap gives errors.ErrUnsupported and the return code (when not SUCCESS).
 func (e *UnavailableError) Unwrap() []error {

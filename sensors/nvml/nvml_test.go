@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/sensors/filter"
 )
 
 var t0 = time.Now().Truncate(time.Second)
@@ -427,10 +427,14 @@ func TestFailedPowerLimitReadIsNotReportedStale(t *testing.T) {
 
 func TestFiltersSelectGPUsAndFields(t *testing.T) {
 	srv, _ := newDGXH100(4)
-	s := discovered(t, srv, Options{
-		DeviceExclude: regexp.MustCompile(`^(1|GPU-5b1c3f2e-9a4d-4c1e-8f00-000000000003)$`),
-		SensorExclude: regexp.MustCompile(`^(mem_temp_c|util_pct|mem_util_pct)$`),
+	f, err := filter.New(filter.Spec{
+		DeviceExclude: `^(1|GPU-5b1c3f2e-9a4d-4c1e-8f00-000000000003)$`,
+		SensorExclude: `^(mem_temp_c|util_pct|mem_util_pct)$`,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := discovered(t, srv, Options{Filter: f})
 	pts, err := sample(t, s, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +463,11 @@ func TestFiltersSelectGPUsAndFields(t *testing.T) {
 		t.Errorf("excluded gpu 1 sampled %d times", n)
 	}
 
-	only := New(Options{Library: srv, DeviceInclude: regexp.MustCompile(`^7$`)})
+	f, err = filter.New(filter.Spec{DeviceInclude: `^7$`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := New(Options{Library: srv, Filter: f})
 	err = only.Discover(context.Background())
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "device filter") {
 		t.Errorf("filter matching nothing: Discover = %v, want unavailable naming the filter", err)
