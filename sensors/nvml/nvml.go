@@ -121,7 +121,6 @@ const (
 	callSMClock
 	callMemClock
 	callClockReasons
-	callThreshold // at discovery only; one per threshold, learnt by absence
 )
 
 var callNames = map[call]string{
@@ -135,8 +134,7 @@ var callNames = map[call]string{
 	callPstate:       "GetPerformanceState",
 	callSMClock:      "GetClockInfo(CLOCK_SM)",
 	callMemClock:     "GetClockInfo(CLOCK_MEM)",
-	callClockReasons: "GetCurrentClocksEventReasons",
-	callThreshold:    "GetTemperatureThreshold",
+	callClockReasons: "GetCurrentClocks{Event,Throttle}Reasons",
 }
 
 func (c call) String() string {
