@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,27 @@ func Bound(v float64) *float64 { return &v }
 // Values are parsed, validated parameter values.
 type Values struct {
 	m map[string]any
+}
+
+// ParseSet splits --set key=value arguments; a missing '=', an empty key or
+// a key given twice is an error naming the argument.
+func ParseSet(args []string) (map[string]string, error) {
+	out := make(map[string]string, len(args))
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--set %q: want key=value", a)
+		case k == "":
+			return nil, fmt.Errorf("--set %q: empty key", a)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("--set %q: %s given twice", a, k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // ParseValues checks --set values against specs: unknown keys, wrong types,
@@ -151,6 +173,9 @@ func ParseBytes(s string) (int64, error) {
 		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[unit]
 	if mult == 0 {
 		return 0, fmt.Errorf("unknown size unit %q", unit)
+	}
+	if b := f * mult; b >= math.MaxInt64 {
+		return 0, fmt.Errorf("size %s is too large", t)
 	}
 	return int64(f * mult), nil
 }

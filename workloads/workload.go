@@ -5,6 +5,9 @@ package workloads
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 )
 
 // Workload is something `heatsink run --workload NAME` can run repeatedly.
@@ -23,7 +26,9 @@ type Workload interface {
 
 // Job is a started workload; the runner calls Iterate until the load phase ends.
 type Job interface {
-	// Iterate runs one iteration and reports what it did. It honours ctx.
+	// Iterate runs one iteration and reports what it did. It honours ctx,
+	// and calls Checkpoint(ctx) between kernels or batches so that the alert
+	// guard can pause it within an iteration.
 	Iterate(ctx context.Context) (Result, error)
 	// Close releases everything Start took, on every path.
 	Close() error
@@ -37,4 +42,24 @@ type Result struct {
 	// Metrics are the workload's own figures, units in the names
 	// ("triad_bytes_per_s", "flop_per_s", "max_rel_err").
 	Metrics map[string]float64
+}
+
+// DeviceLister is implemented by workloads that run on devices found at run
+// time (CPUs, GPUs), so `heatsink workloads` can say what this machine offers.
+type DeviceLister interface {
+	Devices(ctx context.Context) ([]string, error)
+}
+
+// Find returns the workload called name from list; an unknown name is an
+// error listing the known ones.
+func Find(list []Workload, name string) (Workload, error) {
+	names := make([]string, 0, len(list))
+	for _, w := range list {
+		if w.Name() == name {
+			return w, nil
+		}
+		names = append(names, w.Name())
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("unknown workload %q (known: %s; see heatsink workloads)", name, strings.Join(names, ", "))
 }

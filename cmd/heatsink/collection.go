@@ -25,12 +25,16 @@ type collection struct {
 	sinks     []collectors.Sink
 	runDir    string // "" without --out
 	meta      *rundir.Meta
+	runID     string // identifies the run, with or without a run directory
 }
 
 type collectionOptions struct {
 	outDir string // run directory; "" for none
 	stdout string // "", "lp" or "json"
 	ticks  int
+	// sinks are added to the configured ones: the runner's store of the
+	// latest temperatures, the alert engine.
+	sinks []collectors.Sink
 }
 
 func newRunID(host string, t time.Time) string {
@@ -46,7 +50,7 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 	if err != nil {
 		return nil, err
 	}
-	c := &collection{cfg: cfg, sources: srcs}
+	c := &collection{cfg: cfg, sources: srcs, runID: newRunID(host, time.Now())}
 	if o.outDir != "" {
 		w, err := rundir.Create(o.outDir)
 		if err != nil {
@@ -57,7 +61,7 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		c.sinks = append(c.sinks, w)
 		now := time.Now()
 		c.meta = &rundir.Meta{
-			ID:        newRunID(host, now),
+			ID:        c.runID,
 			Host:      host,
 			Command:   os.Args,
 			Versions:  versions(),
@@ -86,6 +90,7 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		}
 		c.sinks = append(c.sinks, s)
 	}
+	c.sinks = append(c.sinks, o.sinks...)
 	c.collector = collectors.New(collectors.Options{
 		Interval: cfg.Interval,
 		Deadline: cfg.Deadline,
