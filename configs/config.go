@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/workloads"
+	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -41,6 +43,11 @@ type Config struct {
 	Labels  map[string]string `yaml:"labels"`
 	Sources Sources           `yaml:"sources"`
 	Sinks   Sinks             `yaml:"sinks"`
+	// Alerts are the rules evaluated on every tick (workloads/alerts).
+	Alerts alerts.Config `yaml:"alerts"`
+	// Runner configures `heatsink run`: the temperatures that gate and end
+	// its phases, tolerances, and the grace period of a stopped job.
+	Runner workloads.RunnerConfig `yaml:"runner"`
 }
 
 // Sources configures the sensor sources. Node sources are on by default.
@@ -90,6 +97,7 @@ func (c *Config) fill() {
 	if c.ProcfsRoot == "" {
 		c.ProcfsRoot = "/proc"
 	}
+	c.Runner.Fill()
 }
 
 // Load reads and validates the configuration file at path.
@@ -221,6 +229,12 @@ func (c *Config) validate() error {
 	}
 	if c.Deadline <= 0 || c.Deadline > c.Interval {
 		return &ValueError{[]string{"deadline"}, fmt.Sprintf("%v must be positive and at most the interval (%v)", c.Deadline, c.Interval)}
+	}
+	if err := c.Alerts.Validate(c.Interval); err != nil {
+		return InSection(err, "alerts")
+	}
+	if err := c.Runner.Validate(); err != nil {
+		return InSection(err, "runner")
 	}
 	switch c.Sinks.Stdout {
 	case "", "lp", "json":
