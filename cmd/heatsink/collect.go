@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +43,17 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 				ctx, cancel = context.WithTimeout(sigCtx, duration)
 				defer cancel()
 			}
-			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout})
+			// Alert rules are evaluated here too, so a node agent alerts without a job.
+			var c *collection
+			extra, _, err := alertSinks(cfg, func(ps ...point.Point) { c.collector.Emit(ps...) }, func(ev rundir.Event) {
+				if c.meta != nil {
+					c.meta.Events = append(c.meta.Events, ev)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: extra})
 			if err != nil {
 				return err
 			}
