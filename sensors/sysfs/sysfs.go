@@ -1,0 +1,199 @@
+// Package sysfs reads the kernel's pseudo-files (sysfs attributes and procfs
+// tables) the way they have to be read, with errors that name the file and
+// what was wrong in it.
+//
+// A sysfs attribute is read with one read(2) of a small buffer and nothing
+// more: some hwmon drivers answer EAGAIN, and os.ReadFile on such a file
+// waits on the poller forever (sysfs files are pollable). One read either
+// returns the value or fails at once, which is what a 1 Hz sampler needs.
+package sysfs
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"syscall"
+)
+
+// AttrMax is the largest value an attribute can hold: the kernel formats
+// every sysfs attribute into one page.
+const AttrMax = 4096
+
+// ErrEmpty is returned for an attribute that holds no value.
+var ErrEmpty = errors.New("empty value")
+
+// ReadAttr reads the attribute at path into buf with a single read(2) and
+// returns the value with surrounding white space removed. A value that fills
+// buf entirely is refused, as it may have been cut short.
+func ReadAttr(path string, buf []byte) ([]byte, error) {
+	fd, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	var n int
+	for {
+		n, err = syscall.Read(fd, buf)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, &PathError{"read", path, err}
+	}
+	if n == len(buf) {
+		return nil, &PathError{"read", path, fmt.Errorf("value longer than %d bytes", len(buf)-1)}
+	}
+	return trim(buf[:n]), nil
+}
+
+// ReadFile reads a whole file (a procfs table such as /proc/stat, which can
+// exceed a page) into buf, growing it as needed, and returns the contents.
+// Pass the previous result's storage back in to read without allocating.
+func ReadFile(path string, buf []byte) ([]byte, error) {
+	fd, err := open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer syscall.Close(fd)
+	buf = buf[:0]
+	if cap(buf) < 512 {
+		buf = make([]byte, 0, 4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf[:0], &PathError{"read", path, err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+func open(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &PathError{"open", path, err}
+		}
+		return fd, nil
+	}
+}
+
+// PathError is a failure to read an attribute or to make sense of its
+// value. It unwraps to the system error (so errors.Is(err, fs.ErrNotExist)
+// tells a vanished device) or to ErrEmpty, strconv.ErrSyntax or
+// strconv.ErrRange.
+type PathError struct {
+	Op   string // "open", "read", "parse"
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// ReadString reads an attribute holding text (a name, a label, a model).
+func ReadString(path string) (string, error) {
+	var buf [AttrMax]byte
+	b, err := ReadAttr(path, buf[:])
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// ReadInt reads an attribute holding one decimal integer.
+func ReadInt(path string) (int64, error) {
+	var buf [64]byte
+	b, err := ReadAttr(path, buf[:])
+	if err != nil {
+		return 0, err
+	}
+	v, err := ParseInt(b)
+	if err != nil {
+		return 0, &PathError{"parse", path, err}
+	}
+	return v, nil
+}
+
+// ReadUint reads an attribute holding one unsigned decimal integer (a
+// counter such as energy_uj).
+func ReadUint(path string) (uint64, error) {
+	var buf [64]byte
+	b, err := ReadAttr(path, buf[:])
+	if err != nil {
+		return 0, err
+	}
+	v, err := ParseUint(b)
+	if err != nil {
+		return 0, &PathError{"parse", path, err}
+	}
+	return v, nil
+}
+
+// ParseInt parses one decimal integer, allowing surrounding white space.
+// Errors quote the value and wrap ErrEmpty, strconv.ErrSyntax or
+// strconv.ErrRange.
+func ParseInt(b []byte) (int64, error) {
+	b = trim(b)
+	if len(b) == 0 {
+		return 0, ErrEmpty
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, numError(b, err)
+	}
+	return v, nil
+}
+
+// ParseUint is ParseInt for unsigned values.
+func ParseUint(b []byte) (uint64, error) {
+	b = trim(b)
+	if len(b) == 0 {
+		return 0, ErrEmpty
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return 0, numError(b, err)
+	}
+	return v, nil
+}
+
+func numError(b []byte, err error) error {
+	const show = 40
+	s := string(b)
+	if len(s) > show {
+		s = s[:show] + "..."
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%q: %w", s, strconv.ErrRange)
+	}
+	return fmt.Errorf("%q is not a decimal integer: %w", s, strconv.ErrSyntax)
+}
+
+func trim(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == 0
+}
