@@ -1,0 +1,198 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Component kinds, as docs/data-model.md names them for analysis.
+const (
+	KindGPUCore = "gpu_core" // gpu.temp_c
+	KindGPUMem  = "gpu_mem"  // gpu.mem_temp_c
+	KindCPU     = "cpu"      // hwmon cpu_core/cpu_package/cpu, one per chip
+	KindNVMe    = "nvme"     // nvme.temp_c, or hwmon class nvme
+	KindCoolant = "coolant"  // tank.coolant_temp_c
+	KindWater   = "water"    // tank.water_in_c / water_out_c
+)
+
+// kindOrder is the order components are listed in.
+var kindOrder = map[string]int{KindGPUCore: 0, KindGPUMem: 1, KindCPU: 2, KindNVMe: 3, KindCoolant: 4, KindWater: 5}
+
+// Component is one temperature the report describes: a GPU's core or memory,
+// a CPU chip, an NVMe drive, a tank's coolant or water.
+type Component struct {
+	ID   string
+	Kind string
+	Host string
+	// Name says what was measured, for people: the GPU model, the chip and
+	// sensor labels, the tank.
+	Name string
+	// T and V are the component's finite readings (°C) with sorted times.
+	// For a CPU chip V is the mean over its core sensors at each tick and
+	// Min and Max the band between the coolest and hottest of them.
+	T, V     []float64
+	Min, Max []float64
+	// Sensors is how many sensors V averages (1 except for CPU chips).
+	Sensors int
+	// Tank names the tank of a coolant or water component.
+	Tank string
+	// Err says why the component cannot be analysed (timestamps that go
+	// backwards, no finite readings); T and V are then empty.
+	Err error
+}
+
+// Components finds every temperature component of r. A run with several
+// hosts gets the host as a prefix of each ID.
+func Components(r *Run) []*Component {
+	var out []*Component
+	single := func(kind, id, name, tank string, s *Series) {
+		c := &Component{ID: id, Kind: kind, Host: s.Tag("host"), Name: name, Tank: tank, Sensors: 1}
+		if err := s.CheckTimes(); err != nil {
+			c.Err = fmt.Errorf("%s: %w", s.Key(), err)
+		} else {
+			c.T, c.V = Finite(s.T, s.V)
+		}
+		out = append(out, c)
+	}
+	for _, s := range r.Find("gpu", "temp_c", nil) {
+		single(KindGPUCore, "gpu_core:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
+	}
+	for _, s := range r.Find("gpu", "mem_temp_c", nil) {
+		single(KindGPUMem, "gpu_mem:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
+	}
+	out = append(out, cpuChips(r)...)
+	nvme := r.Find("nvme", "temp_c", nil)
+	for _, s := range nvme {
+		id := "nvme:" + s.Tag("device")
+		if sn := s.Tag("sensor"); sn != "Composite" && sn != "" {
+			id += "/" + sn
+		}
+		single(KindNVMe, id, strings.TrimSpace(s.Tag("model")+" "+s.Tag("sensor")), "", s)
+	}
+	if len(nvme) == 0 {
+		for _, s := range r.Find("hwmon", "temp_c", func(s *Series) bool { return s.Tag("class") == "nvme" }) {
+			label := s.Tag("label")
+			if label == "" {
+				label = s.Tag("sensor")
+			}
+			single(KindNVMe, "nvme:"+s.Tag("chip")+"/"+label, s.Tag("chip_name")+" "+label, "", s)
+		}
+	}
+	for _, s := range r.Find("tank", "coolant_temp_c", nil) {
+		single(KindCoolant, "coolant:"+s.Tag("tank"), "coolant of tank "+s.Tag("tank"), s.Tag("tank"), s)
+	}
+	for _, f := range []string{"water_in_c", "water_out_c"} {
+		side := strings.TrimSuffix(strings.TrimPrefix(f, "water_"), "_c")
+		for _, s := range r.Find("tank", f, nil) {
+			single(KindWater, "water_"+side+":"+s.Tag("tank"), "facility water "+side+" of tank "+s.Tag("tank"), s.Tag("tank"), s)
+		}
+	}
+	hosts := map[string]bool{}
+	for _, c := range out {
+		hosts[c.Host] = true
+	}
+	if len(hosts) > 1 {
+		for _, c := range out {
+			if c.Host != "" {
+				c.ID = c.Host + "/" + c.ID
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if kindOrder[out[i].Kind] != kindOrder[out[j].Kind] {
+			return kindOrder[out[i].Kind] < kindOrder[out[j].Kind]
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// cpuClasses ranks the hwmon classes a CPU chip's average is taken over:
+// the per-core sensors when the chip has them (coretemp), else the die and
+// CCD sensors (k10temp), else the package sensor alone.
+var cpuClasses = []string{"cpu_core", "cpu", "cpu_package"}
+
+// cpuChips groups hwmon CPU temperatures by host and chip, and averages each
+// chip's sensors of its best class tick by tick.
+func cpuChips(r *Run) []*Component {
+	type chipKey struct{ host, chip string }
+	byChip := map[chipKey]map[string][]*Series{}
+	var keys []chipKey
+	for _, s := range r.Find("hwmon", "temp_c", nil) {
+		class := s.Tag("class")
+		if class != "cpu_core" && class != "cpu_package" && class != "cpu" {
+			continue
+		}
+		k := chipKey{s.Tag("host"), s.Tag("chip")}
+		if byChip[k] == nil {
+			byChip[k] = map[string][]*Series{}
+			keys = append(keys, k)
+		}
+		byChip[k][class] = append(byChip[k][class], s)
+	}
+	var out []*Component
+	for _, k := range keys {
+		var members []*Series
+		var class string
+		for _, class = range cpuClasses {
+			if members = byChip[k][class]; len(members) > 0 {
+				break
+			}
+		}
+		name := members[0].Tag("chip_name")
+		c := &Component{ID: "cpu:" + k.chip, Kind: KindCPU, Host: k.host, Sensors: len(members),
+			Name: fmt.Sprintf("%s %s, mean of %d %s sensors", name, k.chip, len(members), class)}
+		var ts, vs [][]float64
+		for _, s := range members {
+			if err := s.CheckTimes(); err != nil {
+				c.Err = fmt.Errorf("%s: %w", s.Key(), err)
+				break
+			}
+			t, v := Finite(s.T, s.V)
+			ts, vs = append(ts, t), append(vs, v)
+		}
+		if c.Err == nil {
+			c.T, c.V, c.Min, c.Max = MeanBand(ts, vs, 1e-3)
+			if len(c.T) == 0 {
+				c.Err = fmt.Errorf("chip %s: no finite readings", k.chip)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// MeanBand merges several series sampled at the same ticks into their mean
+// and their min-max band at each tick. Readings within tol seconds of each
+// other count as one tick; a sensor that missed a tick simply does not take
+// part in it. Every series must have sorted times.
+func MeanBand(ts, vs [][]float64, tol float64) (t, mean, lo, hi []float64) {
+	idx := make([]int, len(ts))
+	for {
+		first := math.Inf(1)
+		for m := range ts {
+			if idx[m] < len(ts[m]) && ts[m][idx[m]] < first {
+				first = ts[m][idx[m]]
+			}
+		}
+		if math.IsInf(first, 1) {
+			return t, mean, lo, hi
+		}
+		sum, n, mn, mx := 0.0, 0, math.Inf(1), math.Inf(-1)
+		for m := range ts {
+			if idx[m] < len(ts[m]) && ts[m][idx[m]] <= first+tol {
+				x := vs[m][idx[m]]
+				sum += x
+				n++
+				mn, mx = math.Min(mn, x), math.Max(mx, x)
+				idx[m]++
+			}
+		}
+		t = append(t, first)
+		mean = append(mean, sum/float64(n))
+		lo = append(lo, mn)
+		hi = append(hi, mx)
+	}
+}
