@@ -403,7 +403,7 @@ func compileRule(c Config, i int, r Rule, interval time.Duration) (*rule, error)
 			return bad(fmt.Sprintf("%s needs a field", cond))
 		}
 		if got, _ := sch.field(r.Field); got != k {
-			return bad(fmt.Sprintf("%s needs a %s field; %s.%s is %s", cond, kindName(k), r.Measurement, r.Field, kindName(got)), "field")
+			return bad(fmt.Sprintf("%s needs %s field; %s.%s is %s", cond, kindName(k), r.Measurement, r.Field, kindName(got)), "field")
 		}
 		return nil
 	}

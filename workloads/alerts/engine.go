@@ -520,7 +520,7 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 			cp = thr + rs.margin
 		}
 		o.cleared = !rs.op.holds(s.num, cp)
-		o.detail = fmt.Sprintf("%s = %g %s %g (%s)", rs.sel.field, s.num, opString(rs.op, o.active), thr, rs.value)
+		o.detail = fmt.Sprintf("%s = %g %s %g%s", rs.sel.field, s.num, opString(rs.op, o.active), thr, source(rs.value))
 		return o
 	case condRate:
 		slope, _, ok := s.fit(rs.window)
@@ -557,9 +557,9 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 		o := outcome{known: true, active: eta <= rs.within, cleared: eta > rs.clearWithin,
 			value: eta.Seconds(), threshold: rs.within.Seconds(), numeric: true}
 		if eta == 1<<63-1 {
-			o.detail = fmt.Sprintf("%s = %g is not heading for %g (%s)", rs.sel.field, s.num, thr, rs.value)
+			o.detail = fmt.Sprintf("%s = %g is not heading for %g%s", rs.sel.field, s.num, thr, source(rs.value))
 		} else {
-			o.detail = fmt.Sprintf("%s = %g reaches %g (%s) in %.0fs at %+.3g/min", rs.sel.field, s.num, thr, rs.value, eta.Seconds(), slope*60)
+			o.detail = fmt.Sprintf("%s = %g reaches %g%s in %.0fs at %+.3g/min", rs.sel.field, s.num, thr, source(rs.value), eta.Seconds(), slope*60)
 		}
 		return o
 	case condIs:
@@ -637,6 +637,14 @@ func (e *Engine) missingLimit(rs *ruleState, s *series) {
 	}
 	e.opts.Logger.Info("alert rule cannot be evaluated on a series that reports no such limit",
 		"rule", rs.Name, "series", s.key, "missing", strings.Join(missing, ","))
+}
+
+// source shows where a threshold on a device limit came from.
+func source(e *expr) string {
+	if len(e.vars) == 0 {
+		return ""
+	}
+	return " (" + e.src + ")"
 }
 
 func opString(op cmpOp, holds bool) string {
