@@ -182,7 +182,8 @@ func Analyze(r *Run, o Options) *Report {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of points.lp could not be decoded and were skipped; first: %s",
 			r.BadLines, strings.Join(r.BadLineErrors, "; ")))
 	}
-	if r.Lines == 0 {
+	rep.Notes = append(rep.Notes, r.Notes...)
+	if r.Lines == 0 && len(r.Notes) == 0 {
 		rep.Notes = append(rep.Notes, "the run recorded no points")
 	}
 
@@ -672,11 +673,12 @@ func (a *analyzer) coolingEnergy() {
 		}
 		nodeT, nodeV := sumAligned(node, a.maxGap)
 		un := Unaccounted(nodeT, nodeV, partT, partV, a.maxGap)
-		base, err := MeanOver(nodeT, un, a.ph.Baseline.Start, a.ph.Baseline.End)
+		idle, err := Idle(nodeT, un, a.ph.Baseline.Start, a.ph.Baseline.End)
 		if err != nil {
-			ce.NotComputed = "unaccounted power in the baseline: " + err.Error()
+			ce.NotComputed = "unaccounted power: " + err.Error()
 			return
 		}
+		base := idle.Mean
 		ce.BaselineUnaccountedW = ptr(base)
 		in, err := Integrate(nodeT, Offset(un, base), from, to, a.maxGap)
 		if err != nil {

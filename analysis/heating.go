@@ -31,7 +31,7 @@ func Peak(t, v []float64, from, to float64) (atS, peak float64, err error) {
 // time it was reached. It also returns t_peak and T_peak. A peak less than
 // minRise °C above the idle mean is refused rather than turned into a huge,
 // noise-driven interval; so is a peak reached at the very start of the load
-// (the component did not heat).
+// (a rise faster than the sampling resolves).
 func HeatInterval(t, v []float64, load Span, idleMean, minRise float64) (sPerC, tPeak, peak float64, err error) {
 	tPeak, peak, err = Peak(t, v, load.Start, load.End)
 	if err != nil {
@@ -42,7 +42,7 @@ func HeatInterval(t, v []float64, load Span, idleMean, minRise float64) (sPerC, 
 		return 0, tPeak, peak, fmt.Errorf("load-phase peak %.2f °C is only %.2f °C above the idle mean (minimum rise %.2g °C)", peak, rise, minRise)
 	}
 	if tPeak <= load.Start {
-		return 0, tPeak, peak, errors.New("load-phase peak is at the start of the load: no heating observed")
+		return 0, tPeak, peak, errors.New("the load-phase peak is reached at the load's first reading: a rise faster than the sampling resolves")
 	}
 	return (tPeak - load.Start) / rise, tPeak, peak, nil
 }

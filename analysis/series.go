@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"sort"
@@ -36,6 +37,8 @@ type Run struct {
 	Lines         int
 	BadLines      int
 	BadLineErrors []string
+	// Notes describe problems with the input as a whole.
+	Notes []string
 }
 
 // Series is one field of one device: measurement, tags and field name, with
@@ -126,7 +129,11 @@ func Load(dir string) (*Run, error) {
 			l.run.BadLineErrors = append(l.run.BadLineErrors, e.Error())
 		}
 	})
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		// A runner that died before its first point leaves run.json alone:
+		// that is an empty run to report on, not a failure.
+		l.run.Notes = append(l.run.Notes, fmt.Sprintf("no %s in %s: the run recorded no points", rundir.PointsFile, dir))
+	} else if err != nil {
 		return nil, err
 	}
 	l.finish()

@@ -1,0 +1,162 @@
+package analysis
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+func TestLoadSharesTimesAndMarksAbsentFields(t *testing.T) {
+	b := newRun(t)
+	for s := 0; s < 5; s++ {
+		p := point.New("gpu", b.at(float64(s)))
+		p.AddTag("host", "node1").AddTag("gpu", "0")
+		p.AddFloat("temp_c", 40+float64(s))
+		if s != 2 {
+			p.AddFloat("mem_temp_c", 50+float64(s)) // missing once
+		}
+		if s >= 3 {
+			p.AddInt("pstate", 0) // appears late
+		}
+		p.AddBool("throttle_thermal", s == 4)
+		p.AddString("note", "strings are not series")
+		b.write(p)
+	}
+	r := b.done()
+	if r.Lines != 5 || r.BadLines != 0 {
+		t.Fatalf("lines %d bad %d, want 5 and 0", r.Lines, r.BadLines)
+	}
+	var fields []string
+	for _, s := range r.Series {
+		fields = append(fields, s.Field)
+	}
+	if got := strings.Join(fields, ","); got != "mem_temp_c,pstate,temp_c,throttle_thermal" {
+		t.Fatalf("series fields = %s", got)
+	}
+	mem := r.Find("gpu", "mem_temp_c", nil)[0]
+	ps := r.Find("gpu", "pstate", nil)[0]
+	tc := r.Find("gpu", "temp_c", nil)[0]
+	thr := r.Find("gpu", "throttle_thermal", nil)[0]
+	if &mem.T[0] != &tc.T[0] {
+		t.Error("fields of one point do not share their time slice")
+	}
+	wantMem := []float64{50, 51, math.NaN(), 53, 54}
+	wantPs := []float64{math.NaN(), math.NaN(), math.NaN(), 0, 0}
+	for k := 0; k < 5; k++ {
+		if tc.T[k] != float64(k) {
+			t.Errorf("T[%d] = %v, want %d s after the start", k, tc.T[k], k)
+		}
+		if !same(mem.V[k], wantMem[k]) || !same(ps.V[k], wantPs[k]) {
+			t.Errorf("reading %d: mem %v pstate %v, want %v and %v", k, mem.V[k], ps.V[k], wantMem[k], wantPs[k])
+		}
+	}
+	if thr.V[4] != 1 || thr.V[3] != 0 {
+		t.Errorf("booleans: %v, want 0 then 1", thr.V)
+	}
+}
+
+func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// writeRaw writes run.json and a hand-written points.lp, for input the
+// encoder would never produce.
+func writeRaw(t *testing.T, meta *rundir.Meta, lines ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := rundir.WriteMeta(dir, meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.PointsFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLoadBadLinesTagOrderAndBackwardsTime(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string { return strconv.FormatInt(t0.Add(time.Duration(s)*time.Second).UnixNano(), 10) }
+	dir := writeRaw(t, &rundir.Meta{ID: "raw", Start: t0},
+		"gpu,gpu=0,host=n1 temp_c=40 "+ts(0),
+		"gpu,host=n1,gpu=0 temp_c=41 "+ts(1),  // tags out of order: the same series
+		"gpu,gpu=0,host=n1 temp_c=NaN "+ts(2), // NaN cannot be line protocol
+		"this is not line protocol",
+		"gpu,gpu=0,host=n1 temp_c=43", // no timestamp
+		"gpu,gpu=0,host=n1 temp_c=44 "+ts(4),
+		"gpu,gpu=0,host=n1 temp_c=45 "+ts(3), // backwards
+		"nvme,device=nvme0 temp_c=30 "+ts(0),
+	)
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.BadLines != 3 || len(r.BadLineErrors) != 3 {
+		t.Errorf("bad lines %d (%v), want 3", r.BadLines, r.BadLineErrors)
+	}
+	if !strings.Contains(r.BadLineErrors[0], "points.lp:3") {
+		t.Errorf("first bad line error %q does not name points.lp:3", r.BadLineErrors[0])
+	}
+	gpu := r.Find("gpu", "temp_c", nil)
+	if len(gpu) != 1 {
+		t.Fatalf("%d gpu series, want 1 (tag order must not split a series)", len(gpu))
+	}
+	g := gpu[0]
+	if len(g.V) != 4 || g.Backwards != 1 || g.FirstBackwardsS != 3 {
+		t.Errorf("gpu series: %d readings, %d backwards at %v; want 4, 1 at 3 s", len(g.V), g.Backwards, g.FirstBackwardsS)
+	}
+	if err := g.CheckTimes(); err == nil || !strings.Contains(err.Error(), "backwards") {
+		t.Errorf("CheckTimes = %v", err)
+	}
+	if err := r.Find("nvme", "temp_c", nil)[0].CheckTimes(); err != nil {
+		t.Errorf("nvme series: %v", err)
+	}
+}
+
+func TestLoadPhasesFromEventPoints(t *testing.T) {
+	b := newRun(t)
+	ev := func(s float64, kind, phase string) point.Point {
+		p := point.New("event", b.at(s))
+		p.AddTag("run", "synthetic").AddTag("kind", kind).AddTag("phase", phase)
+		p.AddString("message", kind+" "+phase)
+		return p
+	}
+	b.write(ev(0, "phase_start", "baseline"), ev(60, "phase_end", "baseline"), ev(60, "phase_start", "load"), ev(300, "phase_end", "load"))
+	for s := 0; s <= 400; s++ {
+		b.write(gpuPoint(b.at(float64(s)), "0", 40, 50, 100))
+	}
+	r := b.done()
+	if len(r.EventPhases) != 2 || r.EventPhases[1].Name != "load" || r.EventPhases[1].End == nil {
+		t.Fatalf("event phases = %+v", r.EventPhases)
+	}
+	for _, s := range r.Series {
+		if s.Measurement == "event" {
+			t.Errorf("event point stored as series %s", s.Key())
+		}
+	}
+	rep := Analyze(r, DefaultOptions())
+	if rep.Phases.Load == nil || rep.Phases.Load.Start != 60 || rep.Phases.Load.End != 300 {
+		t.Errorf("phases = %+v, want load 60..300 s", rep.Phases)
+	}
+}
+
+func TestLoadMissingFiles(t *testing.T) {
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "run.json") {
+		t.Errorf("no run.json: err = %v", err)
+	}
+	dir := t.TempDir()
+	if err := rundir.WriteMeta(dir, &rundir.Meta{ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatalf("run.json without points.lp: %v", err)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no points.lp") {
+		t.Errorf("notes = %v", r.Notes)
+	}
+}
