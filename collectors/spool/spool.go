@@ -512,6 +512,13 @@ func (s *Spool) Committed() Position {
 	return s.committed
 }
 
+// Unsent returns the number of points not yet committed; cheaper than Stats.
+func (s *Spool) Unsent() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unsentPoints
+}
+
 // Dir returns the spool directory.
 func (s *Spool) Dir() string { return s.dir }
 
