@@ -134,16 +134,16 @@ type Runner struct {
 	cmd    *Command // or a command
 	gate   *gate
 
-	mu          sync.Mutex
-	j           *journal
-	phase       string
-	paused      bool
-	pausedAt    time.Time
-	pausedIter  time.Duration // paused time within the current iteration
-	iterStart   time.Time
-	stopped     bool
-	stopc       chan struct{}
-	cancelLoad  context.CancelFunc
+	mu         sync.Mutex
+	j          *journal
+	phase      string
+	paused     bool
+	pausedAt   time.Time
+	pausedIter time.Duration // paused time within the current iteration
+	iterStart  time.Time
+	stopped    bool
+	stopc      chan struct{}
+	cancelLoad context.CancelFunc
 }
 
 type limitMatcher struct {
@@ -708,13 +708,19 @@ func (r *Runner) isStopped() bool {
 	return r.stopped
 }
 
-// record notes a guard action with the phase it happened in.
-func (r *Runner) record(kind, msg string) {
+// Event records an event that happened during the run (an alert firing or
+// clearing, a guard action with the rule behind it) in run.json and as an
+// event point tagged with the phase it happened in. It is the alert engine's
+// OnEvent; Pause, Resume and Stop record nothing themselves, since their
+// caller knows why it acts.
+func (r *Runner) Event(ev rundir.Event) {
 	r.mu.Lock()
 	phase, j := r.phase, r.j
 	r.mu.Unlock()
-	r.log.Warn(msg, "phase", phase)
-	j.event(time.Now(), kind, phase, msg, nil, true, nil)
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	j.event(ev.Time, ev.Kind, phase, ev.Message, maps.Clone(ev.Attrs), true, nil)
 }
 
 // Pause holds the job: a running command's process group gets SIGSTOP, a
@@ -733,7 +739,6 @@ func (r *Runner) Pause() error {
 		err = r.cmd.Pause()
 	}
 	r.mu.Unlock()
-	r.record("guard_pause", "job paused")
 	return err
 }
 
@@ -755,7 +760,6 @@ func (r *Runner) Resume() error {
 	}
 	r.gate.open()
 	r.mu.Unlock()
-	r.record("guard_resume", "job resumed")
 	return err
 }
 
@@ -775,7 +779,6 @@ func (r *Runner) Stop() error {
 		r.cancelLoad()
 	}
 	r.mu.Unlock()
-	r.record("guard_stop", "job stopped")
 	return nil
 }
 
