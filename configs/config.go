@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"gopkg.in/yaml.v3"
@@ -75,6 +76,8 @@ type NodeSource struct {
 type Sinks struct {
 	// Stdout writes every point to standard output: "", "lp" or "json".
 	Stdout string `yaml:"stdout"`
+	// Influx sends every point to InfluxDB through a durable spool; on when url is set.
+	Influx influx.Config `yaml:"influx"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -235,6 +238,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.Runner.Validate(); err != nil {
 		return InSection(err, "runner")
+	}
+	if err := c.Sinks.Influx.Validate(); err != nil {
+		return InSection(err, "sinks", "influx")
 	}
 	switch c.Sinks.Stdout {
 	case "", "lp", "json":
