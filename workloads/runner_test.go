@@ -101,7 +101,7 @@ func (p *plant) firstBelow(c float64, from, until time.Time) time.Time {
 // the hwmon source writes it.
 type thermalSource struct{ p *plant }
 
-func (s thermalSource) Name() string                     { return "thermal-test" }
+func (s thermalSource) Name() string                       { return "thermal-test" }
 func (s thermalSource) Discover(ctx context.Context) error { return nil }
 func (s thermalSource) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	p := point.New("hwmon", t)
