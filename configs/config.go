@@ -256,6 +256,15 @@ func (c *Config) validate() error {
 			}
 		}
 	}
+	// These sources' devices (cpuN, zones, mem/load) have no sensors of
+	// their own: a sensor filter there would be silently ignored.
+	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "cpufreq": c.Sources.Cpufreq, "rapl": c.Sources.Rapl} {
+		for key, re := range map[string]string{"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
+			if re != "" {
+				return &ValueError{[]string{"sources", name, key}, name + " has no sensors to filter; use device_include or device_exclude"}
+			}
+		}
+	}
 	return nil
 }
 

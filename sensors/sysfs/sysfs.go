@@ -179,10 +179,21 @@ func numError(b []byte, err error) error {
 		s = s[:show] + "..."
 	}
 	if errors.Is(err, strconv.ErrRange) {
-		return fmt.Errorf("%q: %w", s, strconv.ErrRange)
+		return &valueError{fmt.Sprintf("%q is out of range", s), strconv.ErrRange}
 	}
-	return fmt.Errorf("%q is not a decimal integer: %w", s, strconv.ErrSyntax)
+	return &valueError{fmt.Sprintf("%q is not a decimal integer", s), strconv.ErrSyntax}
 }
+
+// valueError says what is wrong with a value in words, and unwraps to the
+// strconv error for callers that test for it.
+type valueError struct {
+	msg string
+	err error
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+func (e *valueError) Unwrap() error { return e.err }
 
 func trim(b []byte) []byte {
 	for len(b) > 0 && isSpace(b[len(b)-1]) {

@@ -1,0 +1,172 @@
+package hwmon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
+)
+
+// Kind is what a channel measures.
+type Kind int
+
+// The kinds heatsink records (the data model has no fields for voltages or currents).
+const (
+	Temp  Kind = iota // tempN_input, millidegrees Celsius
+	Fan               // fanN_input, rpm
+	Power             // powerN_input (or powerN_average), microwatts
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Temp:
+		return "temp"
+	case Fan:
+		return "fan"
+	case Power:
+		return "power"
+	}
+	return "kind" + strconv.Itoa(int(k))
+}
+
+// Physical bounds of a reading. A value outside them is not a reading but a
+// driver's sentinel or garbage (0x7fffffff millidegrees, say), and is
+// reported as an error rather than recorded.
+const (
+	minTempC  = -273.15
+	maxTempC  = 1000
+	maxFanRPM = 1e6
+	maxPowerW = 1e6
+)
+
+// Channel is one hwmon sensor of a chip: where its reading is and what the
+// driver calls it.
+type Channel struct {
+	Kind  Kind
+	Name  string // "temp1", "fan2", "power1"
+	Label string // tempN_label ("Package id 0", "Tctl", "Composite"); "" when none
+	Input string // path of the reading
+	Max   string // path of tempN_max; "" when absent
+	Crit  string // path of tempN_crit; "" when absent
+}
+
+var channelFile = regexp.MustCompile(`^(temp|fan|power)([0-9]+)_(input|average)$`)
+
+// Channels lists the temperature, fan and power channels of the chip whose
+// hwmon directory is dir, sorted by kind and number. Drivers older than the
+// hwmon device-attribute API keep their files in dir/device, so both places
+// are read; dir wins where both have a channel. A label that cannot be read
+// is left empty.
+func Channels(dir string) ([]Channel, error) {
+	found := map[string]*Channel{}
+	var order []string
+	for i, d := range []string{dir, filepath.Join(dir, "device")} {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("list hwmon chip: %w", err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			m := channelFile.FindStringSubmatch(e.Name())
+			if m == nil || (m[3] == "average" && m[1] != "power") {
+				continue
+			}
+			name := m[1] + m[2]
+			c := found[name]
+			if c != nil && (filepath.Dir(c.Input) != d || m[3] == "average") {
+				continue // already found in dir, or powerN_input beside powerN_average
+			}
+			if c == nil {
+				c = &Channel{Name: name}
+				found[name] = c
+				order = append(order, name)
+			}
+			switch m[1] {
+			case "temp":
+				c.Kind = Temp
+			case "fan":
+				c.Kind = Fan
+			case "power":
+				c.Kind = Power
+			}
+			c.Input = filepath.Join(d, e.Name())
+		}
+	}
+	chs := make([]Channel, 0, len(order))
+	for _, name := range order {
+		c := found[name]
+		d := filepath.Dir(c.Input)
+		if l, err := sysfs.ReadString(filepath.Join(d, name+"_label")); err == nil {
+			c.Label = l
+		}
+		if c.Kind == Temp {
+			c.Max = existing(filepath.Join(d, name+"_max"))
+			c.Crit = existing(filepath.Join(d, name+"_crit"))
+		}
+		chs = append(chs, *c)
+	}
+	slices.SortFunc(chs, func(a, b Channel) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		return channelNumber(a.Name) - channelNumber(b.Name)
+	})
+	return chs, nil
+}
+
+func channelNumber(name string) int {
+	n, _ := strconv.Atoi(strings.TrimLeft(name, "abcdefghijklmnopqrstuvwxyz"))
+	return n
+}
+
+func existing(path string) string {
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
+}
+
+// Read returns the channel's reading in heatsink's units: °C for Temp, rpm
+// for Fan, W for Power. A value outside physical bounds is an error.
+func (c *Channel) Read() (float64, error) {
+	raw, err := sysfs.ReadInt(c.Input)
+	if err != nil {
+		return 0, err
+	}
+	var v, lo, hi float64
+	switch c.Kind {
+	case Temp:
+		v, lo, hi = float64(raw)/1000, minTempC, maxTempC
+	case Fan:
+		v, lo, hi = float64(raw), 0, maxFanRPM
+	case Power:
+		v, lo, hi = float64(raw)/1e6, 0, maxPowerW
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("%s: %d is outside the physical range of a %s reading", c.Input, raw, c.Kind)
+	}
+	return v, nil
+}
+
+// ReadLimit reads a temperature threshold (tempN_max, tempN_crit) in °C.
+// ok is false, with no error, for a value outside physical bounds: drivers
+// use such values to mean "no threshold" (NVMe reports an unset one as
+// 65535 K, 65261.85 °C).
+func ReadLimit(path string) (v float64, ok bool, err error) {
+	raw, err := sysfs.ReadInt(path)
+	if err != nil {
+		return 0, false, err
+	}
+	v = float64(raw) / 1000
+	if v < minTempC || v > maxTempC {
+		return 0, false, nil
+	}
+	return v, true, nil
+}
