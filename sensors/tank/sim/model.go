@@ -191,11 +191,11 @@ type Model struct {
 	startTemp             float64
 
 	// Displayed sensor values (lagged, noisy), °C.
-	cti, cto, wti, wto float64
-	drift              float64 // water inlet drift, K
-	noise              float64 // current display noise on temperature, K
+	cti, cto, wti, wto  float64
+	drift               float64 // water inlet drift, K
+	noise               float64 // current display noise on temperature, K
 	noiseRPM, noiseFlow float64 // current display noise on pump speed and flows, fraction
-	cpu0, cpu1         float64
+	cpu0, cpu1          float64
 }
 
 // New returns a model at t = 0. The seed fixes every random draw (sensor
