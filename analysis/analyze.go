@@ -174,7 +174,7 @@ func Analyze(r *Run, o Options) *Report {
 	}
 	m := r.Meta
 	rep.Run = RunInfo{ID: m.ID, Dir: r.Dir, Host: m.Host, Start: r.Start, EndS: endS, Status: m.Status,
-		Labels: m.Labels, Points: r.Lines, BadLines: r.BadLines}
+		Labels: m.Labels, Points: r.Points, BadLines: r.BadLines}
 	if m.Workload != nil {
 		rep.Run.Workload = m.Workload.Name
 	}
@@ -183,7 +183,7 @@ func Analyze(r *Run, o Options) *Report {
 			r.BadLines, strings.Join(r.BadLineErrors, "; ")))
 	}
 	rep.Notes = append(rep.Notes, r.Notes...)
-	if r.Lines == 0 && len(r.Notes) == 0 {
+	if r.Points == 0 && len(r.Notes) == 0 {
 		rep.Notes = append(rep.Notes, "the run recorded no points")
 	}
 

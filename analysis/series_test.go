@@ -30,8 +30,8 @@ func TestLoadSharesTimesAndMarksAbsentFields(t *testing.T) {
 		b.write(p)
 	}
 	r := b.done()
-	if r.Lines != 5 || r.BadLines != 0 {
-		t.Fatalf("lines %d bad %d, want 5 and 0", r.Lines, r.BadLines)
+	if r.Points != 5 || r.BadLines != 0 {
+		t.Fatalf("points %d bad %d, want 5 and 0", r.Points, r.BadLines)
 	}
 	var fields []string
 	for _, s := range r.Series {
@@ -158,5 +158,75 @@ func TestLoadMissingFiles(t *testing.T) {
 	}
 	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no points.lp") {
 		t.Errorf("notes = %v", r.Notes)
+	}
+}
+
+// A large points.lp is decoded in stretches concurrently; the Run must be
+// exactly what streaming it in one piece gives, bad-line numbers included.
+func TestLoadInStretchesEqualsStreaming(t *testing.T) {
+	r := buildScenario(t, scenario{backwards: true})
+	path := filepath.Join(r.Dir, rundir.PointsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Garbage at a few places, a field that appears late, and phases as
+	// events straddling the stretch boundaries.
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	ts := func(i int) string { return lines[i][strings.LastIndexByte(lines[i], ' ')+1:] }
+	n := len(lines)
+	insert := map[int]string{
+		3:         "garbage line",
+		n / 3:     "event,kind=phase_start,phase=load,run=x message=\"go\" " + ts(n/3),
+		n / 2:     "gpu,gpu=0,host=node1 temp_c=NaN " + ts(n/2),
+		2 * n / 3: "event,kind=phase_end,phase=load,run=x message=\"stop\" " + ts(2*n/3),
+		n - 2:     "nvme,device=nvme0,host=node1,model=Samsung\\ PM9A3,sensor=Composite temp_c=31,late_c=7 " + ts(n-2),
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if extra, ok := insert[i]; ok {
+			b.WriteString(extra + "\n")
+		}
+		b.WriteString(l + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one, err := load(r.Dir, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{2, 3, 7} {
+		many, err := load(r.Dir, workers, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if many.Points != one.Points || many.BadLines != one.BadLines || strings.Join(many.BadLineErrors, "|") != strings.Join(one.BadLineErrors, "|") {
+			t.Errorf("%d stretches: points %d bad %d %v; streaming: %d %d %v", workers, many.Points, many.BadLines, many.BadLineErrors, one.Points, one.BadLines, one.BadLineErrors)
+		}
+		if len(many.EventPhases) != 1 || len(one.EventPhases) != 1 || many.EventPhases[0].End == nil || !many.EventPhases[0].End.Equal(*one.EventPhases[0].End) {
+			t.Errorf("%d stretches: event phases %+v, streaming %+v", workers, many.EventPhases, one.EventPhases)
+		}
+		if len(many.Series) != len(one.Series) {
+			t.Fatalf("%d stretches: %d series, streaming %d", workers, len(many.Series), len(one.Series))
+		}
+		for i, s := range one.Series {
+			m := many.Series[i]
+			if m.Key() != s.Key() || len(m.T) != len(s.T) || m.Backwards != s.Backwards || m.FirstBackwardsS != s.FirstBackwardsS {
+				t.Fatalf("%d stretches: series %s (%d readings, %d backwards) vs %s (%d, %d)", workers, m.Key(), len(m.T), m.Backwards, s.Key(), len(s.T), s.Backwards)
+			}
+			for k := range s.T {
+				if m.T[k] != s.T[k] || !same(m.V[k], s.V[k]) {
+					t.Fatalf("%d stretches: %s reading %d = (%v, %v), streaming (%v, %v)", workers, s.Key(), k, m.T[k], m.V[k], s.T[k], s.V[k])
+				}
+			}
+		}
+	}
+	if one.BadLines != 2 || !strings.Contains(one.BadLineErrors[0], "points.lp:4:") {
+		t.Errorf("bad lines %d %v, want 2 with the first at line 4", one.BadLines, one.BadLineErrors)
+	}
+	late := one.Find("nvme", "late_c", nil)
+	if len(late) != 1 || !math.IsNaN(late[0].V[0]) || late[0].V[len(late[0].V)-2] != 7 {
+		t.Errorf("late field not NaN-filled before it appears")
 	}
 }
