@@ -159,8 +159,8 @@ func generate(dir string, hours float64) error {
 	end := at(float64(total))
 	bEnd, lEnd := at(base), at(loadEnd)
 	m := &rundir.Meta{ID: "bench-" + strconv.Itoa(total), Host: "node1", Start: start, End: &end, IntervalS: 1, Status: "complete",
-		Labels: map[string]string{"cooling": "immersion"},
-		Phases: []rundir.Phase{{Name: "baseline", Start: start, End: &bEnd}, {Name: "load", Start: bEnd, End: &lEnd}, {Name: "cooldown", Start: lEnd, End: &end}},
+		Labels:   map[string]string{"cooling": "immersion"},
+		Phases:   []rundir.Phase{{Name: "baseline", Start: start, End: &bEnd}, {Name: "load", Start: bEnd, End: &lEnd}, {Name: "cooldown", Start: lEnd, End: &end}},
 		Workload: &rundir.Workload{Name: "dgemm"}}
 	for i, t := 0, base; t+100 <= loadEnd; i, t = i+1, t+100 {
 		m.Workload.Iterations = append(m.Workload.Iterations, rundir.Iteration{N: i, Start: at(t), End: at(t + 100), RuntimeS: 100 + noise(0.5)})
