@@ -32,8 +32,11 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			if err != nil {
 				return err
 			}
-			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" {
-				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, or a sink in the config")
+			if err := applyInfluxFlags(cmd, cfg); err != nil {
+				return err
+			}
+			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !cfg.Sinks.Influx.Enabled() {
+				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
 			}
 			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -85,5 +88,6 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
+	addInfluxFlags(cmd)
 	return cmd
 }

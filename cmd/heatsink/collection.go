@@ -51,10 +51,20 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		return nil, err
 	}
 	c := &collection{cfg: cfg, sources: srcs, runID: newRunID(host, time.Now())}
+	// InfluxDB is checked first: a wrong URL or token fails before a run
+	// directory exists.
+	influxSink, err := startInfluxSink(cfg)
+	if err != nil {
+		closeSources(srcs)
+		return nil, err
+	}
+	if influxSink != nil {
+		c.sinks = append(c.sinks, influxSink)
+	}
 	if o.outDir != "" {
 		w, err := rundir.Create(o.outDir)
 		if err != nil {
-			closeSources(srcs)
+			c.close()
 			return nil, err
 		}
 		c.runDir = o.outDir
@@ -98,6 +108,10 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		Ticks:    o.ticks,
 		Logger:   slog.Default(),
 	}, srcs, c.sinks)
+	if influxSink != nil {
+		// The sink's own health (spool depth, retries, losses) goes to every sink.
+		influxSink.SetMetrics(c.collector.Emit)
+	}
 	return c, nil
 }
 

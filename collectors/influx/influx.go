@@ -335,15 +335,24 @@ func (s *Sink) Drain(ctx context.Context) error {
 // Close sends what it can within Options.DrainTimeout, then stops the
 // shipper and closes the spool. Unsent points stay in the spool and are
 // sent first by the next sink opened on it.
-func (s *Sink) Close() error {
+func (s *Sink) Close() error { return s.close(s.opts.DrainTimeout) }
+
+// Abort closes the sink without waiting for anything to be sent; unsent
+// points stay in the spool. It is for giving up at start (a failed Check).
+func (s *Sink) Abort() error { return s.close(0) }
+
+func (s *Sink) close(drain time.Duration) error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	s.wmu.Lock() // wait for a Write in progress
 	s.wmu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.DrainTimeout)
-	drainErr := s.Drain(ctx)
-	cancel()
+	var drainErr error
+	if drain > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), drain)
+		drainErr = s.Drain(ctx)
+		cancel()
+	}
 	s.abortNow()
 	<-s.done
 	st := s.Stats()

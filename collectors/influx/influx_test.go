@@ -100,60 +100,7 @@ func testOptions(t *testing.T, srv *influxtest.Server) Options {
 // and that nothing else is.
 func assertLanded(t *testing.T, srv *influxtest.Server, written []point.Point) {
 	t.Helper()
-	got, err := srv.Points()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(p *point.Point) string { return p.SeriesKey() + " " + fmt.Sprint(p.Time.UnixNano()) }
-	stored := map[string]*point.Point{}
-	for i := range got {
-		stored[key(&got[i])] = &got[i]
-	}
-	// InfluxDB keeps the last point written for a series and timestamp.
-	last := map[string]*point.Point{}
-	var order []string
-	for i := range written {
-		k := key(&written[i])
-		if _, ok := last[k]; !ok {
-			order = append(order, k)
-		}
-		last[k] = &written[i]
-	}
-	if d := len(written) - len(last); d > 0 {
-		t.Logf("%d points were written twice for the same series and time (collector stamps)", d)
-	}
-	want := map[string]bool{}
-	missing := 0
-	for _, k := range order {
-		w := last[k]
-		want[k] = true
-		s, ok := stored[k]
-		if !ok {
-			if missing++; missing <= 5 {
-				t.Errorf("point not in InfluxDB: %s", w)
-			}
-			continue
-		}
-		for _, f := range w.Fields {
-			wv, _ := point.Float(f.Value)
-			if sv, ok := s.Float(f.Key); ok {
-				if sv != wv {
-					t.Errorf("%s: field %s = %v in InfluxDB, %v written", k, f.Key, sv, wv)
-				}
-				continue
-			}
-			v, ok := s.Field(f.Key)
-			if !ok || v.String() != f.Value.String() {
-				t.Errorf("%s: field %s = %v in InfluxDB, %v written", k, f.Key, v, f.Value)
-			}
-		}
-	}
-	if missing > 0 {
-		t.Errorf("%d of %d points missing", missing, len(written))
-	}
-	if len(stored) != len(want) {
-		t.Errorf("InfluxDB holds %d points, %d distinct were written", len(stored), len(want))
-	}
+	srv.AssertHolds(t, written, true)
 }
 
 func TestCollectionLandsPointForPoint(t *testing.T) {

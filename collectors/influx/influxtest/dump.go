@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
@@ -92,4 +93,62 @@ func (s *Server) Points(measurements ...string) ([]point.Point, error) {
 func (s *Server) Count() (int, error) {
 	pts, err := s.Points()
 	return len(pts), err
+}
+
+// AssertHolds fails t unless every written point is stored with the same
+// field values. InfluxDB keeps the last point written for a series and
+// timestamp, so the last one written wins here too. With exact, the
+// database must hold nothing else.
+func (s *Server) AssertHolds(t testing.TB, written []point.Point, exact bool) {
+	t.Helper()
+	got, err := s.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(p *point.Point) string { return p.SeriesKey() + " " + fmt.Sprint(p.Time.UnixNano()) }
+	stored := map[string]*point.Point{}
+	for i := range got {
+		stored[key(&got[i])] = &got[i]
+	}
+	last := map[string]*point.Point{}
+	var order []string
+	for i := range written {
+		k := key(&written[i])
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = &written[i]
+	}
+	missing, wrong := 0, 0
+	for _, k := range order {
+		w := last[k]
+		st, ok := stored[k]
+		if !ok {
+			if missing++; missing <= 5 {
+				t.Errorf("point not in InfluxDB: %s", w)
+			}
+			continue
+		}
+		for _, f := range w.Fields {
+			wv, numeric := point.Float(f.Value)
+			var same bool
+			if sv, ok := st.Float(f.Key); ok && numeric {
+				same = sv == wv
+			} else if v, ok := st.Field(f.Key); ok {
+				same = v.String() == f.Value.String()
+			}
+			if !same {
+				if wrong++; wrong <= 5 {
+					v, _ := st.Field(f.Key)
+					t.Errorf("%s: field %s is %v in InfluxDB, %v was written", k, f.Key, v, f.Value)
+				}
+			}
+		}
+	}
+	if missing > 0 || wrong > 0 {
+		t.Errorf("%d of %d distinct points missing, %d fields differ", missing, len(order), wrong)
+	}
+	if exact && len(stored) != len(order) {
+		t.Errorf("InfluxDB holds %d points, %d distinct were written", len(stored), len(order))
+	}
 }
