@@ -15,10 +15,13 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/sensors/pdu"
+	"github.com/heatsink-hpc/heatsink/sensors/tank"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"gopkg.in/yaml.v3"
@@ -59,6 +62,11 @@ type Sources struct {
 	Rapl    NodeSource `yaml:"rapl"`
 	Nvme    NodeSource `yaml:"nvme"`
 	Nvml    NodeSource `yaml:"nvml"`
+	// PDUs are rack PDUs read over SNMP (sensors/pdu); facility devices, so
+	// usually one collector polls them for many nodes.
+	PDUs []pdu.Config `yaml:"pdus"`
+	// Tanks are immersion tanks or CDUs read over HTTP (sensors/tank).
+	Tanks []tank.Config `yaml:"tanks"`
 }
 
 // NodeSource switches a node source and filters what it reports. Include and
@@ -242,6 +250,9 @@ func (c *Config) validate() error {
 	if err := c.Sinks.Influx.Validate(); err != nil {
 		return InSection(err, "sinks", "influx")
 	}
+	if err := c.Sources.validateFacility(); err != nil {
+		return err
+	}
 	switch c.Sinks.Stdout {
 	case "", "lp", "json":
 	default:
@@ -280,4 +291,31 @@ func JSON(c *Config) ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return json.Marshal(m)
+}
+
+// validateFacility checks the PDU and tank entries; each must have a name of
+// its own, since the name tags its points and names its source.
+func (s *Sources) validateFacility() error {
+	names := map[string]bool{}
+	for i := range s.PDUs {
+		at := []string{"sources", "pdus", strconv.Itoa(i)}
+		if err := s.PDUs[i].Validate(); err != nil {
+			return InSection(err, at...)
+		}
+		if names["pdu:"+s.PDUs[i].Name] {
+			return &ValueError{append(at, "name"), fmt.Sprintf("a second PDU named %q", s.PDUs[i].Name)}
+		}
+		names["pdu:"+s.PDUs[i].Name] = true
+	}
+	for i := range s.Tanks {
+		at := []string{"sources", "tanks", strconv.Itoa(i)}
+		if err := s.Tanks[i].Validate(); err != nil {
+			return InSection(err, at...)
+		}
+		if names["tank:"+s.Tanks[i].Name] {
+			return &ValueError{append(at, "name"), fmt.Sprintf("a second tank named %q", s.Tanks[i].Name)}
+		}
+		names["tank:"+s.Tanks[i].Name] = true
+	}
+	return nil
 }

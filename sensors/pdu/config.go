@@ -129,9 +129,8 @@ var (
 	privProtocols = []string{"DES", "AES", "AES-192", "AES-256", "AES-192C", "AES-256C"}
 )
 
-// Validate checks the configuration and reads its secrets from their
-// environment variables or files, so that a missing one is reported when the
-// configuration is loaded, with its line, rather than at the first sample.
+// Validate checks the configuration. It does not read the secrets, so a
+// configuration can be checked where they are not available; New does.
 func (c *Config) Validate() error {
 	if !nameRE.MatchString(c.Name) {
 		return cfgErr(fmt.Sprintf("%q is not a PDU name (letters, digits, _ . -)", c.Name), "name")
@@ -155,9 +154,6 @@ func (c *Config) Validate() error {
 	case "", "1", "2c":
 		if c.V3 != (V3{}) {
 			return cfgErr("v3 settings given but version is not 3", "v3")
-		}
-		if err := c.Community.Resolve(); err != nil {
-			return cfgErr(err.Error(), "community")
 		}
 	case "3":
 		if err := c.V3.validate(); err != nil {
@@ -214,12 +210,6 @@ func (v *V3) validate() error {
 	if v.PrivProtocol != "" && !oneOf(v.PrivProtocol, privProtocols) {
 		return cfgErr(fmt.Sprintf("%q is not one of %s", v.PrivProtocol, strings.Join(privProtocols, ", ")), "v3", "priv_protocol")
 	}
-	if err := v.AuthPassword.Resolve(); err != nil {
-		return cfgErr(err.Error(), "v3", "auth_password")
-	}
-	if err := v.PrivPassword.Resolve(); err != nil {
-		return cfgErr(err.Error(), "v3", "priv_password")
-	}
 	level := v.level()
 	switch level {
 	case "noAuthNoPriv":
@@ -227,17 +217,8 @@ func (v *V3) validate() error {
 		if !v.AuthPassword.IsSet() {
 			return cfgErr(level+" needs an auth_password", "v3", "auth_password")
 		}
-		// net-snmp and RFC 3414 refuse passphrases under 8 characters.
-		if len(v.AuthPassword.Reveal()) < 8 {
-			return cfgErr("must be at least 8 characters (RFC 3414)", "v3", "auth_password")
-		}
-		if level == "authPriv" {
-			if !v.PrivPassword.IsSet() {
-				return cfgErr("authPriv needs a priv_password", "v3", "priv_password")
-			}
-			if len(v.PrivPassword.Reveal()) < 8 {
-				return cfgErr("must be at least 8 characters (RFC 3414)", "v3", "priv_password")
-			}
+		if level == "authPriv" && !v.PrivPassword.IsSet() {
+			return cfgErr("authPriv needs a priv_password", "v3", "priv_password")
 		}
 	default:
 		return cfgErr(fmt.Sprintf("%q is not noAuthNoPriv, authNoPriv or authPriv", v.Level), "v3", "level")
@@ -274,6 +255,26 @@ func oneOf(s string, list []string) bool {
 		}
 	}
 	return false
+}
+
+// resolve reads the secrets from their environment variables or files.
+func (c *Config) resolve() error {
+	if err := c.Community.Resolve(); err != nil {
+		return cfgErr(err.Error(), "community")
+	}
+	for _, p := range []struct {
+		v   *secret.Value
+		key string
+	}{{&c.V3.AuthPassword, "auth_password"}, {&c.V3.PrivPassword, "priv_password"}} {
+		if err := p.v.Resolve(); err != nil {
+			return cfgErr(err.Error(), "v3", p.key)
+		}
+		// net-snmp and RFC 3414 refuse passphrases under 8 characters.
+		if p.v.IsSet() && len(p.v.Reveal()) < 8 {
+			return cfgErr("must be at least 8 characters (RFC 3414)", "v3", p.key)
+		}
+	}
+	return nil
 }
 
 // withDefaults returns a copy of c with every zero option set to its default.

@@ -62,7 +62,7 @@ func TestValidateNamesTheBadKey(t *testing.T) {
 		{"v3 with community", func(c *Config) {
 			c.Version, c.V3, c.Community = "3", V3{User: "u"}, secret.Literal("public")
 		}, "community", "no community"},
-		{"v3 short password", func(c *Config) {
+		{"v3 short password (at New)", func(c *Config) {
 			c.Version, c.V3 = "3", V3{User: "u", AuthPassword: secret.Literal("short")}
 		}, "v3.auth_password", "8 characters"},
 		{"v3 priv without auth", func(c *Config) {
@@ -73,7 +73,7 @@ func TestValidateNamesTheBadKey(t *testing.T) {
 		}, "v3.auth_protocol", "not one of"},
 		{"v3 level", func(c *Config) { c.Version, c.V3 = "3", V3{User: "u", Level: "paranoid"} }, "v3.level", "not noAuthNoPriv"},
 		{"v3 on v2c", func(c *Config) { c.V3 = V3{User: "u"} }, "v3", "version is not 3"},
-		{"community env unset", func(c *Config) {
+		{"community env unset (at New)", func(c *Config) {
 			c.Community = secret.Value{Env: "HEATSINK_TEST_UNSET_COMMUNITY"}
 		}, "community", "HEATSINK_TEST_UNSET_COMMUNITY is not set"},
 		{"bad oid", func(c *Config) { c.OIDs = []OID{{OID: "1.3.x", Field: "current_a"}} }, "oids.0.oid", "not a numeric OID"},
@@ -87,6 +87,12 @@ func TestValidateNamesTheBadKey(t *testing.T) {
 			c := base()
 			tt.mutate(&c)
 			err := c.Validate()
+			if strings.HasSuffix(tt.name, "(at New)") {
+				if err != nil {
+					t.Fatalf("Validate() = %v; secrets are New's to check", err)
+				}
+				_, err = New(c)
+			}
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Validate() = %v, want a ConfigError", err)

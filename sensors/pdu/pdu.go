@@ -48,9 +48,13 @@ type Source struct {
 	sysStr string // sysDescr or sysName, from Discover
 }
 
-// New checks cfg and returns a source for it; nothing is sent until Discover.
+// New checks cfg, reads its secrets and returns a source for it; nothing is
+// sent until Discover.
 func New(cfg Config) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("pdu %s: %w", cfg.Name, err)
+	}
+	if err := cfg.resolve(); err != nil {
 		return nil, fmt.Errorf("pdu %s: %w", cfg.Name, err)
 	}
 	cfg = cfg.withDefaults()

@@ -135,9 +135,8 @@ var (
 	fieldRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
-// Validate checks the configuration and reads its secrets, so that a missing
-// environment variable or file is reported with its line when the
-// configuration is loaded.
+// Validate checks the configuration. It does not read the secrets, so a
+// configuration can be checked where they are not available; New does.
 func (c *Config) Validate() error {
 	if !nameRE.MatchString(c.Name) {
 		return cfgErr(fmt.Sprintf("%q is not a tank name (letters, digits, _ . -)", c.Name), "name")
@@ -166,22 +165,13 @@ func (c *Config) Validate() error {
 	default:
 		return cfgErr(fmt.Sprintf("%q is not L/min or m3/h", c.WaterFlowUnit), "water_flow_unit")
 	}
-	for name, v := range c.Headers {
+	for name := range c.Headers {
 		if name == "" || strings.ContainsAny(name, " :\r\n") {
 			return cfgErr(fmt.Sprintf("%q is not a header name", name), "headers")
 		}
-		if err := v.Resolve(); err != nil {
-			return cfgErr(err.Error(), "headers", name)
-		}
-		c.Headers[name] = v
 	}
-	if c.BasicAuth != nil {
-		if c.BasicAuth.Username == "" {
-			return cfgErr("missing", "basic_auth", "username")
-		}
-		if err := c.BasicAuth.Password.Resolve(); err != nil {
-			return cfgErr(err.Error(), "basic_auth", "password")
-		}
+	if c.BasicAuth != nil && c.BasicAuth.Username == "" {
+		return cfgErr("missing", "basic_auth", "username")
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		return cfgErr("give both cert_file and key_file, or neither", "tls")
@@ -226,6 +216,27 @@ func (c *Config) Validate() error {
 		default:
 			return cfgErr(fmt.Sprintf("%q is not number, bool or string", f.Type), at("type")...)
 		}
+	}
+	return nil
+}
+
+// resolve reads the secrets from their environment variables or files, into
+// copies so the caller's configuration is left as it was.
+func (c *Config) resolve() error {
+	headers := make(map[string]secret.Value, len(c.Headers))
+	for name, v := range c.Headers {
+		if err := v.Resolve(); err != nil {
+			return cfgErr(err.Error(), "headers", name)
+		}
+		headers[name] = v
+	}
+	c.Headers = headers
+	if c.BasicAuth != nil {
+		b := *c.BasicAuth
+		if err := b.Password.Resolve(); err != nil {
+			return cfgErr(err.Error(), "basic_auth", "password")
+		}
+		c.BasicAuth = &b
 	}
 	return nil
 }

@@ -36,9 +36,13 @@ type Source struct {
 	desc string // what Discover saw
 }
 
-// New checks cfg and returns a source for it; nothing is sent until Discover.
+// New checks cfg, reads its secrets and returns a source for it; nothing is
+// sent until Discover.
 func New(cfg Config) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tank %s: %w", cfg.Name, err)
+	}
+	if err := cfg.resolve(); err != nil {
 		return nil, fmt.Errorf("tank %s: %w", cfg.Name, err)
 	}
 	cfg = cfg.withDefaults()

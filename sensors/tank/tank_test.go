@@ -359,13 +359,19 @@ func TestValidate(t *testing.T) {
 		{"unit", Config{Name: "p", URL: "http://x", Kind: KindHTTPJSON, Fields: []Field{{Path: "a", Field: "x_c", Unit: "W"}}}, "fields.0.unit", "is a power"},
 		{"type", Config{Name: "p", URL: "http://x", Kind: KindHTTPJSON, Fields: []Field{{Path: "a", Field: "x", Type: "date"}}}, "fields.0.type", "not number, bool or string"},
 		{"dup", Config{Name: "p", URL: "http://x", Kind: KindHTTPJSON, Fields: []Field{{Path: "a", Field: "x_c"}, {Path: "b", Field: "x_c"}}}, "fields.1.field", "mapped twice"},
-		{"env", Config{Name: "p", URL: "http://x", Headers: map[string]secret.Value{"Authorization": {Env: "HEATSINK_TEST_UNSET_TOKEN"}}}, "headers.Authorization", "HEATSINK_TEST_UNSET_TOKEN is not set"},
+		{"env (at New)", Config{Name: "p", URL: "http://x", Headers: map[string]secret.Value{"Authorization": {Env: "HEATSINK_TEST_UNSET_TOKEN"}}}, "headers.Authorization", "HEATSINK_TEST_UNSET_TOKEN is not set"},
 		{"tls pair", Config{Name: "p", URL: "https://x", TLS: TLS{CertFile: "c.pem"}}, "tls", "both cert_file and key_file"},
 		{"ca", Config{Name: "p", URL: "https://x", TLS: TLS{CAFile: "/nonexistent/ca.pem"}}, "tls.ca_file", "no such file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.cfg.Validate()
+			if strings.HasSuffix(tt.name, "(at New)") {
+				if err != nil {
+					t.Fatalf("Validate() = %v; secrets are New's to check", err)
+				}
+				_, err = New(tt.cfg)
+			}
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Validate() = %v, want a ConfigError", err)
