@@ -11,7 +11,9 @@ import (
 	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
 	"github.com/heatsink-hpc/heatsink/sensors/nvme"
 	"github.com/heatsink-hpc/heatsink/sensors/nvml"
+	"github.com/heatsink-hpc/heatsink/sensors/pdu"
 	"github.com/heatsink-hpc/heatsink/sensors/rapl"
+	"github.com/heatsink-hpc/heatsink/sensors/tank"
 )
 
 // buildSources turns the configuration into the list of sources to sample.
@@ -54,5 +56,21 @@ func buildSources(cfg *configs.Config) ([]collectors.Source, error) {
 	}
 	// Facility devices shared by many nodes (rack PDUs over SNMP, immersion
 	// tanks over REST) go here, after the node's own sources.
+	for i, c := range cfg.Sources.PDUs {
+		s, err := pdu.New(c)
+		if err != nil {
+			closeSources(srcs)
+			return nil, fmt.Errorf("sources.pdus.%d: %w", i, err)
+		}
+		srcs = append(srcs, s)
+	}
+	for i, c := range cfg.Sources.Tanks {
+		s, err := tank.New(c)
+		if err != nil {
+			closeSources(srcs)
+			return nil, fmt.Errorf("sources.tanks.%d: %w", i, err)
+		}
+		srcs = append(srcs, s)
+	}
 	return srcs, nil
 }
