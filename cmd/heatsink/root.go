@@ -35,6 +35,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newWorkloadsCmd(),
 		newAlertsCmd(),
+		newTankSimCmd(),
 	)
 	return root
 }
