@@ -34,6 +34,7 @@ const maxKHz = 100_000_000
 // the filter sees them, are "cpu0", "cpu1"...; it has no sensors to filter.
 type Source struct {
 	root    string
+	dir     string // <root>/devices/system/cpu
 	filter  filter.Filter
 	refresh int
 
@@ -41,21 +42,25 @@ type Source struct {
 	samples int
 	rescan  bool
 
+	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
+
 	mu   sync.Mutex
 	desc []string
 }
 
 type cpu struct {
-	name                  string // cpu0
-	cur, minPath, maxPath string
-	tags                  []point.Tag
-	min, max              float64 // MHz
-	hasMin, hasMax        bool
+	name             string // cpu0
+	link             string // cpuN/cpufreq, gone while the CPU is offline
+	cur              *sysfs.Attr
+	minPath, maxPath string
+	tags             []point.Tag
+	min, max         float64 // MHz
+	hasMin, hasMax   bool
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	return &Source{root: sysRoot, filter: f, refresh: DefaultRefresh}
+	return &Source{root: sysRoot, dir: filepath.Join(sysRoot, "devices", "system", "cpu"), filter: f, refresh: DefaultRefresh}
 }
 
 // SetRefresh sets how many samples pass between readings of the policy
@@ -73,12 +78,15 @@ func (s *Source) Discover(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	return s.discover()
 }
 
 func (s *Source) discover() error {
+	s.closeFiles()
 	s.cpus, s.samples, s.rescan = nil, 0, false
-	dir := filepath.Join(s.root, "devices", "system", "cpu")
+	dir := s.dir
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -104,7 +112,8 @@ func (s *Source) discover() error {
 		n, _ := strconv.Atoi(m[1])
 		found = append(found, numbered{n, &cpu{
 			name:    e.Name(),
-			cur:     cur,
+			link:    pol,
+			cur:     sysfs.NewAttr(cur),
 			minPath: filepath.Join(pol, "scaling_min_freq"),
 			maxPath: filepath.Join(pol, "scaling_max_freq"),
 			tags:    []point.Tag{{Key: "cpu", Value: e.Name()}},
@@ -137,14 +146,40 @@ func (s *Source) Describe() []string {
 	return append([]string(nil), s.desc...)
 }
 
+// Close closes the files kept open between samples. It does not wait for a
+// sample still in flight: the process is then ending.
+func (s *Source) Close() error {
+	if !s.sampling.TryLock() {
+		return nil
+	}
+	defer s.sampling.Unlock()
+	s.closeFiles()
+	return nil
+}
+
+func (s *Source) closeFiles() {
+	for _, c := range s.cpus {
+		c.cur.Close()
+	}
+}
+
 // Sample appends one point per CPU. A CPU whose frequency cannot be read is
 // left out and its error joined into the result; a CPU that went offline
-// sends the source back to discovery before the next sample.
+// (its cpufreq link is gone; the kernel keeps the policy, which then
+// answers EBUSY) sends the source back to discovery before the next sample.
 func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	if s.rescan {
 		if err := s.discover(); err != nil {
 			return buf, err
 		}
+	}
+	// Kept-open files outlive a removed tree on an ordinary file system
+	// (a fixture); one stat tells the whole tree is gone.
+	if _, err := os.Stat(s.dir); err != nil {
+		s.rescan = true
+		return buf, fmt.Errorf("cpufreq: cpu devices vanished: %w", err)
 	}
 	refresh := s.samples%s.refresh == 0
 	s.samples++
@@ -156,9 +191,9 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 				break
 			}
 		}
-		f, err := readMHz(c.cur)
+		f, err := curMHz(c.cur)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := os.Stat(c.link); lerr != nil || sysfs.Gone(err) {
 				s.rescan = true
 			}
 			errs = append(errs, fmt.Errorf("cpufreq %s: %w", c.name, err))
@@ -193,6 +228,19 @@ func readMHz(path string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return toMHz(path, khz)
+}
+
+// curMHz is readMHz for the attribute kept open.
+func curMHz(a *sysfs.Attr) (float64, error) {
+	khz, err := a.ReadInt()
+	if err != nil {
+		return 0, err
+	}
+	return toMHz(a.Path(), khz)
+}
+
+func toMHz(path string, khz int64) (float64, error) {
 	if khz < 0 || khz > maxKHz {
 		return 0, fmt.Errorf("%s: %d kHz is not a plausible frequency", path, khz)
 	}

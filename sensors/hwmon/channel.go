@@ -53,6 +53,8 @@ type Channel struct {
 	Input string // path of the reading
 	Max   string // path of tempN_max; "" when absent
 	Crit  string // path of tempN_crit; "" when absent
+
+	in *sysfs.Attr // Input, kept open once read
 }
 
 var channelFile = regexp.MustCompile(`^(temp|fan|power)([0-9]+)_(input|average)$`)
@@ -134,9 +136,13 @@ func existing(path string) string {
 }
 
 // Read returns the channel's reading in heatsink's units: °C for Temp, rpm
-// for Fan, W for Power. A value outside physical bounds is an error.
+// for Fan, W for Power. A value outside physical bounds is an error. The
+// input file stays open for the next reading until Close.
 func (c *Channel) Read() (float64, error) {
-	raw, err := sysfs.ReadInt(c.Input)
+	if c.in == nil {
+		c.in = sysfs.NewAttr(c.Input)
+	}
+	raw, err := c.in.ReadInt()
 	if err != nil {
 		return 0, err
 	}
@@ -153,6 +159,14 @@ func (c *Channel) Read() (float64, error) {
 		return 0, fmt.Errorf("%s: %d is outside the physical range of a %s reading", c.Input, raw, c.Kind)
 	}
 	return v, nil
+}
+
+// Close closes the input file if Read left it open.
+func (c *Channel) Close() error {
+	if c.in == nil {
+		return nil
+	}
+	return c.in.Close()
 }
 
 // ReadLimit reads a temperature threshold (tempN_max, tempN_crit) in °C.

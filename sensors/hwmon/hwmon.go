@@ -43,6 +43,10 @@ type Source struct {
 	samples int  // since discovery
 	rescan  bool // a chip or channel vanished: discover again before sampling
 
+	// sampling is held by Sample, so Close cannot pull files from under a
+	// sample in flight.
+	sampling sync.Mutex
+
 	mu   sync.Mutex
 	desc []string
 }
@@ -81,10 +85,13 @@ func (s *Source) Discover(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	return s.discover()
 }
 
 func (s *Source) discover() error {
+	s.closeFiles()
 	s.chips, s.samples, s.rescan = nil, 0, false
 	classDir := filepath.Join(s.root, "class", "hwmon")
 	entries, err := os.ReadDir(classDir)
@@ -254,12 +261,34 @@ func (s *Source) Describe() []string {
 	return append([]string(nil), s.desc...)
 }
 
+// Close closes the files kept open between samples. It does not wait for a
+// sample still in flight (a hung driver): the process is then ending, and
+// its files go with it.
+func (s *Source) Close() error {
+	if !s.sampling.TryLock() {
+		return nil
+	}
+	defer s.sampling.Unlock()
+	s.closeFiles()
+	return nil
+}
+
+func (s *Source) closeFiles() {
+	for _, c := range s.chips {
+		for _, ch := range c.chans {
+			ch.Close()
+		}
+	}
+}
+
 // Sample appends one point per channel. A channel that cannot be read
 // (vanished, empty, not a number, out of physical range) is left out and
 // its error joined into the result; the other channels are kept. A chip that
 // vanished is one error, and the chips are discovered again before the next
 // sample, so a reloaded driver comes back under its new hwmonN.
 func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	if s.rescan {
 		if err := s.discover(); err != nil {
 			return buf, err
@@ -273,15 +302,19 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 			errs = append(errs, err)
 			break
 		}
+		// sysfs answers ENODEV to a file kept open after its chip is gone,
+		// but a file in an ordinary tree (a fixture) still reads; one stat
+		// a chip tells for sure either way.
+		if _, err := os.Stat(c.dir); err != nil {
+			s.rescan = true
+			errs = append(errs, fmt.Errorf("hwmon chip %s (%s) vanished: %w", c.id, c.hwmon, err))
+			continue
+		}
 		for _, ch := range c.chans {
 			v, err := ch.Read()
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
+				if sysfs.Gone(err) {
 					s.rescan = true
-					if _, err := os.Stat(c.dir); err != nil {
-						errs = append(errs, fmt.Errorf("hwmon chip %s (%s) vanished: %w", c.id, c.hwmon, err))
-						break
-					}
 				}
 				errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
 				continue

@@ -40,6 +40,8 @@ type Source struct {
 	samples int
 	rescan  bool
 
+	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
+
 	mu   sync.Mutex
 	desc []string
 }
@@ -51,7 +53,7 @@ type controller struct {
 }
 
 type sensor struct {
-	hwmon.Channel
+	*hwmon.Channel
 	tags             []point.Tag
 	warn, crit       float64
 	hasWarn, hasCrit bool
@@ -78,10 +80,13 @@ func (s *Source) Discover(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	return s.discover()
 }
 
 func (s *Source) discover() error {
+	s.closeFiles()
 	s.ctrls, s.samples, s.rescan = nil, 0, false
 	dir := filepath.Join(s.root, "class", "nvme")
 	entries, err := os.ReadDir(dir)
@@ -131,7 +136,7 @@ func (s *Source) discover() error {
 			}
 			p := point.Point{Tags: make([]point.Tag, 0, 4)}
 			p.AddTag("device", c.name).AddTag("model", c.model).AddTag("serial", c.serial).AddTag("sensor", label)
-			c.sensors = append(c.sensors, &sensor{Channel: ch, tags: p.Tags})
+			c.sensors = append(c.sensors, &sensor{Channel: &ch, tags: p.Tags})
 			names = append(names, label)
 		}
 		if len(c.sensors) == 0 {
@@ -191,11 +196,32 @@ func (s *Source) Describe() []string {
 	return append([]string(nil), s.desc...)
 }
 
+// Close closes the files kept open between samples. It does not wait for a
+// sample still in flight (a hung drive): the process is then ending.
+func (s *Source) Close() error {
+	if !s.sampling.TryLock() {
+		return nil
+	}
+	defer s.sampling.Unlock()
+	s.closeFiles()
+	return nil
+}
+
+func (s *Source) closeFiles() {
+	for _, c := range s.ctrls {
+		for _, se := range c.sensors {
+			se.Close()
+		}
+	}
+}
+
 // Sample appends one point per sensor. A sensor that cannot be read is left
 // out and its error joined into the result; a controller that vanished
 // (hot-unplugged, or reset) is one error, and the controllers are discovered
 // again before the next sample.
 func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	if s.rescan {
 		if err := s.discover(); err != nil {
 			return buf, err
@@ -209,15 +235,18 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 			errs = append(errs, err)
 			break
 		}
+		// One stat a controller: a file kept open may still read after
+		// the drive is gone (sysfs says ENODEV, a fixture tree does not).
+		if _, err := os.Stat(c.hwmonDir); err != nil {
+			s.rescan = true
+			errs = append(errs, fmt.Errorf("nvme %s vanished: %w", c.name, err))
+			continue
+		}
 		for _, se := range c.sensors {
 			v, err := se.Read()
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
+				if sysfs.Gone(err) {
 					s.rescan = true
-					if _, err := os.Stat(c.hwmonDir); err != nil {
-						errs = append(errs, fmt.Errorf("nvme %s vanished: %w", c.name, err))
-						break
-					}
 				}
 				errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
 				continue

@@ -37,7 +37,8 @@ type Source struct {
 	filter filter.Filter
 	now    func() time.Time
 
-	zones []*zone
+	zones    []*zone
+	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
 	// Counter state by zone id, kept across re-discovery so energy_j stays
 	// monotonic for the whole run.
 	state map[string]*counter
@@ -48,8 +49,9 @@ type Source struct {
 
 type zone struct {
 	id, name string
-	energy   string // path of energy_uj
-	maxRange uint64 // max_energy_range_uj; 0 when unknown
+	dir      string
+	energy   *sysfs.Attr // energy_uj, kept open
+	maxRange uint64      // max_energy_range_uj; 0 when unknown
 	tags     []point.Tag
 	c        *counter
 }
@@ -79,6 +81,9 @@ func (s *Source) Discover(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
+	s.closeFiles()
 	s.zones = nil
 	dir := filepath.Join(s.root, "class", "powercap")
 	entries, err := os.ReadDir(dir)
@@ -102,14 +107,14 @@ func (s *Source) Discover(ctx context.Context) error {
 		if !s.filter.Device(e.Name(), name) {
 			continue
 		}
-		z := &zone{id: e.Name(), name: name, energy: filepath.Join(zdir, "energy_uj")}
+		z := &zone{id: e.Name(), name: name, dir: zdir, energy: sysfs.NewAttr(filepath.Join(zdir, "energy_uj"))}
 		line := z.id + " " + name
 		if r, err := sysfs.ReadUint(filepath.Join(zdir, "max_energy_range_uj")); err == nil && r > 0 {
 			z.maxRange = r
 		} else {
 			line += " (no max_energy_range_uj: a wrap cannot be told from a reset)"
 		}
-		if _, err := sysfs.ReadUint(z.energy); errors.Is(err, fs.ErrPermission) {
+		if _, err := z.energy.ReadUint(); errors.Is(err, fs.ErrPermission) {
 			denied = append(denied, err)
 			line += " (energy_uj not readable: " + err.Error() + ")"
 		}
@@ -140,17 +145,42 @@ func (s *Source) Describe() []string {
 	return append([]string(nil), s.desc...)
 }
 
+// Close closes the files kept open between samples. It does not wait for a
+// sample still in flight: the process is then ending.
+func (s *Source) Close() error {
+	if !s.sampling.TryLock() {
+		return nil
+	}
+	defer s.sampling.Unlock()
+	s.closeFiles()
+	return nil
+}
+
+func (s *Source) closeFiles() {
+	for _, z := range s.zones {
+		z.energy.Close()
+	}
+}
+
 // Sample appends one point per zone: energy_j always, power_w from the
 // second reading on. A zone that cannot be read is left out and its error
 // joined into the result.
 func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	var errs []error
 	for _, z := range s.zones {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		raw, err := sysfs.ReadUint(z.energy)
+		// A file kept open may still read after its zone is gone from an
+		// ordinary tree (a fixture; sysfs says ENODEV): one stat tells.
+		if _, err := os.Stat(z.dir); err != nil {
+			errs = append(errs, fmt.Errorf("rapl %s (%s) vanished: %w", z.id, z.name, err))
+			continue
+		}
+		raw, err := z.energy.ReadUint()
 		now := s.now()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rapl %s (%s): %w", z.id, z.name, err))
@@ -158,7 +188,7 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 		}
 		power, hasPower, err := z.c.add(raw, z.maxRange, now)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rapl %s (%s): %s: %w", z.id, z.name, z.energy, err))
+			errs = append(errs, fmt.Errorf("rapl %s (%s): %s: %w", z.id, z.name, z.energy.Path(), err))
 			continue
 		}
 		p := point.Point{Measurement: "rapl", Tags: z.tags, Time: t, Fields: make([]point.Field, 0, 2)}

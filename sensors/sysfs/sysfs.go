@@ -6,11 +6,15 @@
 // more: some hwmon drivers answer EAGAIN, and os.ReadFile on such a file
 // waits on the poller forever (sysfs files are pollable). One read either
 // returns the value or fails at once, which is what a 1 Hz sampler needs.
+// An attribute sampled every tick is kept open (Attr) and re-read at offset
+// 0, which makes the kernel format a fresh value: one system call a reading
+// instead of three.
 package sysfs
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"syscall"
 )
@@ -76,6 +80,98 @@ func ReadFile(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// Attr is an attribute kept open between readings. Each reading is one
+// pread(2) at offset 0, for which sysfs formats the value afresh. After a
+// failed read the file is closed and opened again by path at the next one,
+// so a device that went away reads as fs.ErrNotExist and one that was
+// re-registered at the same path is found again. An Attr is not safe for
+// concurrent use.
+type Attr struct {
+	path string
+	fd   int // -1 while closed
+}
+
+// NewAttr returns the attribute at path; it is opened at the first reading.
+func NewAttr(path string) *Attr { return &Attr{path: path, fd: -1} }
+
+// Path returns the attribute's path.
+func (a *Attr) Path() string { return a.path }
+
+// Read reads the value into buf, as ReadAttr does.
+func (a *Attr) Read(buf []byte) ([]byte, error) {
+	if a.fd < 0 {
+		fd, err := open(a.path)
+		if err != nil {
+			return nil, err
+		}
+		a.fd = fd
+	}
+	var n int
+	var err error
+	for {
+		n, err = syscall.Pread(a.fd, buf, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		a.Close()
+		return nil, &PathError{"read", a.path, err}
+	}
+	if n == len(buf) {
+		return nil, &PathError{"read", a.path, fmt.Errorf("value longer than %d bytes", len(buf)-1)}
+	}
+	return trim(buf[:n]), nil
+}
+
+// ReadInt reads an attribute holding one decimal integer.
+func (a *Attr) ReadInt() (int64, error) {
+	var buf [64]byte
+	b, err := a.Read(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	v, err := ParseInt(b)
+	if err != nil {
+		return 0, &PathError{"parse", a.path, err}
+	}
+	return v, nil
+}
+
+// ReadUint reads an attribute holding one unsigned decimal integer.
+func (a *Attr) ReadUint() (uint64, error) {
+	var buf [64]byte
+	b, err := a.Read(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	v, err := ParseUint(b)
+	if err != nil {
+		return 0, &PathError{"parse", a.path, err}
+	}
+	return v, nil
+}
+
+// Close closes the file if it is open. The Attr can be read again after.
+func (a *Attr) Close() error {
+	if a.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(a.fd)
+	a.fd = -1
+	if err != nil {
+		return &PathError{"close", a.path, err}
+	}
+	return nil
+}
+
+// Gone reports whether err says that the file or its device went away:
+// not found at open, or, for a file kept open, ENODEV, which kernfs returns
+// once the device is unregistered.
+func Gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODEV)
 }
 
 func open(path string) (int, error) {

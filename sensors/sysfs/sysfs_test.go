@@ -134,3 +134,42 @@ func FuzzParseInt(f *testing.F) {
 		}
 	})
 }
+
+func TestAttrRereadsAtOffsetZeroAndReopensAfterFailure(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "temp1_input", "45000\n")
+	a := NewAttr(p)
+	defer a.Close()
+	if v, err := a.ReadInt(); err != nil || v != 45000 {
+		t.Fatalf("first read: %d, %v", v, err)
+	}
+	// The kernel rewrites the value in place; the open file sees it.
+	write(t, dir, "temp1_input", "47125\n")
+	if v, err := a.ReadInt(); err != nil || v != 47125 {
+		t.Fatalf("second read: %d, %v", v, err)
+	}
+	// A removed file is Gone once the Attr opens the path again.
+	a.Close()
+	os.Remove(p)
+	if _, err := a.ReadInt(); !Gone(err) {
+		t.Fatalf("read after removal: %v, want a Gone error", err)
+	}
+	// A failed read closes the file; the next read opens the path again
+	// and finds whatever is there now.
+	os.Mkdir(p, 0o755) // opens, but reads fail with EISDIR
+	if _, err := a.ReadInt(); err == nil || Gone(err) || !strings.Contains(err.Error(), "read "+p) {
+		t.Fatalf("read of a directory: %v", err)
+	}
+	os.Remove(p)
+	write(t, dir, "temp1_input", "39000\n")
+	if v, err := a.ReadInt(); err != nil || v != 39000 {
+		t.Fatalf("read after the file came back: %d, %v", v, err)
+	}
+	if err := a.Close(); err != nil || a.Close() != nil {
+		t.Errorf("Close twice: %v", err)
+	}
+	write(t, dir, "energy_uj", "262143328850\n")
+	if v, err := NewAttr(filepath.Join(dir, "energy_uj")).ReadUint(); err != nil || v != 262143328850 {
+		t.Errorf("ReadUint: %d, %v", v, err)
+	}
+}
