@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -375,7 +376,9 @@ func (s *Source) points(t time.Time, buf []point.Point, vals []float64, got []bo
 			}
 		} else if grp.current {
 			if a, ok := p.Float("current_a"); ok {
-				p.AddFloat("power_w", a*s.cfg.VoltageV)
+				// Rounded to the milliwatt: 3.8 A x 208 V is 790.4 W, not
+				// its binary neighbour 790.4000000000001.
+				p.AddFloat("power_w", math.Round(a*s.cfg.VoltageV*1000)/1000)
 				p.AddBool("power_derived", true)
 			}
 		}

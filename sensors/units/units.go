@@ -6,6 +6,7 @@ package units
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -109,5 +110,14 @@ func Converter(from, field string, scale float64) (func(float64) float64, error)
 	// base = v*scale*src.factor + src.offset; out = (base - dst.offset) / dst.factor
 	k := scale * src.factor / dst.factor
 	off := (src.offset - dst.offset) / dst.factor
+	// Decimal scales (tenths of A, hundredths of kW) are not exact in
+	// binary: 87 x 0.1 is 8.700000000000001, 87 / 10 is 8.7. Divide or
+	// multiply by the whole number k stands for when there is one.
+	if d := math.Round(1 / k); k < 1 && d > 1 && math.Abs(1/k-d) < 1e-9*d {
+		return func(v float64) float64 { return v/d + off }, nil
+	}
+	if m := math.Round(k); k >= 1 && math.Abs(k-m) < 1e-9*m {
+		k = m
+	}
 	return func(v float64) float64 { return v*k + off }, nil
 }

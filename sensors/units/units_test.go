@@ -2,6 +2,7 @@ package units
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,30 @@ func TestConverter(t *testing.T) {
 		}
 		if got := f(tt.in); math.Abs(got-tt.want) > 1e-9*math.Max(1, math.Abs(tt.want)) {
 			t.Errorf("%g %s (scale %g) -> %s = %g, want %g", tt.in, tt.from, tt.scale, tt.field, got, tt.want)
+		}
+	}
+}
+
+// Decimal scales give the decimal a person would write, not a binary
+// neighbour of it (stored values are compared and printed as they are).
+func TestConverterDecimalScalesAreExact(t *testing.T) {
+	for _, c := range []struct {
+		from, field string
+		scale, in   float64
+		want        string
+	}{
+		{"A", "current_a", 0.1, 87, "8.7"},
+		{"A", "current_a", 0.1, 82, "8.2"},
+		{"kW", "power_w", 0.01, 172, "1720"},
+		{"kWh", "energy_j", 0.1, 45671, "16441560000"},
+		{"mA", "current_a", 1, 2315, "2.315"},
+	} {
+		f, err := Converter(c.from, c.field, c.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strconv.FormatFloat(f(c.in), 'f', -1, 64); got != c.want {
+			t.Errorf("%g %s x %g -> %s = %s, want %s", c.in, c.from, c.scale, c.field, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Acceptance run of the facility sensors (issue 3): starts a real net-snmp
+# snmpd serving changing APC PowerNet-MIB values on 127.0.0.1:11161 and
+# `heatsink tank-sim` on 127.0.0.1:18080, then
+#   heatsink collect --config configs/immersed-node.yaml --duration D --out DIR
+# and prints the PDU and tank readings it recorded, one row per tick, and
+# the per-tick read latency of each facility source (collector_source
+# latency_s points), p50 and max.
+#
+#   bench/facility.sh [DURATION (default 10s)] [RUN_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10s}
+work=$(mktemp -d)
+out=${2:-$work/run}
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work/snmp"
+}
+trap cleanup EXIT
+
+snmpd=$(command -v snmpd || true)
+for p in /usr/sbin/snmpd /usr/local/sbin/snmpd; do [ -n "$snmpd" ] || { [ -x "$p" ] && snmpd=$p; }; done
+[ -n "$snmpd" ] || { echo "facility.sh: snmpd not found; run scripts/deps.sh" >&2; exit 1; }
+
+go build -o "$work/heatsink" ./cmd/heatsink
+
+# --- snmpd with the APC subtree served by pass_persist from a values file ---
+mkdir -p "$work/snmp/persist" "$work/snmp/mibs"
+values=$work/snmp/values
+apc=.1.3.6.1.4.1.318.1.1
+write_values() { # $1: phase current in tenths of A; $2: energy in tenths of kWh
+  local c=$1 e=$2 b1=$(( $1 * 45 / 100 ))
+  cat >"$values.tmp" <<VALUES
+$apc.26.4.3.1.5.1 gauge $(( c * 208 / 100 + 3 ))
+$apc.26.4.3.1.9.1 gauge $e
+$apc.26.6.3.1.5.1 gauge $c
+$apc.26.6.3.1.7.1 gauge $(( c * 208 / 100 ))
+$apc.26.8.3.1.5.1 gauge $b1
+$apc.26.8.3.1.5.2 gauge $(( c - b1 ))
+VALUES
+  mv "$values.tmp" "$values"
+}
+write_values 84 45670
+cat >"$work/snmp/snmpd.conf" <<CONF
+[snmp] persistentDir $work/snmp/persist
+agentAddress udp:127.0.0.1:11161
+dontLogTCPWrappersConnects yes
+sysDescr APC Web/SNMP Management Card (MB:v4.1.0 PF:v6.2.1 MN:AP8641) [heatsink bench stand-in]
+rocommunity public 127.0.0.1
+pass_persist .1.3.6.1.4.1.318 $PWD/sensors/pdu/testdata/passpersist.sh $values
+CONF
+MIBDIRS=$work/snmp/mibs MIBS= "$snmpd" -f -Lf "$work/snmp/snmpd.log" -C -c "$work/snmp/snmpd.conf" -I -smux -p "$work/snmp/snmpd.pid" &
+pids+=($!)
+# The PDU's load wanders a little every half second; energy keeps counting.
+( c=84 e=45670; while sleep 0.5; do
+    c=$(( 78 + RANDOM % 13 )); e=$(( e + 1 )); write_values $c $e
+  done ) &
+pids+=($!)
+
+# --- the tank simulator at 60x: 2.4 kW immersed, coolant just under the
+# 40 °C setpoint, so the pumps start during the run ---
+"$work/heatsink" tank-sim --listen 127.0.0.1:18080 --speed 60 --seed 1 --load-w 2400 --initial-c 39.5 2>"$work/tank-sim.log" &
+pids+=($!)
+
+for i in $(seq 50); do
+  if "$work/heatsink" --help >/dev/null && curl -sf http://127.0.0.1:18080/api/realTime >/dev/null 2>&1 &&
+     snmpget -v2c -c public -t 0.2 -r 0 127.0.0.1:11161 .1.3.6.1.2.1.1.1.0 >/dev/null 2>&1; then break; fi
+  [ "$i" = 50 ] && { echo "facility.sh: peers did not start:"; cat "$work/snmp/snmpd.log" "$work/tank-sim.log"; exit 1; } >&2
+  sleep 0.2
+done
+
+HEATSINK_PDU_COMMUNITY=public "$work/heatsink" collect --config configs/immersed-node.yaml --duration "$duration" --out "$out" --log-level warn
+
+lp=$out/points.lp
+echo
+echo "run directory: $out"
+echo
+# One row per tick: the PDU (device, phase 1, bank 1 derived) and the tank.
+awk '
+function field(line, key,   re, m) {
+  if (match(line, "[ ,]" key "=[^ ,]*")) { m = substr(line, RSTART + 1, RLENGTH - 1); sub("^" key "=", "", m); return m }
+  return "-"
+}
+/^pdu,/ {
+  ts = $NF
+  if ($0 ~ /phase=1/)      { ph_a[ts] = field($0, "current_a"); ph_w[ts] = field($0, "power_w") }
+  else if ($0 ~ /bank=1/)  { b1_w[ts] = field($0, "power_w"); b1_d[ts] = field($0, "power_derived") }
+  else if ($0 !~ /bank=/)  { dev_w[ts] = field($0, "power_w"); dev_kwh[ts] = field($0, "energy_j") / 3.6e6 }
+  seen[ts] = 1
+}
+/^tank,/ {
+  ts = $NF
+  tc[ts] = field($0, "coolant_temp_c"); p1[ts] = field($0, "pump1_on"); wi[ts] = field($0, "water_in_c")
+  wo[ts] = field($0, "water_out_c"); mode[ts] = field($0, "mode"); gsub(/"/, "", mode[ts]); demo[ts] = field($0, "demo"); cons[ts] = field($0, "consumption_w")
+  seen[ts] = 1
+}
+END {
+  printf "%-8s | %9s %9s %9s %10s %10s %7s | %8s %6s %6s %6s %6s %9s %5s\n", "time", "ph1_A", "ph1_W", "dev_W", "energy_kWh", "bank1_W", "derived",
+    "coolant", "pump1", "w_in", "w_out", "cons_W", "mode", "demo"
+  n = 0
+  for (ts in seen) order[++n] = ts
+  # insertion sort by timestamp
+  for (i = 2; i <= n; i++) { v = order[i]; j = i - 1; while (j > 0 && order[j] > v) { order[j+1] = order[j]; j-- } order[j+1] = v }
+  for (i = 1; i <= n; i++) {
+    ts = order[i]
+    printf "%-8s | %9s %9s %9s %10.1f %10s %7s | %8s %6s %6s %6s %6s %9s %5s\n", strftime("%H:%M:%S", ts / 1e9, 1), ph_a[ts], ph_w[ts], dev_w[ts], dev_kwh[ts], b1_w[ts], b1_d[ts],
+      tc[ts], p1[ts], wi[ts], wo[ts], cons[ts], mode[ts], demo[ts]
+  }
+  printf "\n%d ticks with facility readings\n", n
+}' "$lp"
+
+echo
+echo "read latency per tick on loopback (collector_source latency_s; first tick includes discovery)"
+printf "%-12s %6s %9s %9s %9s\n" source ticks p50_ms max_ms max_ms_after_first
+for src in pdu:rack1 tank:pod1; do
+  grep "^collector_source,.*source=$src[ ,]" "$lp" | sed -n 's/.*latency_s=\([^ ,]*\).*/\1/p' >"$work/lat"
+  n=$(wc -l <"$work/lat")
+  [ "$n" -gt 0 ] || { printf "%-12s %6s\n" "$src" 0; continue; }
+  p50=$(sort -g "$work/lat" | awk -v n="$n" 'NR == int((n + 1) / 2) { printf "%.2f", $1 * 1000 }')
+  max=$(sort -g "$work/lat" | tail -1 | awk '{ printf "%.2f", $1 * 1000 }')
+  max2=$(tail -n +2 "$work/lat" | sort -g | tail -1 | awk '{ if ($1 != "") printf "%.2f", $1 * 1000; else print "-" }')
+  printf "%-12s %6d %9s %9s %9s\n" "$src" "$n" "$p50" "$max" "$max2"
+done
