@@ -1,0 +1,354 @@
+// Package report renders analysis reports and comparisons as plain text,
+// Markdown, HTML or JSON. The three human formats render one document
+// model, so they always say the same thing; JSON is the Report itself (its
+// schema is docs/report-schema.md).
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+)
+
+// Figure is a plot written beside a report: SVG for the browser, PNG for
+// everything else, paths relative to the report.
+type Figure struct {
+	Title string
+	SVG   string
+	PNG   string
+}
+
+// document is what a human-readable report says, before formatting.
+type document struct {
+	Title    string
+	Sections []section
+}
+
+type section struct {
+	Title   string
+	Paras   []string
+	Table   *table
+	List    []string
+	Figures []Figure
+}
+
+type table struct {
+	Head []string
+	Rows [][]string
+}
+
+// dash stands for a number that was not computed; the reason is listed below
+// the table.
+const dash = "—"
+
+func num(p *float64, prec int) string {
+	if p == nil || math.IsNaN(*p) {
+		return dash
+	}
+	return fmt.Sprintf("%.*f", prec, *p)
+}
+
+func reportDocument(rep *analysis.Report, figs []Figure) document {
+	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
+	d.Sections = append(d.Sections, runSection(rep), componentSection(rep, ""))
+	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
+	if len(figs) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
+	}
+	d.Sections = append(d.Sections, definitionSection(rep))
+	if len(rep.Components) > 0 {
+		d.Sections = append(d.Sections, sensorSection(rep))
+	}
+	if len(rep.Notes) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
+	}
+	return d
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+func runSection(rep *analysis.Report) section {
+	r := rep.Run
+	s := section{Title: "Run"}
+	s.List = append(s.List,
+		fmt.Sprintf("directory: %s", r.Dir),
+		fmt.Sprintf("host: %s; status: %s; cooling: %s; workload: %s", orDash(r.Host), orDash(r.Status), r.Cooling, orDash(r.Workload)),
+		fmt.Sprintf("start: %s; recording: %.0f s; %d points, %d lines skipped", r.Start.Format("2006-01-02 15:04:05 MST"), r.EndS, r.Points, r.BadLines),
+		"phases: "+phases(rep))
+	if len(r.Labels) > 0 {
+		var ls []string
+		for k, v := range r.Labels {
+			ls = append(ls, k+"="+v)
+		}
+		sort.Strings(ls)
+		s.List = append(s.List, "labels: "+strings.Join(ls, ", "))
+	}
+	if why := rep.NotComputed["phases"]; why != "" {
+		s.Paras = append(s.Paras, "Phases: "+why+".")
+	}
+	return s
+}
+
+func phases(rep *analysis.Report) string {
+	var ps []string
+	for _, p := range []struct {
+		name string
+		sp   *analysis.Span
+	}{{"baseline", rep.Phases.Baseline}, {"load", rep.Phases.Load}, {"cooldown", rep.Phases.Cooldown}} {
+		if p.sp == nil {
+			ps = append(ps, p.name+" not recorded")
+			continue
+		}
+		open := ""
+		if p.sp.Open {
+			open = " (end not recorded)"
+		}
+		ps = append(ps, fmt.Sprintf("%s %.0f–%.0f s%s", p.name, p.sp.Start, p.sp.End, open))
+	}
+	return strings.Join(ps, ", ")
+}
+
+// componentSection is the per-component table; title overrides the default.
+func componentSection(rep *analysis.Report, title string) section {
+	if title == "" {
+		title = "Components"
+	}
+	s := section{Title: title}
+	if len(rep.Components) == 0 {
+		s.Paras = append(s.Paras, "No temperature series found (GPU, CPU chip, NVMe, coolant or water).")
+		return s
+	}
+	s.Table = &table{Head: []string{"component", "kind", "idle min °C", "idle mean °C", "idle max °C", "max °C",
+		"heat interval s/°C", "steepest s/°C", "return to idle s", "peak Δcoolant °C", "coolant lag s"}}
+	for _, c := range rep.Components {
+		s.Table.Rows = append(s.Table.Rows, []string{c.ID, c.Kind,
+			num(c.IdleMinC, 1), num(c.IdleMeanC, 1), num(c.IdleMaxC, 1), num(c.MaxC, 1),
+			num(c.HeatIntervalSPerC, 2), num(c.SteepestSPerC, 2), num(c.ReturnToIdleS, 0),
+			num(c.CoolantDiffC, 1), num(c.CoolantLagS, 0)})
+	}
+	s.List = notComputed(rep.Components)
+	return s
+}
+
+// sensorSection says what each component measured.
+func sensorSection(rep *analysis.Report) section {
+	s := section{Title: "Component sources"}
+	for _, c := range rep.Components {
+		if c.Name != "" {
+			s.List = append(s.List, fmt.Sprintf("%s: %s (%d readings)", c.ID, c.Name, c.Readings))
+		}
+	}
+	return s
+}
+
+// notComputed lists why each dash is a dash, grouping the components that
+// share a reason for the same columns.
+func notComputed(cs []analysis.ComponentResult) []string {
+	type key struct{ why, fields string }
+	groups := map[key][]string{}
+	var order []key
+	for _, c := range cs {
+		byWhy := map[string][]string{}
+		for f, why := range c.NotComputed {
+			byWhy[why] = append(byWhy[why], f)
+		}
+		var whys []string
+		for why := range byWhy {
+			whys = append(whys, why)
+		}
+		sort.Strings(whys)
+		for _, why := range whys {
+			fs := byWhy[why]
+			sort.Slice(fs, func(i, j int) bool { return columnOrder(fs[i]) < columnOrder(fs[j]) })
+			k := key{why, strings.Join(fs, ", ")}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], c.ID)
+		}
+	}
+	var out []string
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("not computed: %s of %s: %s", k.fields, strings.Join(groups[k], ", "), k.why))
+	}
+	return out
+}
+
+var columns = []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
+	"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s"}
+
+func columnOrder(f string) int {
+	for i, c := range columns {
+		if c == f {
+			return i
+		}
+	}
+	return len(columns)
+}
+
+func pumpSection(rep *analysis.Report) section {
+	s := section{Title: "Pump cycles"}
+	if why := rep.NotComputed["pump_cycles"]; why != "" {
+		s.Paras = append(s.Paras, "Not computed: "+why+".")
+		return s
+	}
+	s.Table = &table{Head: []string{"tank", "start s", "duration s", "complete", "coolant at start °C", "heat removed kJ", "pump energy kJ", "detected from"}}
+	methods := map[string]bool{}
+	var notes []string
+	for i, c := range rep.PumpCycles {
+		complete := "yes"
+		if !c.Complete {
+			complete = "no"
+		}
+		s.Table.Rows = append(s.Table.Rows, []string{c.Tank, fmt.Sprintf("%.0f", c.StartS), fmt.Sprintf("%.0f", c.DurationS), complete,
+			num(c.StartCoolantC, 1), num(c.HeatRemovedKJ, 1), num(c.PumpEnergyKJ, 1), c.Source})
+		for _, m := range []string{c.HeatMethod, c.PumpEnergyMethod} {
+			if m != "" && !methods[m] {
+				methods[m] = true
+				s.Paras = append(s.Paras, "Method: "+m+".")
+			}
+		}
+		var fs []string
+		for f := range c.NotComputed {
+			fs = append(fs, f)
+		}
+		sort.Strings(fs)
+		for _, f := range fs {
+			notes = append(notes, fmt.Sprintf("not computed: %s of cycle %d: %s", f, i+1, c.NotComputed[f]))
+		}
+	}
+	s.List = notes
+	if f := rep.PumpCycleFit; f != nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("Heat removed per cycle = %.1f kJ + %.2f kJ/°C × coolant temperature at its start (r² = %.3f, p = %.3g, %d complete cycles).",
+			f.InterceptKJ, f.SlopeKJPerC, f.R2, f.PValue, f.N))
+	} else if why := rep.NotComputed["pump_cycle_fit"]; why != "" {
+		s.Paras = append(s.Paras, "Fit of heat removed against start temperature not computed: "+why+".")
+	}
+	return s
+}
+
+func coolingSection(rep *analysis.Report) section {
+	ce := rep.CoolingEnergy
+	s := section{Title: "Cooling energy"}
+	if ce.EnergyKJ == nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("Not computed (%s cooling): %s.", ce.Cooling, ce.NotComputed))
+		return s
+	}
+	until := "until every component was back at idle"
+	if !ce.Normalised {
+		until = "until the end of the recording, before every component was back at idle (a lower bound)"
+	}
+	s.Paras = append(s.Paras, fmt.Sprintf("%.1f kJ (%s cooling) from %.0f s to %.0f s, %s.", *ce.EnergyKJ, ce.Cooling, *ce.FromS, *ce.ToS, until),
+		"Method: "+ce.Method+".")
+	if ce.BaselineUnaccountedW != nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("Unaccounted node power at idle: %.1f W.", *ce.BaselineUnaccountedW))
+	}
+	if ce.GapS > 0 {
+		s.Paras = append(s.Paras, fmt.Sprintf("%.0f s of the span had no readings and were bridged linearly.", ce.GapS))
+	}
+	for _, n := range ce.NotNormalised {
+		s.List = append(s.List, "not back at idle: "+n)
+	}
+	return s
+}
+
+func slowdownSection(rep *analysis.Report) section {
+	s := section{Title: "Thermal slowdown (runtime per iteration against mean temperature)"}
+	if why := rep.NotComputed["slowdown"]; why != "" {
+		s.Paras = append(s.Paras, "Not computed: "+why+".")
+		return s
+	}
+	s.Table = &table{Head: []string{"component", "iterations", "slope s/°C", "intercept s", "r²", "p-value", "significant slowdown"}}
+	for _, r := range rep.Slowdown {
+		sig := "no"
+		if r.Significant {
+			sig = "yes"
+		}
+		if r.SlopeSPerC == nil {
+			sig = dash
+			s.List = append(s.List, fmt.Sprintf("not computed for %s: %s", r.Component, r.NotComputed))
+		}
+		p := dash
+		if r.PValue != nil {
+			p = fmt.Sprintf("%.3g", *r.PValue)
+		}
+		s.Table.Rows = append(s.Table.Rows, []string{r.Component, fmt.Sprint(r.N), num(r.SlopeSPerC, 4), num(r.InterceptS, 2), num(r.R2, 3), p, sig})
+	}
+	return s
+}
+
+func definitionSection(rep *analysis.Report) section {
+	s := section{Title: "Definitions"}
+	for _, d := range rep.Definitions {
+		s.List = append(s.List, d.Name+": "+d.Text+".")
+	}
+	return s
+}
+
+func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
+	var names []string
+	for i, r := range cmp.Runs {
+		names = append(names, fmt.Sprintf("%s = %s", cmp.Labels[i], orDash(r.Run.ID)))
+	}
+	d := document{Title: "heatsink compare: " + strings.Join(names, ", ")}
+	runs := section{Title: "Runs"}
+	for i, r := range cmp.Runs {
+		runs.List = append(runs.List, fmt.Sprintf("%s: %s (%s, %s cooling, workload %s), %s", cmp.Labels[i], orDash(r.Run.ID), r.Run.Dir, r.Run.Cooling, orDash(r.Run.Workload), phases(r)))
+	}
+	d.Sections = append(d.Sections, runs)
+	for _, k := range cmp.Kinds {
+		s := section{Title: analysis.KindNames[k.Kind]}
+		s.Table = &table{Head: []string{"run", "components", "idle mean °C", "max °C", "heat interval s/°C", "steepest s/°C", "return to idle s"}}
+		for _, r := range k.PerRun {
+			rt := num(r.ReturnToIdleS, 0)
+			if r.ReturnToIdleS == nil && r.Components > 0 {
+				rt = "not reached"
+			}
+			s.Table.Rows = append(s.Table.Rows, []string{r.Run, fmt.Sprint(r.Components), num(r.IdleMeanC, 1), num(r.MaxC, 1),
+				num(r.HeatIntervalSPerC, 2), num(r.SteepestSPerC, 2), rt})
+		}
+		for _, q := range k.Ratios {
+			s.List = append(s.List, q.Text)
+		}
+		d.Sections = append(d.Sections, s)
+	}
+	ce := section{Title: "Cooling energy"}
+	ce.Table = &table{Head: []string{"run", "cooling", "energy kJ", "until", "method"}}
+	for i, r := range cmp.Runs {
+		e := r.CoolingEnergy
+		until := dash
+		if e.ToS != nil {
+			until = fmt.Sprintf("%.0f s", *e.ToS)
+			if !e.Normalised {
+				until += " (end of recording, lower bound)"
+			}
+		}
+		method := e.Method
+		if e.EnergyKJ == nil {
+			method = "not computed: " + e.NotComputed
+		}
+		ce.Table.Rows = append(ce.Table.Rows, []string{cmp.Labels[i], e.Cooling, num(e.EnergyKJ, 1), until, method})
+	}
+	for _, q := range cmp.CoolingEnergy {
+		ce.List = append(ce.List, q.Text)
+	}
+	d.Sections = append(d.Sections, ce)
+	if len(figs) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
+	}
+	for i, r := range cmp.Runs {
+		d.Sections = append(d.Sections, componentSection(r, fmt.Sprintf("Run %s: components", cmp.Labels[i])))
+	}
+	if len(cmp.Runs) > 0 {
+		d.Sections = append(d.Sections, definitionSection(cmp.Runs[0]))
+	}
+	return d
+}

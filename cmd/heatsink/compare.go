@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/analysis/plot"
+	"github.com/heatsink-hpc/heatsink/analysis/report"
+)
+
+func newCompareCmd() *cobra.Command {
+	opts := analysis.DefaultOptions()
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "compare RUN_DIR RUN_DIR...",
+		Short: "Compare runs side by side per component kind (immersion vs air, workload vs workload)",
+		Long: `compare analyses each run as report does and sets them side by side per
+component kind, with the first run as the reference: heat-accumulation
+intervals and their ratios ("CPU accumulates heat 1.30x faster in B than in
+A"), return-to-idle times, cooling energy, and each run's component table.
+With --out it writes comparison.<format> and the heat-interval bar chart
+(SVG and PNG) into that directory.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return err
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			var reps []*analysis.Report
+			for _, dir := range args {
+				run, err := analysis.Load(dir)
+				if err != nil {
+					return err
+				}
+				reps = append(reps, analysis.Analyze(run, opts))
+			}
+			cmp := analysis.Compare(reps)
+			return emit(cmd, out, "comparison", f, func(w io.Writer, figs []report.Figure) error {
+				return report.WriteComparison(w, f, cmp, figs)
+			}, func(dir string) ([]report.Figure, error) { return plot.WriteComparison(dir, cmp) })
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
+	cmd.Flags().StringVar(&out, "out", "", "write comparison.<format> and the figure into this directory")
+	addAnalysisFlags(cmd.Flags(), &opts)
+	return cmd
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/analysis/plot"
+	"github.com/heatsink-hpc/heatsink/analysis/report"
+)
+
+func newReportCmd() *cobra.Command {
+	opts := analysis.DefaultOptions()
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Analyse a run: idle, heat accumulation, return to idle, pump cycles, cooling energy",
+		Long: `report analyses a run directory: per temperature (GPU core and memory, each CPU
+chip as the mean over its cores with the min-max band, NVMe, coolant, water) the
+idle statistics over the baseline, the maximum, the heat-accumulation interval,
+the steepest sustained rise, the return to idle and the lead over the coolant;
+pump cycles with heat removed and pump energy; cooling energy; and thermal
+slowdown of the workload. The report states every definition and says why
+anything could not be computed. With --out it writes report.<format> and the
+figures (SVG and PNG) into that directory; otherwise it prints the report.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := report.ParseFormat(format)
+			if err != nil {
+				return err
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			run, err := analysis.Load(args[0])
+			if err != nil {
+				return err
+			}
+			rep := analysis.Analyze(run, opts)
+			return emit(cmd, out, "report", f, func(w io.Writer, figs []report.Figure) error {
+				return report.Write(w, f, rep, figs)
+			}, func(dir string) ([]report.Figure, error) { return plot.WriteReport(dir, rep) })
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
+	cmd.Flags().StringVar(&out, "out", "", "write report.<format> and the figures into this directory")
+	addAnalysisFlags(cmd.Flags(), &opts)
+	return cmd
+}
+
+// addAnalysisFlags binds the analysis options shared by report and compare.
+func addAnalysisFlags(fs *pflag.FlagSet, o *analysis.Options) {
+	fs.Float64Var(&o.Tolerance, "tolerance", o.Tolerance, "°C above the idle maximum that still counts as back at idle")
+	fs.DurationVar(&o.Hold, "hold", o.Hold, "how long a series must stay within --tolerance to count as back at idle")
+	fs.DurationVar(&o.Window, "window", o.Window, "sliding linear-fit window of the steepest sustained rise")
+	fs.Float64Var(&o.MinRise, "min-rise", o.MinRise, "°C above the idle mean below which no heat interval is computed")
+	fs.DurationVar(&o.MaxGap, "max-gap", o.MaxGap, "longest stretch without readings treated as continuous (0: five sampling intervals)")
+	fs.Float64Var(&o.AirCoolingFraction, "air-fraction", o.AirCoolingFraction, "share of the unaccounted above-idle node power charged to cooling on air-cooled nodes")
+	fs.Float64Var(&o.PumpFlowLPM, "pump-flow", o.PumpFlowLPM, "coolant flow (L/min) above which circulation counts as a pump cycle, when no pump rpm or status is recorded")
+	fs.Float64Var(&o.CoolantDensityKgPerL, "coolant-density", o.CoolantDensityKgPerL, "coolant density (kg/L) for heat removed from coolant flow")
+	fs.Float64Var(&o.CoolantHeatCapacityKJPerKgK, "coolant-heat-capacity", o.CoolantHeatCapacityKJPerKgK, "coolant specific heat (kJ/(kg·K)) for heat removed from coolant flow")
+}
+
+// emit prints to stdout, or with out set writes name.<ext> and the figures
+// into out and says where.
+func emit(cmd *cobra.Command, out, name string, f report.Format, write func(io.Writer, []report.Figure) error, figures func(string) ([]report.Figure, error)) error {
+	if out == "" {
+		return write(cmd.OutOrStdout(), nil)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	figs, err := figures(out)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(out, name+"."+f.Ext())
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := write(file, figs); err != nil {
+		file.Close()
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %s written to %s\n", name, absDir(path))
+	return nil
+}
