@@ -35,7 +35,10 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newWorkloadsCmd(),
 		newAlertsCmd(),
+		newGPUsCmd(),
 		newTankSimCmd(),
+		newReportCmd(),
+		newCompareCmd(),
 	)
 	return root
 }
