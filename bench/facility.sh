@@ -50,7 +50,7 @@ agentAddress udp:127.0.0.1:11161
 dontLogTCPWrappersConnects yes
 sysDescr APC Web/SNMP Management Card (MB:v4.1.0 PF:v6.2.1 MN:AP8641) [heatsink bench stand-in]
 rocommunity public 127.0.0.1
-pass_persist .1.3.6.1.4.1.318 $PWD/sensors/pdu/testdata/passpersist.sh $values
+pass_persist .1.3.6.1.4.1.318 $PWD/sensors/pdu/snmptest/passpersist.sh $values
 CONF
 MIBDIRS=$work/snmp/mibs MIBS= "$snmpd" -f -Lf "$work/snmp/snmpd.log" -C -c "$work/snmp/snmpd.conf" -I -smux -p "$work/snmp/snmpd.pid" &
 pids+=($!)

@@ -5,7 +5,8 @@ export PATH="$(go env GOPATH)/bin:$PATH"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=()
-command -v snmpd >/dev/null 2>&1 || need_apt+=(snmpd)
+# snmpd lives in /usr/sbin, outside an unprivileged user's PATH.
+command -v snmpd >/dev/null 2>&1 || [ -x /usr/sbin/snmpd ] || need_apt+=(snmpd)
 command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: installing ${need_apt[*]} (apt-get)"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/sensors/pdu/snmptest"
 )
 
 // APC values in the MIB's units: tenths of A, hundredths of kW, tenths of kWh.
@@ -89,8 +90,8 @@ func wantBool(t *testing.T, p point.Point, field string, want bool) {
 }
 
 func TestAPCRPDU2PresetReadsChangingValuesInOneRequest(t *testing.T) {
-	a := startAgent(t, apcValues)
-	r := startRelay(t, a.port)
+	a := snmptest.Start(t, apcValues)
+	r := startRelay(t, a.Port)
 	s := discover(t, rpdu2(r.port))
 	if d := s.Describe()[0]; !strings.Contains(d, "AP8641") || !strings.Contains(d, "6 readings") {
 		t.Errorf("Describe = %q, want the agent's sysDescr and 6 readings", d)
@@ -127,7 +128,7 @@ func TestAPCRPDU2PresetReadsChangingValuesInOneRequest(t *testing.T) {
 	}
 	next[oidRPDU2PhaseStatusCurrent+".1"] = "gauge 97"
 	next[oidRPDU2DeviceStatusEnergy+".1"] = "gauge 4568"
-	a.set(t, next)
+	a.Set(t, next)
 	pts, err = sample(t, s)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +138,8 @@ func TestAPCRPDU2PresetReadsChangingValuesInOneRequest(t *testing.T) {
 }
 
 func TestMaxOIDsSplitsTheRequest(t *testing.T) {
-	a := startAgent(t, apcValues)
-	r := startRelay(t, a.port)
+	a := snmptest.Start(t, apcValues)
+	r := startRelay(t, a.Port)
 	cfg := rpdu2(r.port)
 	cfg.MaxOIDs = 4
 	s := discover(t, cfg)
@@ -156,10 +157,10 @@ func TestMaxOIDsSplitsTheRequest(t *testing.T) {
 }
 
 func TestLegacyLoadDerivesPowerFromVoltage(t *testing.T) {
-	a := startAgent(t, apcValues)
+	a := snmptest.Start(t, apcValues)
 	for _, version := range []string{"1", "2c"} {
 		t.Run("v"+version, func(t *testing.T) {
-			cfg := Config{Name: "rack1", Target: "127.0.0.1", Port: a.port, Version: version,
+			cfg := Config{Name: "rack1", Target: "127.0.0.1", Port: a.Port, Version: version,
 				Preset: PresetAPCRPDU, VoltageV: 230, Timeout: 2 * time.Second}
 			pts, err := sample(t, discover(t, cfg))
 			if err != nil {
@@ -186,10 +187,10 @@ func TestMissingAndWronglyTypedOIDsCostOnlyThemselves(t *testing.T) {
 	}
 	delete(vals, oidRPDU2DeviceStatusEnergy+".1")
 	vals[oidRPDU2PhaseStatusPower+".1"] = "string n/a"
-	a := startAgent(t, vals)
+	a := snmptest.Start(t, vals)
 	for _, version := range []string{"1", "2c"} {
 		t.Run("v"+version, func(t *testing.T) {
-			cfg := rpdu2(a.port)
+			cfg := rpdu2(a.Port)
 			cfg.Version = version
 			pts, err := sample(t, discover(t, cfg))
 			if err == nil {
@@ -224,7 +225,7 @@ func TestMissingAndWronglyTypedOIDsCostOnlyThemselves(t *testing.T) {
 }
 
 func TestSNMPv3Levels(t *testing.T) {
-	a := startAgent(t, apcValues)
+	a := snmptest.Start(t, apcValues)
 	tests := []struct {
 		name string
 		v3   V3
@@ -236,7 +237,7 @@ func TestSNMPv3Levels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := rpdu2(a.port)
+			cfg := rpdu2(a.Port)
 			cfg.Community = secret.Value{}
 			cfg.Version, cfg.V3 = "3", tt.v3
 			s := discover(t, cfg)
@@ -251,7 +252,7 @@ func TestSNMPv3Levels(t *testing.T) {
 		})
 	}
 	t.Run("wrong password is refused at discovery", func(t *testing.T) {
-		cfg := rpdu2(a.port)
+		cfg := rpdu2(a.Port)
 		cfg.Community = secret.Value{}
 		cfg.Version = "3"
 		cfg.V3 = V3{User: "sha-aes", AuthPassword: secret.Literal("not-the-password"), PrivPassword: secret.Literal("shaaespriv1")}
@@ -277,8 +278,8 @@ func TestSNMPv3Levels(t *testing.T) {
 // An agent that stops answering costs the ticks it misses, with an error
 // naming the readings, and the source reads again once it is back.
 func TestTimeoutThenRecovery(t *testing.T) {
-	a := startAgent(t, apcValues)
-	r := startRelay(t, a.port)
+	a := snmptest.Start(t, apcValues)
+	r := startRelay(t, a.Port)
 	cfg := rpdu2(r.port)
 	cfg.Timeout = 200 * time.Millisecond
 	zero := 0
@@ -321,8 +322,8 @@ func TestGenericOIDsWithScaleAndUnit(t *testing.T) {
 		".1.3.6.1.4.1.318.9.2": "gauge 2301",   // outlet 3 voltage in tenths of V
 		".1.3.6.1.4.1.318.9.3": "counter64 12345678",
 	}
-	a := startAgent(t, vals)
-	cfg := Config{Name: "rack1", Target: "127.0.0.1", Port: a.port, Timeout: 2 * time.Second, OIDs: []OID{
+	a := snmptest.Start(t, vals)
+	cfg := Config{Name: "rack1", Target: "127.0.0.1", Port: a.Port, Timeout: 2 * time.Second, OIDs: []OID{
 		{OID: ".1.3.6.1.4.1.318.9.1", Field: "current_a", Unit: "mA", Outlet: 3},
 		{OID: "1.3.6.1.4.1.318.9.2", Field: "voltage_v", Unit: "V", Scale: 0.1, Outlet: 3},
 		{OID: ".1.3.6.1.4.1.318.9.3", Field: "energy_j", Unit: "Wh", Name: "outletEnergy"},
