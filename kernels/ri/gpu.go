@@ -1,0 +1,417 @@
+package ri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// gpuThreads is the block size of ri.cu's dense kernels (RI_THREADS) and
+// of the term-vector block kernel; gpuChunk the elements a dense block
+// covers (RI_CHUNK). The module's own values are checked at load.
+const (
+	gpuThreads       = 256
+	gpuChunk         = 2048
+	gpuThreadKernelB = 128 // block size of ri_tv_thread
+	defaultShared    = 48 << 10
+)
+
+// gpuFunctions are the kernels of ri.cu.
+var gpuFunctions = []string{
+	"ri_index_vectors", "ri_tv_block", "ri_tv_thread", "ri_combine_i32", "ri_combine_f32",
+	"ri_retrain_window", "ri_gather", "ri_normalise_i32", "ri_normalise_f32", "ri_row_sums",
+}
+
+// gpuEngine runs ri.cu on one GPU. Everything stays in device memory from
+// stage to stage; results are copied back only when asked for.
+type gpuEngine struct {
+	sh     *shared
+	kernel string
+	ctx    *cuda.Context
+	mod    *cuda.Module
+	fn     map[string]*cuda.Function
+
+	// The corpus and plans.
+	tok, occPos, occDoc, termBytes, termOffsets *cuda.Buffer
+	termUnits, termComb, docUnits, docComb      *cuda.Buffer
+	// The computed tables and vectors (rows as in cpuEngine).
+	idx, docIdx, ints, seeds, floats, docVecs, sums *cuda.Buffer
+
+	start, stop *cuda.Event
+}
+
+func newGPUEngine(_ context.Context, sh *shared, dev Device) (_ *gpuEngine, err error) {
+	kernel := dev.Kernel
+	if kernel == "" {
+		kernel = KernelBlock
+	}
+	if kernel != KernelBlock && kernel != KernelThread {
+		return nil, fmt.Errorf("GPU kernel %q: want %s or %s", kernel, KernelBlock, KernelThread)
+	}
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, err
+	}
+	cctx, err := drv.Open(dev.GPU)
+	if err != nil {
+		return nil, err
+	}
+	g := &gpuEngine{sh: sh, kernel: kernel, ctx: cctx, fn: map[string]*cuda.Function{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.close())
+		}
+	}()
+	info := cctx.Device()
+	d := sh.cfg.Dim
+	if kernel == KernelBlock && d*4 > info.SharedPerBlockBytes {
+		return nil, fmt.Errorf("GPU %d (%s): the block kernel keeps a term vector of dimension %d in %d bytes of shared memory, above the %d a block may have; use kernel=%s",
+			dev.GPU, info.Name, d, d*4, info.SharedPerBlockBytes, KernelThread)
+	}
+	free, _, err := cctx.MemInfo()
+	if err != nil {
+		return nil, err
+	}
+	if need := g.bytesNeeded(); need > free {
+		return nil, fmt.Errorf("random indexing of %d tokens at dimension %d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
+			sh.c.Tokens(), d, float64(need)/(1<<30), dev.GPU, info.Name, float64(free)/(1<<30))
+	}
+	if g.mod, err = kernels.LoadModule(cctx, "ri"); err != nil {
+		return nil, err
+	}
+	for _, name := range gpuFunctions {
+		if g.fn[name], err = g.mod.Function(name); err != nil {
+			return nil, err
+		}
+	}
+	for name, want := range map[string]int32{"ri_threads": gpuThreads, "ri_chunk": gpuChunk} {
+		got, err := g.mod.GlobalInt32(name)
+		if err != nil {
+			return nil, err
+		}
+		if got != want {
+			return nil, fmt.Errorf("module ri: %s is %d, the host expects %d: the embedded kernels do not match this build", name, got, want)
+		}
+	}
+	if d*4 > defaultShared && kernel == KernelBlock {
+		if err := g.fn["ri_tv_block"].SetMaxDynamicShared(d * 4); err != nil {
+			return nil, err
+		}
+	}
+	if g.start, err = cctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	if g.stop, err = cctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	return g, g.upload()
+}
+
+// bytesNeeded is the device memory the computation takes.
+func (g *gpuEngine) bytesNeeded() int64 {
+	sh := g.sh
+	c, cfg := sh.c, sh.cfg
+	d, k, v := int64(cfg.Dim), int64(cfg.Nonzeros), int64(c.Vocab())
+	n := int64(len(c.Stream)) + int64(c.Tokens()) + int64(len(sh.termPlan.units)+len(sh.termPlan.combine))
+	n += int64(termBytes(c)) / 4
+	rows := int64(sh.termPlan.rows) * d // ints
+	if cfg.Contexts == Document {
+		n += int64(c.Tokens()) + int64(c.Docs())*k + int64(len(sh.docPlan.units)+len(sh.docPlan.combine))
+	} else {
+		n += v*k + v + 1
+	}
+	if cfg.Retrain > 0 || cfg.Normalise {
+		rows += v * d
+	}
+	if cfg.Retrain > 0 {
+		rows += int64(sh.termPlan.rows) * d
+		if cfg.Contexts == Document {
+			rows += int64(sh.docPlan.rows) * d
+		}
+	}
+	return 4*(n+rows) + 8*v
+}
+
+func termBytes(c *Corpus) int {
+	n := 0
+	for _, t := range c.Terms {
+		n += len(t)
+	}
+	return n
+}
+
+// alloc allocates n elements of size bytes (at least one, so that an empty
+// list still has an address).
+func (g *gpuEngine) alloc(dst **cuda.Buffer, n, size int) error {
+	b, err := g.ctx.Alloc(int64(max(n, 1)) * int64(size))
+	if err != nil {
+		return err
+	}
+	*dst = b
+	return nil
+}
+
+// uploadNew allocates a buffer for data and copies it there.
+func uploadNew[T cuda.Element](g *gpuEngine, dst **cuda.Buffer, data []T, size int) error {
+	if err := g.alloc(dst, len(data), size); err != nil {
+		return err
+	}
+	return cuda.Upload(*dst, data)
+}
+
+// upload copies the corpus and the plans to the GPU and allocates the
+// tables and vectors.
+func (g *gpuEngine) upload() error {
+	sh := g.sh
+	c, cfg := sh.c, sh.cfg
+	d, k, v := cfg.Dim, cfg.Nonzeros, c.Vocab()
+	if err := uploadNew(g, &g.tok, c.Stream, 4); err != nil {
+		return err
+	}
+	if err := uploadNew(g, &g.termUnits, sh.termPlan.units, 4); err != nil {
+		return err
+	}
+	if err := uploadNew(g, &g.termComb, sh.termPlan.combine, 4); err != nil {
+		return err
+	}
+	if cfg.Contexts == Document {
+		if err := uploadNew(g, &g.occDoc, sh.occ.doc, 4); err != nil {
+			return err
+		}
+		if err := uploadNew(g, &g.docUnits, sh.docPlan.units, 4); err != nil {
+			return err
+		}
+		if err := uploadNew(g, &g.docComb, sh.docPlan.combine, 4); err != nil {
+			return err
+		}
+		if err := g.alloc(&g.docIdx, c.Docs()*k, 4); err != nil {
+			return err
+		}
+	} else {
+		if err := uploadNew(g, &g.occPos, sh.occ.pos, 4); err != nil {
+			return err
+		}
+		bytes := make([]byte, 0, termBytes(c))
+		offsets := make([]int32, 0, v+1)
+		for _, t := range c.Terms {
+			offsets = append(offsets, int32(len(bytes)))
+			bytes = append(bytes, t...)
+		}
+		offsets = append(offsets, int32(len(bytes)))
+		if err := uploadNew(g, &g.termBytes, bytes, 1); err != nil {
+			return err
+		}
+		if err := uploadNew(g, &g.termOffsets, offsets, 4); err != nil {
+			return err
+		}
+		if err := g.alloc(&g.idx, v*k, 4); err != nil {
+			return err
+		}
+	}
+	if err := g.alloc(&g.ints, sh.termPlan.rows*d, 4); err != nil {
+		return err
+	}
+	if err := g.alloc(&g.sums, v, 8); err != nil {
+		return err
+	}
+	if cfg.Retrain > 0 || cfg.Normalise {
+		if err := g.alloc(&g.seeds, v*d, 4); err != nil {
+			return err
+		}
+	}
+	if cfg.Retrain > 0 {
+		if err := g.alloc(&g.floats, sh.termPlan.rows*d, 4); err != nil {
+			return err
+		}
+		if cfg.Contexts == Document {
+			if err := g.alloc(&g.docVecs, sh.docPlan.rows*d, 4); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (g *gpuEngine) name() string {
+	info := g.ctx.Device()
+	return fmt.Sprintf("GPU %d (%s)", info.Ordinal, info.Name)
+}
+
+// timed runs f's launches between two events and returns the GPU time
+// between them, once the GPU has reached the second.
+func (g *gpuEngine) timed(ctx context.Context, f func() error) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := g.start.Record(); err != nil {
+		return 0, err
+	}
+	if err := f(); err != nil {
+		return 0, errors.Join(err, g.ctx.Synchronize())
+	}
+	if err := g.stop.Record(); err != nil {
+		return 0, err
+	}
+	if err := g.stop.Synchronize(); err != nil {
+		return 0, fmt.Errorf("%s: %w", g.name(), err)
+	}
+	return g.stop.Since(g.start)
+}
+
+func (g *gpuEngine) launch(name string, grid, block cuda.Dim3, shared int, args ...any) error {
+	return g.fn[name].Launch(grid, block, shared, args...)
+}
+
+// grid1 is a one-dimensional grid of ceil(n/block) blocks.
+func grid1(n, block int) cuda.Dim3 { return cuda.Dim1(max(1, (n+block-1)/block)) }
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (g *gpuEngine) indexVectors(ctx context.Context) (time.Duration, error) {
+	sh := g.sh
+	cfg := sh.cfg
+	return g.timed(ctx, func() error {
+		if cfg.Contexts == Document {
+			n := sh.c.Docs()
+			return g.launch("ri_index_vectors", grid1(n, gpuThreads), cuda.Dim1(gpuThreads), 0,
+				g.tok, g.tok, int32(n), int32(1), cfg.Seed, int32(cfg.Nonzeros), int32(cfg.Dim), g.docIdx)
+		}
+		n := sh.c.Vocab()
+		return g.launch("ri_index_vectors", grid1(n, gpuThreads), cuda.Dim1(gpuThreads), 0,
+			g.termBytes, g.termOffsets, int32(n), int32(0), cfg.Seed, int32(cfg.Nonzeros), int32(cfg.Dim), g.idx)
+	})
+}
+
+// combine launches the combine kernel of plan p's partial rows.
+func (g *gpuEngine) combine(name string, comb *cuda.Buffer, p plan, rows *cuda.Buffer) error {
+	if p.ncombine() == 0 {
+		return nil
+	}
+	d := g.sh.cfg.Dim
+	grid := cuda.Dim3{X: uint32(p.ncombine()), Y: uint32((d + gpuThreads - 1) / gpuThreads), Z: 1}
+	return g.launch(name, grid, cuda.Dim1(gpuThreads), 0, comb, int32(d), rows)
+}
+
+func (g *gpuEngine) termVectors(ctx context.Context) (time.Duration, error) {
+	sh := g.sh
+	cfg := sh.cfg
+	p := sh.termPlan
+	list, idx, window := g.occPos, g.idx, int32(1)
+	if cfg.Contexts == Document {
+		list, idx, window = g.occDoc, g.docIdx, 0
+	}
+	args := []any{g.tok, idx, int32(cfg.Nonzeros), int32(cfg.Dim), int32(cfg.Window), b2i(cfg.Permute), window, g.ints}
+	return g.timed(ctx, func() error {
+		if g.kernel == KernelThread {
+			if err := g.ints.Memset(0); err != nil {
+				return err
+			}
+			a := append([]any{g.termUnits, int32(p.nunits()), list}, args...)
+			if err := g.launch("ri_tv_thread", grid1(p.nunits(), gpuThreadKernelB), cuda.Dim1(gpuThreadKernelB), 0, a...); err != nil {
+				return err
+			}
+		} else {
+			a := append([]any{g.termUnits, list}, args...)
+			if err := g.launch("ri_tv_block", cuda.Dim1(p.nunits()), cuda.Dim1(gpuThreads), 4*cfg.Dim, a...); err != nil {
+				return err
+			}
+		}
+		return g.combine("ri_combine_i32", g.termComb, p, g.ints)
+	})
+}
+
+func (g *gpuEngine) normalise(ctx context.Context, fromInts bool) (time.Duration, error) {
+	v, d := g.sh.c.Vocab(), int32(g.sh.cfg.Dim)
+	return g.timed(ctx, func() error {
+		if fromInts {
+			return g.launch("ri_normalise_i32", cuda.Dim1(v), cuda.Dim1(gpuThreads), 0, g.ints, d, g.seeds)
+		}
+		return g.launch("ri_normalise_f32", cuda.Dim1(v), cuda.Dim1(gpuThreads), 0, g.floats, d, g.seeds)
+	})
+}
+
+// denseGrid is the grid of a dense kernel over p's units.
+func (g *gpuEngine) denseGrid(p plan) cuda.Dim3 {
+	return cuda.Dim3{X: uint32(p.nunits()), Y: uint32((g.sh.cfg.Dim + gpuChunk - 1) / gpuChunk), Z: 1}
+}
+
+func (g *gpuEngine) retrain(ctx context.Context) (time.Duration, error) {
+	sh := g.sh
+	cfg := sh.cfg
+	d := int32(cfg.Dim)
+	p := sh.termPlan
+	return g.timed(ctx, func() error {
+		if cfg.Contexts == Window {
+			if err := g.launch("ri_retrain_window", g.denseGrid(p), cuda.Dim1(gpuThreads), 0,
+				g.termUnits, g.occPos, g.tok, g.seeds, d, int32(cfg.Window), b2i(cfg.Permute), g.floats); err != nil {
+				return err
+			}
+			return g.combine("ri_combine_f32", g.termComb, p, g.floats)
+		}
+		dp := sh.docPlan
+		if err := g.launch("ri_gather", g.denseGrid(dp), cuda.Dim1(gpuThreads), 0,
+			g.docUnits, g.tok, g.seeds, d, g.docVecs); err != nil {
+			return err
+		}
+		if err := g.combine("ri_combine_f32", g.docComb, dp, g.docVecs); err != nil {
+			return err
+		}
+		if err := g.launch("ri_gather", g.denseGrid(p), cuda.Dim1(gpuThreads), 0,
+			g.termUnits, g.occDoc, g.docVecs, d, g.floats); err != nil {
+			return err
+		}
+		return g.combine("ri_combine_f32", g.termComb, p, g.floats)
+	})
+}
+
+func (g *gpuEngine) termVectorInts(ctx context.Context) ([]int32, error) {
+	out := make([]int32, g.sh.c.Vocab()*g.sh.cfg.Dim)
+	return out, cuda.Download(out, g.ints)
+}
+
+func (g *gpuEngine) retrained(ctx context.Context) ([]float32, error) {
+	out := make([]float32, g.sh.c.Vocab()*g.sh.cfg.Dim)
+	return out, cuda.Download(out, g.floats)
+}
+
+func (g *gpuEngine) unit(ctx context.Context) ([]float32, error) {
+	out := make([]float32, g.sh.c.Vocab()*g.sh.cfg.Dim)
+	return out, cuda.Download(out, g.seeds)
+}
+
+func (g *gpuEngine) rowSums(ctx context.Context) ([]int64, error) {
+	v := g.sh.c.Vocab()
+	if _, err := g.timed(ctx, func() error {
+		return g.launch("ri_row_sums", cuda.Dim1(v), cuda.Dim1(gpuThreads), 0, g.ints, int32(g.sh.cfg.Dim), g.sums)
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]int64, v)
+	return out, cuda.Download(out, g.sums)
+}
+
+func (g *gpuEngine) close() error {
+	var errs []error
+	for _, b := range []**cuda.Buffer{&g.tok, &g.occPos, &g.occDoc, &g.termBytes, &g.termOffsets,
+		&g.termUnits, &g.termComb, &g.docUnits, &g.docComb,
+		&g.idx, &g.docIdx, &g.ints, &g.seeds, &g.floats, &g.docVecs, &g.sums} {
+		errs = append(errs, (*b).Free())
+		*b = nil
+	}
+	errs = append(errs, g.start.Destroy(), g.stop.Destroy(), g.mod.Unload())
+	g.start, g.stop, g.mod = nil, nil, nil
+	if g.ctx != nil {
+		errs = append(errs, g.ctx.Close())
+		g.ctx = nil
+	}
+	return errors.Join(errs...)
+}
