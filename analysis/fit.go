@@ -21,7 +21,7 @@ type Fit struct {
 
 // LinearFit fits y on x by least squares (gonum's stat.LinearRegression) and
 // tests the slope with Student's t distribution on n-2 degrees of freedom.
-// It needs at least three points and x that varies; a perfect fit has
+// It needs at least three points, and x and y that vary; a perfect fit has
 // p-value 0.
 func LinearFit(x, y []float64) (Fit, error) {
 	n := len(x)
@@ -38,6 +38,9 @@ func LinearFit(x, y []float64) (Fit, error) {
 	}
 	if sxx == 0 {
 		return Fit{}, fmt.Errorf("all %d x values are %.3g: nothing to regress on", n, x[0])
+	}
+	if allEqual(y, y[0]) {
+		return Fit{}, fmt.Errorf("all %d y values are %.4g: no dependence to fit", n, y[0])
 	}
 	a, b := stat.LinearRegression(x, y, nil, false)
 	f := Fit{N: n, Slope: b, Intercept: a, R2: stat.RSquared(x, y, nil, a, b)}
@@ -58,4 +61,13 @@ func LinearFit(x, y []float64) (Fit, error) {
 		f.PValue = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Survival(tt)
 	}
 	return f, nil
+}
+
+func allEqual(v []float64, to float64) bool {
+	for _, x := range v {
+		if x != to {
+			return false
+		}
+	}
+	return true
 }

@@ -66,6 +66,9 @@ func TestLinearFitRefusals(t *testing.T) {
 	if _, err := LinearFit([]float64{5, 5, 5}, []float64{1, 2, 3}); err == nil {
 		t.Error("constant x accepted")
 	}
+	if _, err := LinearFit([]float64{1, 2, 3}, []float64{4, 4, 4}); err == nil {
+		t.Error("constant y accepted (its r² would be 0/0)")
+	}
 	if _, err := LinearFit([]float64{1, 2, 3}, []float64{1, 2}); err == nil {
 		t.Error("mismatched lengths accepted")
 	}
