@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
@@ -19,6 +20,8 @@ import (
 func builtinWorkloads() []workloads.Workload {
 	return []workloads.Workload{
 		workloads.CPUStream{},
+		kernels.Stream{},
+		kernels.DGEMM{},
 	}
 }
 

@@ -1,0 +1,187 @@
+package cuda
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// openGPU returns GPU 0's context, or skips the test with the reason there
+// is none.
+func openGPU(t *testing.T) *Context {
+	t.Helper()
+	d, err := Load()
+	if err != nil {
+		t.Skipf("skipping GPU test: %v", err)
+	}
+	c, err := d.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+func TestGPUDevicesDescribeTheHardware(t *testing.T) {
+	c := openGPU(t)
+	d := c.Driver()
+	devs, err := d.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range devs {
+		t.Logf("GPU %d: %s, compute %s, %d SMs, %.1f GiB, L2 %d KiB, %s", info.Ordinal, info.Name,
+			info.ComputeCapability(), info.SMs, float64(info.MemoryBytes)/(1<<30), info.L2Bytes>>10, info.UUID)
+		if info.Name == "" || info.SMs <= 0 || info.MemoryBytes <= 0 || info.Major <= 0 || !strings.HasPrefix(info.UUID, "GPU-") {
+			t.Errorf("implausible device info %+v", info)
+		}
+	}
+	if _, err := d.Device(len(devs)); err == nil || !strings.Contains(err.Error(), "no GPU") {
+		t.Errorf("Device(%d) err = %v, want no GPU", len(devs), err)
+	}
+	if _, err := d.Open(-1); err == nil {
+		t.Error("Open(-1) succeeded")
+	}
+}
+
+func TestGPUUploadDownloadRoundTripFromManyGoroutines(t *testing.T) {
+	c := openGPU(t)
+	// Goroutines move between OS threads and each call must still find the
+	// context current: run many, yielding, on more threads than cores.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for iter := 0; iter < 20; iter++ {
+				n := 1 + rng.IntN(100000)
+				src := make([]float64, n)
+				for i := range src {
+					src[i] = rng.NormFloat64()
+				}
+				b, err := c.Alloc(int64(8 * n))
+				if err != nil {
+					errs <- err
+					return
+				}
+				runtime.Gosched()
+				dst := make([]float64, n)
+				err = errors.Join(Upload(b, src), Download(dst, b), b.Free())
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := range src {
+					if src[i] != dst[i] {
+						errs <- errors.New("round trip changed data")
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestGPUErrorsCarryTheDriversMessage(t *testing.T) {
+	c := openGPU(t)
+	_, err := c.Alloc(1 << 60)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Name != "CUDA_ERROR_OUT_OF_MEMORY" || !strings.Contains(err.Error(), "cuMemAlloc") {
+		t.Errorf("huge Alloc: err = %v, want cuMemAlloc CUDA_ERROR_OUT_OF_MEMORY", err)
+	}
+	_, err = c.LoadModule("garbage", []byte("not a module"))
+	if err == nil || !strings.Contains(err.Error(), "load module garbage") {
+		t.Errorf("garbage module: err = %v", err)
+	}
+	bad := ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry broken() { no_such_instruction; }\n"
+	_, err = c.LoadModule("broken.ptx", []byte(bad))
+	if err == nil || !strings.Contains(err.Error(), "no_such_instruction") {
+		t.Errorf("bad PTX: err = %v, want the JIT log naming the bad instruction", err)
+	}
+	b, err := c.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Upload(b, make([]float64, 9)); err == nil {
+		t.Error("upload past the end succeeded")
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGPULaunchRunsAKernelAndRejectsABadShape(t *testing.T) {
+	c := openGPU(t)
+	ptx := `.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry scale(.param .u64 p, .param .f64 s, .param .u32 n) {
+	.reg .u64 %a; .reg .u32 %i, %n; .reg .f64 %x, %s; .reg .pred %q;
+	ld.param.u64 %a, [p]; ld.param.f64 %s, [s]; ld.param.u32 %n, [n];
+	mov.u32 %i, %tid.x; setp.ge.u32 %q, %i, %n; @%q ret;
+	cvta.to.global.u64 %a, %a; mad.wide.u32 %a, %i, 8, %a;
+	ld.global.f64 %x, [%a]; mul.f64 %x, %x, %s; st.global.f64 [%a], %x; ret;
+}
+`
+	m, err := c.LoadModule("scale.ptx", []byte(ptx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unload()
+	f, err := m.Function("scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Function("missing"); err == nil || !strings.Contains(err.Error(), "kernel missing") {
+		t.Errorf("missing kernel: err = %v", err)
+	}
+	x := []float64{1, 2, 3, 4, 5}
+	b, err := c.Alloc(8 * 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	if err := Upload(b, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Launch(Dim1(1), Dim1(32), 0, b, 3.0, uint32(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Download(x, b); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{3, 6, 9, 12, 5}; !equal(x, want) {
+		t.Errorf("after scale: %v, want %v", x, want)
+	}
+	err = f.Launch(Dim1(1), Dim1(4096), 0, b, 3.0, uint32(4))
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "launch scale") {
+		t.Errorf("4096-thread block: err = %v, want a launch error", err)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

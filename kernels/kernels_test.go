@@ -1,0 +1,114 @@
+package kernels
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// fatbinMagic starts every fatbin nvcc writes.
+const fatbinMagic = 0xBA55ED50
+
+// kernelNames are the kernels and globals the Go code looks up in each
+// module: a kernel renamed in a .cu file but not here fails CI, not a GPU run.
+var kernelNames = map[string][]string{
+	"stream": streamFunctions,
+	"dgemm":  {"dgemm_nn", "dgemm_fill", "dgemm_gather"},
+}
+
+func TestEmbeddedModulesArePresentAndWellFormed(t *testing.T) {
+	for _, name := range Modules {
+		fatbin, ptx, err := Image(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fatbin) < 16 || binary.LittleEndian.Uint32(fatbin) != fatbinMagic {
+			t.Errorf("%s.fatbin: %d bytes, not a fatbin (no magic %#x)", name, len(fatbin), fatbinMagic)
+		}
+		sm90, err := gen.ReadFile("gen/" + name + ".sm90.ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for file, text := range map[string][]byte{name + ".ptx": ptx, name + ".sm90.ptx": sm90} {
+			target := "sm_80"
+			if strings.Contains(file, "sm90") {
+				target = "sm_90"
+			}
+			if !regexp.MustCompile(`(?m)^\.target ` + target + `\b`).Match(text) {
+				t.Errorf("%s: no .target %s line", file, target)
+			}
+			for _, k := range kernelNames[name] {
+				if !bytes.Contains(text, []byte(".entry "+k+"(")) {
+					t.Errorf("%s: no kernel %s", file, k)
+				}
+			}
+		}
+		if name == "dgemm" {
+			for _, g := range []string{"dgemm_smem_bytes", "dgemm_threads", "dgemm_tile_m", "dgemm_tile_n"} {
+				if !bytes.Contains(ptx, []byte(g)) {
+					t.Errorf("dgemm.ptx: no global %s", g)
+				}
+			}
+			if !bytes.Contains(sm90, []byte("mma.sync.aligned.m16n8k8.row.col.f64")) {
+				t.Error("dgemm.sm90.ptx: no m16n8k8 FP64 MMA: Hopper would run the slower m8n8k4 path")
+			}
+			if !bytes.Contains(ptx, []byte("mma.sync.aligned.m8n8k4.row.col.f64")) {
+				t.Error("dgemm.ptx: no m8n8k4 FP64 MMA")
+			}
+		}
+	}
+	if _, _, err := Image("nonexistent"); err == nil {
+		t.Error("Image(nonexistent) succeeded")
+	}
+}
+
+func TestDiscoverWithoutDriverRecordsWhy(t *testing.T) {
+	inv := Discover()
+	if inv.DriverVersion != "" {
+		t.Skipf("a CUDA driver is installed (CUDA %s)", inv.DriverVersion)
+	}
+	if !errors.Is(inv.DriverErr, cuda.ErrNoDriver) {
+		t.Fatalf("DriverErr = %v, want ErrNoDriver", inv.DriverErr)
+	}
+	var buf bytes.Buffer
+	if err := inv.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "no CUDA driver: libcuda.so.1") || !strings.Contains(buf.String(), "device=cpu") {
+		t.Errorf("table = %q", buf.String())
+	}
+}
+
+func TestWriteTableListsEveryGPU(t *testing.T) {
+	inv := Inventory{DriverVersion: "13.0", DriverPath: "/usr/lib/libcuda.so.1", Devices: []cuda.DeviceInfo{
+		{Ordinal: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1", Major: 9, SMs: 132, MemoryBytes: 80 << 30, ClockMHz: 1980},
+		{Ordinal: 1, Name: "NVIDIA A100", UUID: "GPU-2", Major: 8, SMs: 108, MemoryBytes: 40 << 30},
+	}, CublasVersion: "13.0.2", CublasPath: "/usr/local/cuda/lib64/libcublas.so.13"}
+	var buf bytes.Buffer
+	if err := inv.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CUDA driver 13.0", "NVIDIA H100 80GB HBM3", "9.0", "132", "80.0 GiB", "NVIDIA A100", "8.0", "cuBLAS 13.0.2"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestParseDevice(t *testing.T) {
+	for in, want := range map[string]int{"0": 0, "3": 3, "cpu": -1, "CPU": -1} {
+		if got, err := ParseDevice(in); err != nil || got != want {
+			t.Errorf("ParseDevice(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "gpu0", "1.5"} {
+		if _, err := ParseDevice(in); err == nil || !strings.Contains(err.Error(), "device=") {
+			t.Errorf("ParseDevice(%q) err = %v, want an error naming the parameter", in, err)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Regenerates the committed GPU code in kernels/gen from kernels/*.cu.
+# Needs nvcc (CUDA 12.x or 13.x; the committed files come from 13.0).
+#
+#   kernels/scripts/gen.sh            # rewrite kernels/gen
+#   kernels/scripts/gen.sh OUTDIR     # write elsewhere (bench/gpu.sh compares)
+#
+# For each NAME.cu it writes NAME.ptx (compute_80: any Ampere or later GPU
+# JIT-compiles it), NAME.sm90.ptx (compute_90, the source of the Hopper code)
+# and NAME.fatbin (sm_90 machine code plus the compute_80 PTX), which Go
+# embeds; and NAME.resources, ptxas's register and spill report.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$here/gen}
+nvcc=${NVCC:-nvcc}
+mkdir -p "$out"
+flags=(-O3 -std=c++17)
+for src in "$here"/*.cu; do
+	name=$(basename "$src" .cu)
+	"$nvcc" "${flags[@]}" -ptx -arch=compute_80 -o "$out/$name.ptx" "$src"
+	"$nvcc" "${flags[@]}" -ptx -arch=compute_90 -o "$out/$name.sm90.ptx" "$src"
+	"$nvcc" "${flags[@]}" -fatbin -Xptxas -v \
+		-gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90 \
+		-o "$out/$name.fatbin" "$src" 2>"$out/$name.resources"
+done
+"$nvcc" --version | tail -n 2 >"$out/NVCC_VERSION"
