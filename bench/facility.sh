@@ -72,7 +72,7 @@ for i in $(seq 50); do
   sleep 0.2
 done
 
-HEATSINK_PDU_COMMUNITY=public "$work/heatsink" collect --config configs/immersed-node.yaml --duration "$duration" --out "$out" --log-level warn
+HEATSINK_PDU_COMMUNITY=public go run ./cmd/heatsink collect --config configs/immersed-node.yaml --duration "$duration" --out "$out" --log-level warn
 
 lp=$out/points.lp
 echo
@@ -113,14 +113,18 @@ END {
 }' "$lp"
 
 echo
-echo "read latency per tick on loopback (collector_source latency_s; first tick includes discovery)"
-printf "%-12s %6s %9s %9s %9s\n" source ticks p50_ms max_ms max_ms_after_first
+echo "read latency per tick on loopback (collector_source latency_s; the first tick includes discovery)"
+printf "%-12s %6s %8s %8s %8s %8s %6s\n" source ticks p50_ms p90_ms max_ms max_2nd+ ">50ms"
 for src in pdu:rack1 tank:pod1; do
   grep "^collector_source,.*source=$src[ ,]" "$lp" | sed -n 's/.*latency_s=\([^ ,]*\).*/\1/p' >"$work/lat"
   n=$(wc -l <"$work/lat")
   [ "$n" -gt 0 ] || { printf "%-12s %6s\n" "$src" 0; continue; }
-  p50=$(sort -g "$work/lat" | awk -v n="$n" 'NR == int((n + 1) / 2) { printf "%.2f", $1 * 1000 }')
-  max=$(sort -g "$work/lat" | tail -1 | awk '{ printf "%.2f", $1 * 1000 }')
-  max2=$(tail -n +2 "$work/lat" | sort -g | tail -1 | awk '{ if ($1 != "") printf "%.2f", $1 * 1000; else print "-" }')
-  printf "%-12s %6d %9s %9s %9s\n" "$src" "$n" "$p50" "$max" "$max2"
+  tail -n +2 "$work/lat" | sort -g >"$work/lat2"
+  sort -g "$work/lat" | awk -v n="$n" -v src="$src" -v max2="$(tail -1 "$work/lat2")" '
+    { v[NR] = $1 * 1000; if ($1 > 0.05) over++ }
+    END {
+      p50 = v[int((n + 1) / 2)]; p90 = v[int(n * 0.9 + 0.999)]; if (p90 == "") p90 = v[n]
+      printf "%-12s %6d %8.2f %8.2f %8.2f %8.2f %6d\n", src, n, p50, p90, v[n], (max2 == "" ? 0 : max2 * 1000), over
+    }'
 done
+echo "load average: $(cut -d" " -f1-3 /proc/loadavg) on $(nproc) CPUs (other work on the machine shows in the tails)"

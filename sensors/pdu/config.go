@@ -14,7 +14,7 @@ import (
 // Defaults applied by New to a Config's zero fields.
 const (
 	DefaultPort     = 161
-	DefaultTimeout  = 300 * time.Millisecond
+	DefaultTimeout  = 200 * time.Millisecond
 	DefaultRetries  = 1
 	DefaultMaxOIDs  = 60 // gosnmp's limit for one Get; many agents take more
 	DefaultVoltageV = 208.0
@@ -46,8 +46,9 @@ type Config struct {
 	Community secret.Value `yaml:"community"`
 	// V3 holds the user-based security parameters for version 3.
 	V3 V3 `yaml:"v3"`
-	// Timeout bounds one request (default 300ms); Retries are extra attempts
-	// (default 1). Keep Timeout*(Retries+1) under the collector's deadline.
+	// Timeout bounds one request (default 200ms); Retries are extra attempts
+	// (default 1). The defaults keep Timeout*(Retries+1) under the
+	// collector's default 500ms deadline; keep it so when changing them.
 	Timeout time.Duration `yaml:"timeout"`
 	Retries *int          `yaml:"retries"`
 	// MaxOIDs is how many OIDs go in one Get request; more are split into

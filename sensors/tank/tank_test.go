@@ -397,3 +397,30 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("explicit path changed: %s", s.cfg.URL)
 	}
 }
+
+// BenchmarkSampleSimulator measures one tick's read of the simulated pod over
+// loopback HTTP (kept-alive connection, JSON decode, 25 fields).
+func BenchmarkSampleSimulator(b *testing.B) {
+	m, err := sim.New(sim.DefaultParams(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := sim.NewServer(m, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	s, err := New(Config{Name: "pod1", URL: ts.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		pts, err := s.Sample(ctx, time.Now(), nil)
+		if err != nil || len(pts) != 1 {
+			b.Fatalf("%v %v", pts, err)
+		}
+	}
+}
