@@ -226,6 +226,9 @@ func loadStretches(path string, size int64, parts int, start time.Time) ([]*load
 
 // lineStart returns the offset of the first line that starts at or after off.
 func lineStart(f *os.File, off, size int64) (int64, error) {
+	if off <= 0 {
+		return 0, nil
+	}
 	buf := make([]byte, 64<<10)
 	for pos := off - 1; pos < size; {
 		n, err := f.ReadAt(buf, pos)
