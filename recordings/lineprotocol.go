@@ -1,0 +1,185 @@
+package recordings
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+)
+
+// precisions maps a line-protocol precision to nanoseconds per unit.
+var precisions = map[string]int64{"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+// precisionOf guesses a timestamp's unit from its magnitude: for times
+// between 2001 and 2286, seconds have 10 digits, milliseconds 13,
+// microseconds 16, nanoseconds 19.
+func precisionOf(raw int64) string {
+	if raw < 0 {
+		raw = -raw
+	}
+	switch n := len(strconv.FormatInt(raw, 10)); {
+	case n <= 11:
+		return "s"
+	case n <= 14:
+		return "ms"
+	case n <= 17:
+		return "us"
+	}
+	return "ns"
+}
+
+// plausible bounds imported times: a timestamp outside them was read with
+// the wrong precision or is corrupt.
+var (
+	earliest = time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)
+	latest   = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// readLineProtocol reads InfluxDB line protocol. Points keep their
+// measurement, tags and fields, except Telegraf's nvidia_smi input, which
+// is mapped onto heatsink's gpu measurement so analysis finds the GPUs.
+func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Point) error) error {
+	prec := o.Precision
+	if prec != "" {
+		if _, ok := precisions[prec]; !ok {
+			return fmt.Errorf("precision %q: want ns, us, ms or s", prec)
+		}
+	}
+	rd := point.NewReader(r, res.Path)
+	tr := tracker{r: res}
+	seen := map[string]bool{}
+	devices := map[string]bool{}
+	noHost := false
+	for {
+		p, lerr, ok := rd.Next()
+		if !ok {
+			break
+		}
+		if lerr != nil {
+			res.Bad = append(res.Bad, lerr)
+			continue
+		}
+		// Read as nanoseconds, the raw number is the timestamp as written.
+		raw := p.Time.UnixNano()
+		if prec == "" {
+			prec = precisionOf(raw)
+			res.Precision = prec
+		}
+		mult := precisions[prec]
+		if raw > math.MaxInt64/mult || raw < math.MinInt64/mult {
+			res.bad(rd.Line(), fmt.Errorf("timestamp %d overflows at %s precision", raw, prec))
+			continue
+		}
+		p.Time = time.Unix(0, raw*mult)
+		if p.Time.Before(earliest) || p.Time.After(latest) {
+			res.bad(rd.Line(), fmt.Errorf("timestamp %d is %s at %s precision (the file's precision; give --precision if it is wrong)",
+				raw, p.Time.UTC().Format(time.RFC3339), prec))
+			continue
+		}
+		if p.Measurement == "nvidia_smi" {
+			p = fromTelegrafNvidiaSMI(&p, res, seen)
+			if len(p.Fields) == 0 {
+				res.bad(rd.Line(), fmt.Errorf("nvidia_smi point with no field heatsink knows"))
+				continue
+			}
+		}
+		if p.Tag("host") == "" {
+			if o.Host != "" {
+				p.AddTag("host", o.Host)
+			} else {
+				noHost = true
+			}
+		}
+		if !res.storable(rd.Line(), &p) {
+			continue
+		}
+		devices[describe(&p)] = true
+		tr.see(&p)
+		res.Points++
+		if err := fn(&p); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	if noHost {
+		res.Warnings = append(res.Warnings, "some points have no host tag (give --host to set one)")
+	}
+	res.Devices = sortedKeys(devices)
+	tr.finish()
+	return nil
+}
+
+// describe names a point's series without its host, for run.json.
+func describe(p *point.Point) string {
+	var b strings.Builder
+	b.WriteString(p.Measurement)
+	for _, t := range p.Tags {
+		if t.Key == "host" {
+			continue
+		}
+		b.WriteByte(' ')
+		b.WriteString(t.Key)
+		b.WriteByte('=')
+		b.WriteString(t.Value)
+	}
+	return b.String()
+}
+
+// telegrafGPUFields maps Telegraf's nvidia_smi fields onto the gpu
+// measurement, with the scale to heatsink's units.
+var telegrafGPUFields = map[string]struct {
+	field string
+	scale float64
+}{
+	"temperature_gpu":       {"temp_c", 1},
+	"power_draw":            {"power_w", 1},
+	"power_limit":           {"power_limit_w", 1},
+	"utilization_gpu":       {"util_pct", 1},
+	"utilization_memory":    {"mem_util_pct", 1},
+	"memory_used":           {"mem_used_bytes", 1 << 20}, // MiB
+	"memory_total":          {"mem_total_bytes", 1 << 20},
+	"clocks_current_sm":     {"sm_clock_mhz", 1},
+	"clocks_current_memory": {"mem_clock_mhz", 1},
+}
+
+func fromTelegrafNvidiaSMI(p *point.Point, res *FileResult, seen map[string]bool) point.Point {
+	q := point.New("gpu", p.Time)
+	for _, t := range p.Tags {
+		switch t.Key {
+		case "index":
+			q.AddTag("gpu", t.Value)
+		case "uuid", "host":
+			q.AddTag(t.Key, t.Value)
+		case "name":
+			q.AddTag("model", t.Value)
+		case "pstate":
+			if n, ok := parsePstate(t.Value); ok {
+				q.AddInt("pstate", n)
+			}
+		}
+	}
+	for _, f := range p.Fields {
+		m, ok := telegrafGPUFields[f.Key]
+		if !ok {
+			res.warnOnce(seen, "telegraf nvidia_smi field "+f.Key+" has no heatsink equivalent; not imported")
+			continue
+		}
+		if v, ok := point.Float(f.Value); ok {
+			addGPUField(&q, m.field, v*m.scale)
+		}
+	}
+	return q
+}
+
+// parsePstate reads "P0".."P15" (or a bare number).
+func parsePstate(s string) (int64, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "P")
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0 && n <= 32
+}

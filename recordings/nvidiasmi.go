@@ -1,0 +1,289 @@
+package recordings
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+)
+
+// gpuColumns maps nvidia-smi --query-gpu properties, by any of the names
+// nvidia-smi accepts or prints in its header, onto the gpu measurement.
+// scale converts the value to heatsink's unit.
+var gpuColumns = map[string]struct {
+	field string
+	scale float64
+}{
+	"temperature.gpu":                {"temp_c", 1},
+	"temperature.memory":             {"mem_temp_c", 1},
+	"power.draw":                     {"power_w", 1},
+	"power.draw.instant":             {"power_w", 1},
+	"power.limit":                    {"power_limit_w", 1},
+	"enforced.power.limit":           {"power_limit_w", 1},
+	"clocks.sm":                      {"sm_clock_mhz", 1},
+	"clocks.current.sm":              {"sm_clock_mhz", 1},
+	"clocks.mem":                     {"mem_clock_mhz", 1},
+	"clocks.current.memory":          {"mem_clock_mhz", 1},
+	"utilization.gpu":                {"util_pct", 1},
+	"utilization.memory":             {"mem_util_pct", 1},
+	"memory.used":                    {"mem_used_bytes", 1 << 20}, // MiB
+	"memory.total":                   {"mem_total_bytes", 1 << 20},
+	"pstate":                         {"pstate", 1},
+	"clocks_event_reasons.active":    {"clock_event_reasons", 1},
+	"clocks_throttle_reasons.active": {"clock_event_reasons", 1},
+}
+
+// Columns that become tags or the time.
+const (
+	colTime = iota + 1
+	colIndex
+	colUUID
+	colName
+)
+
+var idColumns = map[string]int{
+	"timestamp": colTime,
+	"index":     colIndex,
+	"uuid":      colUUID, "gpu_uuid": colUUID,
+	"name": colName, "gpu_name": colName,
+}
+
+// Clock event reason bits (NVML's nvmlClocksEventReason*), the same that
+// sensors/nvml decodes: HW slowdown, SW and HW thermal slowdown are
+// thermal; SW power cap and HW power brake are power.
+const (
+	thermalReasons = 0x8 | 0x20 | 0x40
+	powerReasons   = 0x4 | 0x80
+)
+
+// addGPUField adds a gpu field with the type sensors/nvml gives it.
+func addGPUField(p *point.Point, field string, v float64) {
+	switch field {
+	case "mem_used_bytes", "mem_total_bytes", "pstate", "clock_event_reasons":
+		p.AddInt(field, int64(math.Round(v)))
+	default:
+		p.AddFloat(field, v)
+	}
+}
+
+// nvidia-smi's timestamp format, in local time without a zone.
+var smiTimeLayouts = []string{"2006/01/02 15:04:05.000", "2006/01/02 15:04:05", time.RFC3339Nano, "2006-01-02 15:04:05.000", "2006-01-02 15:04:05"}
+
+type smiColumn struct {
+	name  string // as in the header, without the unit
+	id    int    // colTime...; 0 for a field
+	field string
+	scale float64
+}
+
+// readNvidiaSMI reads the CSV that `nvidia-smi --query-gpu=...
+// --format=csv[,noheader][,nounits] -l 1` writes. The header names the
+// columns; values may carry units ("70.12 W") or not; "[N/A]" and
+// "[Not Supported]" mean the GPU has no such reading, and leave the field
+// out. A header repeated mid-file (logs appended to) starts a new table.
+func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point) error) error {
+	loc := o.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	tr := tracker{r: res}
+	seen := map[string]bool{}
+	devices := map[string]bool{}
+	var cols []smiColumn
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		rec, err := csv.NewReader(strings.NewReader(text)).Read()
+		if err != nil {
+			res.bad(line, fmt.Errorf("not a CSV row: %w", errors.Unwrap(err)))
+			continue
+		}
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+		if isSMIHeader(rec) {
+			cols = smiHeader(rec, res, seen)
+			continue
+		}
+		if cols == nil {
+			return fmt.Errorf("%s:%d: no header row naming the columns (nvidia-smi --format=csv without noheader writes one)", res.Path, line)
+		}
+		if len(rec) != len(cols) {
+			res.bad(line, fmt.Errorf("%d fields, the header has %d", len(rec), len(cols)))
+			continue
+		}
+		p, ok := smiRow(rec, cols, res, line, loc)
+		if !ok {
+			continue
+		}
+		if o.Host != "" {
+			p.AddTag("host", o.Host)
+		}
+		if !res.storable(line, &p) {
+			continue
+		}
+		devices[describe(&p)] = true
+		tr.see(&p)
+		res.Points++
+		if err := fn(&p); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s after line %d: %w", res.Path, line, err)
+	}
+	if o.Host == "" {
+		res.Warnings = append(res.Warnings, "nvidia-smi logs do not name their host (give --host)")
+	}
+	res.Devices = sortedKeys(devices)
+	tr.finish()
+	return nil
+}
+
+// isSMIHeader reports whether a row names columns rather than holding values.
+func isSMIHeader(rec []string) bool {
+	for _, c := range rec {
+		name, _, _ := strings.Cut(strings.ToLower(c), " [")
+		if _, ok := gpuColumns[name]; ok || name == "timestamp" {
+			return true
+		}
+	}
+	return false
+}
+
+func smiHeader(rec []string, res *FileResult, seen map[string]bool) []smiColumn {
+	cols := make([]smiColumn, len(rec))
+	taken := map[string]bool{}
+	for i, c := range rec {
+		name, _, _ := strings.Cut(c, " [")
+		name = strings.ToLower(strings.TrimSpace(name))
+		cols[i].name = name
+		if id, ok := idColumns[name]; ok {
+			cols[i].id = id
+			continue
+		}
+		m, ok := gpuColumns[name]
+		if !ok {
+			res.warnOnce(seen, "nvidia-smi column "+name+" has no heatsink equivalent; not imported")
+			continue
+		}
+		if taken[m.field] {
+			res.warnOnce(seen, "nvidia-smi column "+name+" gives "+m.field+" a second time; the first column is used")
+			continue
+		}
+		taken[m.field] = true
+		cols[i].field, cols[i].scale = m.field, m.scale
+	}
+	return cols
+}
+
+// smiRow turns one row into a gpu point. A row without a readable time is
+// skipped; a value that cannot be read is reported and left out.
+func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time.Location) (point.Point, bool) {
+	var ts time.Time
+	var gpu, uuid, model string
+	for i, c := range cols {
+		switch c.id {
+		case colTime:
+			t, err := parseSMITime(rec[i], loc)
+			if err != nil {
+				res.bad(line, err)
+				return point.Point{}, false
+			}
+			ts = t
+		case colIndex:
+			gpu = rec[i]
+		case colUUID:
+			uuid = rec[i]
+		case colName:
+			model = rec[i]
+		}
+	}
+	if ts.IsZero() {
+		res.bad(line, errors.New("no timestamp column (add timestamp to --query-gpu)"))
+		return point.Point{}, false
+	}
+	p := point.New("gpu", ts)
+	p.AddTag("gpu", notAvailable(gpu)).AddTag("uuid", notAvailable(uuid)).AddTag("model", notAvailable(model))
+	for i, c := range cols {
+		if c.field == "" {
+			continue
+		}
+		v := rec[i]
+		if notAvailable(v) == "" {
+			continue
+		}
+		switch c.field {
+		case "pstate":
+			n, ok := parsePstate(v)
+			if !ok {
+				res.bad(line, fmt.Errorf("column %s: %q is not a performance state", c.name, v))
+				continue
+			}
+			p.AddInt("pstate", n)
+		case "clock_event_reasons":
+			n, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(v), "0x"), 16, 64)
+			if err != nil {
+				res.bad(line, fmt.Errorf("column %s: %q is not a hexadecimal bitmask", c.name, v))
+				continue
+			}
+			p.AddInt("clock_event_reasons", int64(n))
+			p.AddBool("throttle_thermal", n&thermalReasons != 0)
+			p.AddBool("throttle_power", n&powerReasons != 0)
+		default:
+			f, err := strconv.ParseFloat(stripUnit(v), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				res.bad(line, fmt.Errorf("column %s: %q is not a number", c.name, v))
+				continue
+			}
+			addGPUField(&p, c.field, f*c.scale)
+		}
+	}
+	if len(p.Fields) == 0 {
+		res.bad(line, errors.New("no readings in this row"))
+		return point.Point{}, false
+	}
+	return p, true
+}
+
+func parseSMITime(s string, loc *time.Location) (time.Time, error) {
+	for _, layout := range smiTimeLayouts {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			if t.Before(earliest) || t.After(latest) {
+				return time.Time{}, fmt.Errorf("timestamp %q is out of range", s)
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("timestamp %q is not nvidia-smi's YYYY/MM/DD HH:MM:SS.mmm", s)
+}
+
+// notAvailable returns "" for nvidia-smi's ways of saying there is no value.
+func notAvailable(s string) string {
+	switch strings.ToLower(strings.Trim(s, "[] ")) {
+	case "", "n/a", "not supported", "unknown error", "insufficient permissions", "no data", "requested functionality has been deprecated":
+		return ""
+	}
+	return s
+}
+
+// stripUnit removes a trailing unit: "70.12 W", "1980 MHz", "35 %", "1024 MiB".
+func stripUnit(s string) string {
+	if i := strings.IndexByte(s, ' '); i > 0 {
+		return s[:i]
+	}
+	return strings.TrimSuffix(s, "%")
+}
