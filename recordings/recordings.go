@@ -81,8 +81,8 @@ type FileResult struct {
 	Interval time.Duration
 	// Precision detected for line protocol.
 	Precision string
-	First    time.Time
-	Last     time.Time
+	First     time.Time
+	Last      time.Time
 
 	enc point.Encoder
 }
