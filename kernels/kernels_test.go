@@ -112,3 +112,24 @@ func TestParseDevice(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseDevice(f *testing.F) {
+	for _, s := range []string{"0", "cpu", "CPU", "-1", "", "99999999999999999999", "1e3", " 0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseDevice(s)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), "device=") {
+				t.Errorf("ParseDevice(%q) error %q does not name the parameter", s, err)
+			}
+		case n == -1:
+			if !strings.EqualFold(s, "cpu") {
+				t.Errorf("ParseDevice(%q) = cpu", s)
+			}
+		case n < 0:
+			t.Errorf("ParseDevice(%q) = %d", s, n)
+		}
+	})
+}

@@ -2,8 +2,9 @@
 # Regenerates the committed GPU code in kernels/gen from kernels/*.cu.
 # Needs nvcc (CUDA 12.x or 13.x; the committed files come from 13.0).
 #
-#   kernels/scripts/gen.sh            # rewrite kernels/gen
-#   kernels/scripts/gen.sh OUTDIR     # write elsewhere (bench/gpu.sh compares)
+#   kernels/scripts/gen.sh                  # rewrite kernels/gen from every .cu
+#   kernels/scripts/gen.sh OUTDIR [NAME...] # write elsewhere, or only some
+#                                           # (bench/gpu.sh compares)
 #
 # For each NAME.cu it writes NAME.ptx (compute_80: any Ampere or later GPU
 # JIT-compiles it), NAME.sm90.ptx (compute_90, the source of the Hopper code)
@@ -14,13 +15,25 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/gen}
 nvcc=${NVCC:-nvcc}
 mkdir -p "$out"
+shift || true
+names=("$@")
+if [ ${#names[@]} = 0 ]; then
+	for src in "$here"/*.cu; do names+=("$(basename "$src" .cu)"); done
+fi
 flags=(-O3 -std=c++17)
-for src in "$here"/*.cu; do
-	name=$(basename "$src" .cu)
-	"$nvcc" "${flags[@]}" -ptx -arch=compute_80 -o "$out/$name.ptx" "$src"
-	"$nvcc" "${flags[@]}" -ptx -arch=compute_90 -o "$out/$name.sm90.ptx" "$src"
-	"$nvcc" "${flags[@]}" -fatbin -Xptxas -v \
-		-gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90 \
-		-o "$out/$name.fatbin" "$src" 2>"$out/$name.resources"
+status=0
+for name in "${names[@]}"; do
+	src=$here/$name.cu
+	# One module failing to build does not stop the others.
+	if ! { "$nvcc" "${flags[@]}" -ptx -arch=compute_80 -o "$out/$name.ptx" "$src" &&
+		"$nvcc" "${flags[@]}" -ptx -arch=compute_90 -o "$out/$name.sm90.ptx" "$src" &&
+		"$nvcc" "${flags[@]}" -fatbin -Xptxas -v \
+			-gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90 \
+			-o "$out/$name.fatbin" "$src" 2>"$out/$name.resources"; }; then
+		echo "gen.sh: nvcc failed on $src" >&2
+		cat "$out/$name.resources" >&2 2>/dev/null
+		status=1
+	fi
 done
 "$nvcc" --version | tail -n 2 >"$out/NVCC_VERSION"
+exit $status
