@@ -70,8 +70,10 @@ func TestBadRulesAreRejectedWithFileAndLine(t *testing.T) {
 		{"bad tag regexp", "    - name: x\n      measurement: hwmon\n      field: temp_c\n      tags_regexp: {class: \"cpu(\"}\n      threshold: {op: \">\", value: 80}\n", "c.yaml:10:", "bad regular expression"},
 		{"blind spot without a clause", "    - name: x\n      measurement: gpu\n      field: temp_c\n      blind_spot:\n        reference: {measurement: tank, field: coolant_temp_c}\n", "c.yaml:10:",
 			"blind_spot needs rising_per_min"},
-		{"blind spot reference unknown", "    - name: x\n      measurement: gpu\n      field: temp_c\n      blind_spot:\n        reference: {measurement: tank, field: coolant_c}\n        difference: 40\n", "c.yaml:11:",
-			`no source writes field "coolant_c" in tank points`},
+		{"blind spot reference unknown", "    - name: x\n      measurement: gpu\n      field: temp_c\n      blind_spot:\n        reference: {measurement: tanks, field: coolant_temp_c}\n        difference: 40\n", "c.yaml:11:",
+			`no source writes measurement "tanks"`},
+		{"blind spot reference not a number", "    - name: x\n      measurement: gpu\n      field: temp_c\n      blind_spot:\n        reference: {measurement: tank, field: mode}\n        difference: 40\n", "c.yaml:11:",
+			`tank.mode is a string, not a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -486,16 +486,22 @@ func (s *series) fit(window time.Duration) (slope, last float64, ok bool) {
 	return slope, mv + slope*(ts[n-1]-mt), true
 }
 
-// outcome is one evaluation of a rule on a series.
+// outcome is one evaluation of a rule on a series. Its message is built
+// only when the state changes (describe), to keep the tick cheap.
 type outcome struct {
 	known     bool // false: a limit or enough samples are missing; keep the state
 	active    bool // the firing condition holds
 	cleared   bool // the clearing condition (past the hysteresis) holds
+	numeric   bool // value and threshold mean something
 	value     float64
 	threshold float64
-	numeric   bool // value and threshold mean something
-	detail    string
+	// For the message: a forecast's limit and slope (per minute); a blind
+	// spot's clause (rate or difference), rates and reference value.
+	limit, rate, refRate, refValue float64
+	byRate                         bool
 }
+
+const never = time.Duration(1<<63 - 1)
 
 func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 	switch rs.kind {
@@ -520,7 +526,6 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 			cp = thr + rs.margin
 		}
 		o.cleared = !rs.op.holds(s.num, cp)
-		o.detail = fmt.Sprintf("%s = %g %s %g%s", rs.sel.field, s.num, opString(rs.op, o.active), thr, source(rs.value))
 		return o
 	case condRate:
 		slope, _, ok := s.fit(rs.window)
@@ -532,10 +537,8 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 		if !rs.op.upward() {
 			cp = rs.perMin + rs.margin
 		}
-		o := outcome{known: true, value: r, threshold: rs.perMin, numeric: true,
+		return outcome{known: true, value: r, threshold: rs.perMin, numeric: true,
 			active: rs.op.holds(r, rs.perMin), cleared: !rs.op.holds(r, cp)}
-		o.detail = fmt.Sprintf("%s changes %+.3g/min over %v, %s %g/min", rs.sel.field, r, rs.window, opString(rs.op, o.active), rs.perMin)
-		return o
 	case condForecast:
 		e.cur = s
 		thr, ok := rs.value.eval(e.lookup)
@@ -547,30 +550,22 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 		if !ok {
 			return outcome{}
 		}
-		eta := time.Duration(1<<63 - 1)
+		eta := never
 		switch {
 		case rs.op.holds(s.num, thr):
 			eta = 0
 		case rs.op.upward() && slope > 0 || !rs.op.upward() && slope < 0:
 			eta = time.Duration(max(0, (thr-fitted)/slope) * float64(time.Second))
 		}
-		o := outcome{known: true, active: eta <= rs.within, cleared: eta > rs.clearWithin,
-			value: eta.Seconds(), threshold: rs.within.Seconds(), numeric: true}
-		if eta == 1<<63-1 {
-			o.detail = fmt.Sprintf("%s = %g is not heading for %g%s", rs.sel.field, s.num, thr, source(rs.value))
-		} else {
-			o.detail = fmt.Sprintf("%s = %g reaches %g%s in %.0fs at %+.3g/min", rs.sel.field, s.num, thr, source(rs.value), eta.Seconds(), slope*60)
-		}
-		return o
+		return outcome{known: true, active: eta <= rs.within, cleared: eta > rs.clearWithin,
+			value: eta.Seconds(), threshold: rs.within.Seconds(), numeric: true, limit: thr, rate: slope * 60}
 	case condIs:
 		want := 0.0
 		if *rs.Is {
 			want = 1
 		}
-		o := outcome{known: true, active: s.num == want, value: s.num, threshold: want, numeric: true}
-		o.cleared = !o.active
-		o.detail = fmt.Sprintf("%s is %v", rs.sel.field, s.num == 1)
-		return o
+		active := s.num == want
+		return outcome{known: true, active: active, cleared: !active, value: s.num, threshold: want, numeric: true}
 	case condEquals, condNotEquals:
 		want := ""
 		if rs.Equals != nil {
@@ -578,15 +573,11 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 		} else {
 			want = *rs.NotEquals
 		}
-		o := outcome{known: true, active: (s.str == want) == (rs.kind == condEquals)}
-		o.cleared = !o.active
-		o.detail = fmt.Sprintf("%s is %q", rs.sel.field, s.str)
-		return o
+		active := (s.str == want) == (rs.kind == condEquals)
+		return outcome{known: true, active: active, cleared: !active}
 	case condAnyBits:
 		set := s.bits & *rs.AnyBits
-		o := outcome{known: true, active: set != 0, cleared: set == 0, value: float64(set), threshold: float64(*rs.AnyBits), numeric: true}
-		o.detail = fmt.Sprintf("%s = %#x has bits %#x of %#x", rs.sel.field, s.bits, set, *rs.AnyBits)
-		return o
+		return outcome{known: true, active: set != 0, cleared: set == 0, value: float64(set), threshold: float64(*rs.AnyBits), numeric: true}
 	}
 	return outcome{}
 }
@@ -596,32 +587,60 @@ func (e *Engine) blindSpot(rs *ruleState, s *series) outcome {
 	if ref == nil || s.last.Sub(ref.last) > rs.window {
 		return outcome{}
 	}
-	o := outcome{numeric: true}
-	refName := ref.measurement + "." + rs.ref.field
+	o := outcome{numeric: true, refValue: ref.num}
 	var rateActive, diffActive bool
 	if rs.rising != nil {
 		cs, _, ok1 := s.fit(rs.window)
 		rsl, _, ok2 := ref.fit(rs.window)
 		if ok1 && ok2 {
-			o.known = true
-			c, r := cs*60, rsl*60
-			rateActive = c > *rs.rising && r < rs.still && r > -rs.still
-			o.value, o.threshold = c, *rs.rising
-			o.detail = fmt.Sprintf("%s rises %+.3g/min while %s moves %+.3g/min", rs.sel.field, c, refName, r)
+			o.known, o.byRate = true, true
+			o.rate, o.refRate = cs*60, rsl*60
+			rateActive = o.rate > *rs.rising && o.refRate < rs.still && o.refRate > -rs.still
+			o.value, o.threshold = o.rate, *rs.rising
 		}
 	}
 	if rs.difference != nil {
-		o.known = true
 		d := s.num - ref.num
 		diffActive = d > *rs.difference
-		if diffActive || !rateActive && o.detail == "" {
-			o.value, o.threshold = d, *rs.difference
-			o.detail = fmt.Sprintf("%s = %g runs %.3g above %s = %g", rs.sel.field, s.num, d, refName, ref.num)
+		if diffActive && !rateActive || !o.known {
+			o.value, o.threshold, o.byRate = d, *rs.difference, false
 		}
+		o.known = true
 	}
 	o.active = rateActive || diffActive
 	o.cleared = !o.active
 	return o
+}
+
+// describe says in words what an evaluation found, for the alert's message.
+func (e *Engine) describe(rs *ruleState, s *series, o outcome) string {
+	field := rs.sel.field
+	switch rs.kind {
+	case condThreshold:
+		return fmt.Sprintf("%s = %g %s %g%s", field, s.num, opString(rs.op, o.active), o.threshold, source(rs.value))
+	case condRate:
+		return fmt.Sprintf("%s changes %+.3g/min over %v, %s %g/min", field, o.value, rs.window, opString(rs.op, o.active), rs.perMin)
+	case condForecast:
+		if o.value > never.Seconds()/2 {
+			return fmt.Sprintf("%s = %g is not heading for %g%s", field, s.num, o.limit, source(rs.value))
+		}
+		return fmt.Sprintf("%s = %g reaches %g%s in %.0fs at %+.3g/min", field, s.num, o.limit, source(rs.value), o.value, o.rate)
+	case condIs:
+		return fmt.Sprintf("%s is %v", field, s.num == 1)
+	case condEquals, condNotEquals:
+		return fmt.Sprintf("%s is %q", field, s.str)
+	case condAnyBits:
+		return fmt.Sprintf("%s = %#x has bits %#x of %#x", field, s.bits, s.bits&*rs.AnyBits, *rs.AnyBits)
+	case condSilent:
+		return fmt.Sprintf("no %s point for %.1fs", s.measurement, o.value)
+	case condBlindSpot:
+		ref := rs.ref.measurement + "." + rs.ref.field
+		if o.byRate {
+			return fmt.Sprintf("%s rises %+.3g/min while %s moves %+.3g/min", field, o.rate, ref, o.refRate)
+		}
+		return fmt.Sprintf("%s = %g runs %.3g above %s = %g", field, s.num, o.value, ref, o.refValue)
+	}
+	return ""
 }
 
 func (e *Engine) missingLimit(rs *ruleState, s *series) {
@@ -701,7 +720,7 @@ type alert struct {
 
 func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state string) {
 	s.value, s.threshold, s.hasValue = o.value, o.threshold, o.numeric
-	msg := o.detail
+	msg := e.describe(rs, s, o)
 	if rs.Summary != "" {
 		msg = rs.Summary + ": " + msg
 	}

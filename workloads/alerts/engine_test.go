@@ -320,9 +320,9 @@ alerts:
         still_per_min: 1
         difference: 45`
 	tests := []struct {
-		name        string
+		name         string
 		gpu, coolant func(i int) float64
-		want        []string
+		want         []string
 	}{
 		{
 			name:    "GPU rises fast while the coolant stays put",

@@ -43,12 +43,14 @@ var measurements = map[string]schema{
 		"mem_used_bytes", "mem_total_bytes", "pstate", "sm_clock_mhz", "mem_clock_mhz",
 		"clock_event_reasons", "slowdown_c", "shutdown_c", "gpu_max_c", "mem_max_c"),
 		boolean, "throttle_thermal", "throttle_power")},
-	"pdu": {tags: []string{"pdu", "phase", "bank", "outlet"}, sensor: true, fields: with(nums(
+	// PDUs and generic tanks also write the fields their configuration maps
+	// (generic OIDs, http-json paths), so those names cannot be checked here.
+	"pdu": {tags: []string{"pdu", "phase", "bank", "outlet"}, sensor: true, openFields: true, fields: with(nums(
 		"current_a", "power_w", "energy_j"), boolean, "power_derived")},
-	"tank": {tags: []string{"tank", "vendor"}, sensor: true, fields: with(with(nums(
+	"tank": {tags: []string{"tank", "vendor"}, sensor: true, openFields: true, fields: with(with(nums(
 		"coolant_temp_c", "setpoint_c", "consumption_w", "dissipation_kw", "dissipation_c",
 		"dissipation_w", "mpue", "pump1_rpm", "pump2_rpm", "coolant_in_c", "coolant_out_c",
-		"coolant_flow_lpm", "water_in_c", "water_out_c", "water_flow_lpm", "water_flow_m3h",
+		"coolant_flow_lpm", "water_in_c", "water_out_c", "water_flow_lpm",
 		"alarm_c", "controller_cpu0_c", "controller_cpu1_c", "errors", "warnings"),
 		boolean, "pump1_on", "pump2_on", "demo", "factory", "test", "maintenance"),
 		text, "mode", "errors_text", "warnings_text")},
