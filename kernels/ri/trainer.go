@@ -248,7 +248,7 @@ func (s Stats) Metrics() map[string]float64 {
 	}
 	rate("index_vectors_per_s", float64(s.Vocab), s.Index)
 	rate("term_vectors_tokens_per_s", float64(s.Tokens), s.TermVectors)
-	rate("term_vectors_updates_per_s", float64(s.Pairs), s.TermVectors)
+	rate("term_vectors_pairs_per_s", float64(s.Pairs), s.TermVectors)
 	if s.RetrainPasses > 0 {
 		m["retrain_s"] = s.Retrain.Seconds()
 		rate("retrain_tokens_per_s", float64(s.Tokens)*float64(s.RetrainPasses), s.Retrain)

@@ -1,0 +1,104 @@
+package ri
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+func values(t *testing.T, set map[string]string) workloads.Values {
+	t.Helper()
+	v, err := workloads.ParseValues(Workload{}.Params(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The defaults are the benchmark configuration and valid.
+func TestWorkloadDefaults(t *testing.T) {
+	cfg, err := ConfigFromValues(values(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != DefaultConfig() {
+		t.Errorf("defaults %+v, want %+v", cfg, DefaultConfig())
+	}
+}
+
+func TestWorkloadIterateOnCPU(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(path, []byte(smallText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []map[string]string{
+		{"corpus": path, "device": "cpu", "dim": "256", "retrain": "2", "permute": "true", "threads": "2"},
+		{"corpus": "zipf:tokens=20k,vocab=2k", "device": "cpu", "dim": "300", "contexts": "document", "slice": "50"},
+		{"corpus": "zipf:tokens=5k,doc=10", "device": "cpu", "dim": "64", "nonzeros": "4", "retrain": "0", "normalise": "false"},
+	} {
+		job, err := Workload{}.Start(context.Background(), values(t, set))
+		if err != nil {
+			t.Fatalf("%v: %v", set, err)
+		}
+		for it := 0; it < 2; it++ {
+			res, err := job.Iterate(context.Background())
+			if err != nil {
+				t.Fatalf("%v iteration %d: %v", set, it, err)
+			}
+			m := res.Metrics
+			if res.WorkUnit != "tokens" || res.Work <= 0 || m["term_vectors_tokens_per_s"] <= 0 || m["tokens"] <= 0 {
+				t.Errorf("%v: result %+v", set, res)
+			}
+			_, hasRetrain := m["retrain_tokens_per_s"]
+			if want := set["retrain"] != "0"; hasRetrain != want {
+				t.Errorf("%v: retrain metrics present %v, want %v", set, hasRetrain, want)
+			}
+		}
+		if err := job.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWorkloadStartErrors(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"corpus": "/nonexistent/kjv.txt", "device": "cpu"}, "/nonexistent/kjv.txt"},
+		{map[string]string{"corpus": "zipf:tokens=0", "device": "cpu"}, "tokens=0"},
+		{map[string]string{"corpus": "", "device": "cpu"}, "corpus is empty"},
+		{map[string]string{"device": "gpu0"}, "device="},
+		{map[string]string{"dim": "16", "nonzeros": "9", "device": "cpu"}, "nonzeros"},
+	} {
+		_, err := Workload{}.Start(context.Background(), values(t, tc.set))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.set, err, tc.want)
+		}
+	}
+}
+
+// Train returns the vectors Run computed, one per vocabulary term.
+func TestTrain(t *testing.T) {
+	v := values(t, map[string]string{"corpus": "zipf:tokens=3k,vocab=100", "device": "cpu", "dim": "32", "nonzeros": "2"})
+	vecs, st, err := Train(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs.Terms) != st.Vocab || vecs.Dim != 32 || len(vecs.Data) != st.Vocab*32 {
+		t.Fatalf("%d terms, dim %d, %d values; stats %+v", len(vecs.Terms), vecs.Dim, len(vecs.Data), st)
+	}
+	row, _ := vecs.Row(vecs.Terms[0])
+	var n float64
+	for _, x := range row {
+		n += float64(x) * float64(x)
+	}
+	if n < 0.999 || n > 1.001 {
+		t.Errorf("normalised vector has squared length %g", n)
+	}
+}
