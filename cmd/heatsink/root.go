@@ -39,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		newTankSimCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newRICmd(),
 	)
 	return root
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/ri"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,7 @@ func builtinWorkloads() []workloads.Workload {
 		workloads.CPUStream{},
 		kernels.Stream{},
 		kernels.DGEMM{},
+		ri.Workload{},
 	}
 }
 
