@@ -92,7 +92,9 @@ type holder struct {
 type ruleState struct {
 	*rule
 	series    map[uint64]*series
+	list      []*series // the same, in order of appearance, to iterate cheaply
 	refs      map[uint64]*series
+	refList   []*series
 	latestRef *series
 	touched   []*series
 	firing    int
@@ -260,7 +262,7 @@ func (e *Engine) Write(points []point.Point) error {
 			}
 			rs.touched = rs.touched[:0]
 		case condSilent:
-			for _, s := range rs.series {
+			for _, s := range rs.list {
 				if !s.matched || !s.has {
 					continue
 				}
@@ -312,22 +314,15 @@ func (e *Engine) Close() error {
 // hash identifies a point's series without building its key: tags are
 // combined order-independently, as the series key sorts them.
 func (e *Engine) hash(p *point.Point) uint64 {
-	var h maphash.Hash
-	h.SetSeed(e.seed)
 	var sum uint64
 	for _, t := range p.Tags {
-		h.Reset()
-		h.WriteString(t.Key)
-		h.WriteByte(0)
-		h.WriteString(t.Value)
-		sum += h.Sum64()
+		x := maphash.String(e.seed, t.Key)*0x9E3779B97F4A7C15 + maphash.String(e.seed, t.Value)
+		sum += x ^ x>>29
 	}
-	h.Reset()
-	h.WriteString(p.Measurement)
-	return h.Sum64()*0x9E3779B97F4A7C15 ^ sum
+	return maphash.String(e.seed, p.Measurement)*0xBF58476D1CE4E5B9 ^ sum
 }
 
-func (e *Engine) seriesOf(m map[uint64]*series, sel *matcher, p *point.Point, h uint64, nvars int) *series {
+func (e *Engine) seriesOf(m map[uint64]*series, list *[]*series, sel *matcher, p *point.Point, h uint64, nvars int) *series {
 	s := m[h]
 	if s == nil {
 		s = &series{
@@ -339,6 +334,7 @@ func (e *Engine) seriesOf(m map[uint64]*series, sel *matcher, p *point.Point, h 
 			limitOK:     make([]bool, nvars),
 		}
 		m[h] = s
+		*list = append(*list, s)
 	}
 	return s
 }
@@ -358,7 +354,7 @@ func (m *matcher) matches(p *point.Point) bool {
 }
 
 func (e *Engine) ingest(rs *ruleState, p *point.Point, h uint64) {
-	s := e.seriesOf(rs.series, &rs.sel, p, h, len(rs.vars))
+	s := e.seriesOf(rs.series, &rs.list, &rs.sel, p, h, len(rs.vars))
 	if !s.matched {
 		return
 	}
@@ -423,7 +419,7 @@ func (e *Engine) ingest(rs *ruleState, p *point.Point, h uint64) {
 }
 
 func (e *Engine) ingestRef(rs *ruleState, p *point.Point, h uint64) {
-	s := e.seriesOf(rs.refs, &rs.ref, p, h, 0)
+	s := e.seriesOf(rs.refs, &rs.refList, &rs.ref, p, h, 0)
 	if !s.matched {
 		return
 	}
@@ -781,7 +777,7 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 
 // repeat resends firing alerts to webhooks that want reminders.
 func (e *Engine) repeat(rs *ruleState, now time.Time) {
-	for _, s := range rs.series {
+	for _, s := range rs.list {
 		if s.state != stateFiring {
 			continue
 		}

@@ -86,6 +86,17 @@ func (r *recorder) event(ev rundir.Event) {
 	r.events = append(r.events, ev)
 }
 
+// kinds returns the kinds of the events recorded so far.
+func (r *recorder) kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, ev := range r.events {
+		out = append(out, ev.Kind)
+	}
+	return out
+}
+
 // transitions renders the alert points as "SECONDS STATE RULE DEVICE".
 func (r *recorder) transitions() []string {
 	r.mu.Lock()

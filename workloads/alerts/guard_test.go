@@ -198,11 +198,9 @@ alerts:
 	if got := job.done(); !slices.Equal(got, []string{"pause", "resume"}) {
 		t.Errorf("job actions %q", got)
 	}
-	var kinds []string
-	for _, ev := range rec.events {
-		kinds = append(kinds, ev.Kind)
-	}
-	if want := []string{"alert_fired", "guard_pause", "alert_cleared", "guard_resume"}; !slices.Equal(kinds, want) {
+	// The event follows the signal: wait for it rather than race it.
+	waitFor(t, "the resume event", func() bool { return len(rec.kinds()) >= 4 })
+	if kinds, want := rec.kinds(), []string{"alert_fired", "guard_pause", "alert_cleared", "guard_resume"}; !slices.Equal(kinds, want) {
 		t.Errorf("events %q, want %q", kinds, want)
 	}
 }
