@@ -264,3 +264,47 @@ func sortedKeys(m map[string]bool) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Preflight checks, before anything is written, that every file can be
+// opened, that its format is known, and that what its format needs from
+// the options is there (a start time for LibSensorsTools).
+func Preflight(paths []string, o Options) error {
+	var errs []error
+	for _, path := range paths {
+		format, err := DetectFile(path, o.Format)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if format == LibSensorsTools && o.Start.IsZero() {
+			errs = append(errs, fmt.Errorf("%s: LibSensorsTools timestamps count seconds from the tool's start, which the file does not record: give --start (the wall-clock time the tool started)", path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DetectFile returns the format of the file at path; a non-empty force is
+// checked and returned.
+func DetectFile(path string, force Format) (Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read recording: %w", err)
+	}
+	defer f.Close()
+	if force != "" {
+		if !slices.Contains(Formats, force) {
+			return "", fmt.Errorf("unknown format %q (want one of %s)", force, formatList())
+		}
+		return force, nil
+	}
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	format, err := Detect(head[:n])
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return format, nil
+}

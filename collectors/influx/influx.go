@@ -125,16 +125,9 @@ func New(o Options) (*Sink, error) {
 	if err := cfg.Token.Resolve(); err != nil {
 		return nil, fmt.Errorf("influx token: %w", err)
 	}
-	tlsCfg, err := cfg.TLS.tlsConfig()
+	client, err := newClient(cfg)
 	if err != nil {
 		return nil, err
-	}
-	copts := influxdb2.DefaultOptions().
-		SetHTTPRequestTimeout(uint(max(1, math.Ceil(cfg.Timeout.Seconds())))).
-		SetUseGZip(cfg.Gzip).
-		SetLogLevel(0)
-	if tlsCfg != nil {
-		copts.SetTLSConfig(tlsCfg)
 	}
 	sp, err := spool.Open(cfg.SpoolDir, spool.Options{
 		MaxBytes:     cfg.SpoolMaxBytes,
@@ -143,9 +136,9 @@ func New(o Options) (*Sink, error) {
 		Logger:       o.Logger.With("sink", "influx"),
 	})
 	if err != nil {
+		client.Close()
 		return nil, fmt.Errorf("influx: %w", err)
 	}
-	client := influxdb2.NewClientWithOptions(strings.TrimRight(cfg.URL, "/"), cfg.Token.Reveal(), copts)
 	s := &Sink{
 		cfg:      cfg,
 		opts:     o,
@@ -163,6 +156,22 @@ func New(o Options) (*Sink, error) {
 	go s.ship()
 	go s.reportEvery(o.MetricsEvery)
 	return s, nil
+}
+
+// newClient makes a client for cfg (defaults applied, token resolved).
+func newClient(cfg Config) (influxdb2.Client, error) {
+	tlsCfg, err := cfg.TLS.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	copts := influxdb2.DefaultOptions().
+		SetHTTPRequestTimeout(uint(max(1, math.Ceil(cfg.Timeout.Seconds())))).
+		SetUseGZip(cfg.Gzip).
+		SetLogLevel(0)
+	if tlsCfg != nil {
+		copts.SetTLSConfig(tlsCfg)
+	}
+	return influxdb2.NewClientWithOptions(strings.TrimRight(cfg.URL, "/"), cfg.Token.Reveal(), copts), nil
 }
 
 // SetMetrics sets where the sink reports itself every MetricsEvery: an
