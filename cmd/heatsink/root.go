@@ -32,6 +32,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newSensorsCmd(),
 		newCollectCmd(),
+		newImportCmd(),
+		newExportCmd(),
 		newRunCmd(),
 		newWorkloadsCmd(),
 		newAlertsCmd(),
