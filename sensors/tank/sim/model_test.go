@@ -53,7 +53,9 @@ func TestEnergyBalance(t *testing.T) {
 	if math.Abs(stored) < 1e6 {
 		t.Fatalf("scenario too tame: stored only %.3g J", stored)
 	}
-	if rel := math.Abs((in-out)-stored) / math.Abs(stored); rel > 0.01 {
+	rel := math.Abs((in-out)-stored) / math.Abs(stored)
+	t.Logf("heat in %.6g J - out %.6g J vs m·c·ΔT %.6g J: %.2g%% apart", in, out, stored, 100*rel)
+	if rel > 0.01 {
 		t.Errorf("heat in %.6g J - out %.6g J = %.6g J, but m·c·ΔT = %.6g J (%.3g%% off)", in, out, in-out, stored, 100*rel)
 	}
 	// Every term took part.
