@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ import (
 // Job is what the guard acts on: the job `heatsink run` started, as a whole
 // process group. Stop must also end a paused job (the runner sends SIGCONT
 // after SIGTERM), since a stop rule may fire while a pause rule holds it.
+// Pause and Resume are called on the tick with the engine's lock held: they
+// must return at once and must not call back into the Engine. Stop is
+// called in the background and may wait out a grace period.
 type Job interface {
 	Pause() error
 	Resume() error
@@ -553,8 +557,12 @@ func (e *Engine) evaluate(rs *ruleState, s *series) outcome {
 		case rs.op.upward() && slope > 0 || !rs.op.upward() && slope < 0:
 			eta = time.Duration(max(0, (thr-fitted)/slope) * float64(time.Second))
 		}
-		return outcome{known: true, active: eta <= rs.within, cleared: eta > rs.clearWithin,
+		o := outcome{known: true, active: eta <= rs.within, cleared: eta > rs.clearWithin,
 			value: eta.Seconds(), threshold: rs.within.Seconds(), numeric: true, limit: thr, rate: slope * 60}
+		if eta == never {
+			o.value = math.Inf(1) // not heading there: the alert point leaves value out
+		}
+		return o
 	case condIs:
 		want := 0.0
 		if *rs.Is {
@@ -617,7 +625,7 @@ func (e *Engine) describe(rs *ruleState, s *series, o outcome) string {
 	case condRate:
 		return fmt.Sprintf("%s changes %+.3g/min over %v, %s %g/min", field, o.value, rs.window, opString(rs.op, o.active), rs.perMin)
 	case condForecast:
-		if o.value > never.Seconds()/2 {
+		if math.IsInf(o.value, 1) {
 			return fmt.Sprintf("%s = %g is not heading for %g%s", field, s.num, o.limit, source(rs.value))
 		}
 		return fmt.Sprintf("%s = %g reaches %g%s in %.0fs at %+.3g/min", field, s.num, o.limit, source(rs.value), o.value, o.rate)

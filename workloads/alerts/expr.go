@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // expr is a compiled threshold expression: numbers, field names, + - * and
@@ -162,9 +163,10 @@ func (p *exprParser) next() {
 		p.pos++
 		p.tok = tokOp
 	default:
-		// One rune, whole, so the message shows it as typed.
-		r := []rune(p.src[p.pos:])[0]
-		p.pos += len(string(r))
+		// One rune, whole, so the message shows it as typed (a byte of
+		// invalid UTF-8 counts as one).
+		_, size := utf8.DecodeRuneInString(p.src[p.pos:])
+		p.pos += size
 		p.tok = tokBad
 	}
 	p.text = p.src[p.start:p.pos]

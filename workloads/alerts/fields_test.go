@@ -1,66 +1,56 @@
 package alerts
 
 import (
-	"os"
-	"regexp"
+	"maps"
 	"slices"
-	"strings"
 	"testing"
 )
 
-// TestSchemaMatchesDataModel keeps the measurements rules may name in step
-// with docs/data-model.md, the contract every source writes to.
-func TestSchemaMatchesDataModel(t *testing.T) {
-	b, err := os.ReadFile("../../docs/data-model.md")
-	if err != nil {
-		t.Fatal(err)
+// TestDataModelIsReadAsTheContract checks that the table of
+// docs/data-model.md parses into the names rules use, and that the kinds
+// and sets this package adds name only what the document has.
+func TestDataModelIsReadAsTheContract(t *testing.T) {
+	want := map[string][]string{
+		"gpu":   {"temp_c", "mem_temp_c", "slowdown_c", "mem_max_c", "clock_event_reasons", "throttle_thermal"},
+		"nvme":  {"temp_c", "warn_c", "crit_c"},
+		"tank":  {"coolant_temp_c", "setpoint_c", "alarm_c", "mode", "demo"},
+		"hwmon": {"temp_c", "max_c", "crit_c", "fan_rpm", "power_w"},
+		"alert": {"state", "value", "threshold", "message"},
 	}
-	ticked := regexp.MustCompile("`([a-z][a-z0-9_]*)`")
-	names := func(cell string) []string {
-		var out []string
-		for _, m := range ticked.FindAllStringSubmatch(cell, -1) {
-			out = append(out, m[1])
-		}
-		return out
-	}
-	// Words in backticks in a fields cell that are values, not fields.
-	values := map[string][]string{"alert": {"firing", "cleared"}}
-	doc := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
-			continue
-		}
-		m := names(cells[1])[0]
-		doc[m] = true
-		sch, ok := measurements[m]
+	for m, fields := range want {
+		s, ok := measurements[m]
 		if !ok {
-			t.Errorf("docs/data-model.md has measurement %s; add it to measurements in fields.go", m)
-			continue
-		}
-		tags, fields := names(cells[2]), names(cells[3])
-		for _, tag := range sch.tags {
-			if !slices.Contains(tags, tag) {
-				t.Errorf("%s: fields.go has tag %s, docs/data-model.md does not", m, tag)
-			}
-		}
-		for f := range sch.fields {
-			if !slices.Contains(fields, f) {
-				t.Errorf("%s: fields.go has field %s, docs/data-model.md does not", m, f)
-			}
-		}
-		if sch.openFields {
+			t.Errorf("measurement %s not read from docs/data-model.md", m)
 			continue
 		}
 		for _, f := range fields {
-			if _, ok := sch.fields[f]; !ok && !slices.Contains(values[m], f) {
-				t.Errorf("%s: docs/data-model.md has field %s; add it to fields.go", m, f)
+			if _, ok := s.fields[f]; !ok {
+				t.Errorf("%s.%s not read from docs/data-model.md (got %v)", m, f, slices.Sorted(maps.Keys(s.fields)))
 			}
 		}
 	}
-	for m := range measurements {
-		if !doc[m] {
-			t.Errorf("fields.go has measurement %s, docs/data-model.md does not", m)
+	// Values in the prose are not names.
+	if _, ok := measurements["alert"].fields["firing"]; ok {
+		t.Error("alert's value firing read as a field")
+	}
+	if _, ok := measurements["nvme"].fields["_max"]; ok || len(measurements["nvme"].fields) != 3 {
+		t.Errorf("nvme fields %v", slices.Sorted(maps.Keys(measurements["nvme"].fields)))
+	}
+	if got := slices.Sorted(maps.Keys(measurements["hwmon"].tags)); !slices.Equal(got, []string{"chip", "chip_name", "class", "label", "sensor"}) {
+		t.Errorf("hwmon tags %v", got)
+	}
+	for _, list := range []map[string][]string{booleanFields, textFields} {
+		for m, fs := range list {
+			for _, f := range fs {
+				if _, ok := measurements[m].fields[f]; !ok {
+					t.Errorf("fields.go gives %s.%s a kind; docs/data-model.md has no such field", m, f)
+				}
+			}
+		}
+	}
+	for _, m := range slices.Concat(openFieldSets, openTagSets, sensors) {
+		if _, ok := measurements[m]; !ok {
+			t.Errorf("fields.go names measurement %s; docs/data-model.md has none", m)
 		}
 	}
 }
