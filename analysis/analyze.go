@@ -749,6 +749,10 @@ func (a *analyzer) slowdown() {
 		rep.NotComputed["slowdown"] = "run.json lists no workload iterations"
 		return
 	}
+	if len(rep.Components) == 0 {
+		rep.NotComputed["slowdown"] = "no temperature to regress the runtimes on"
+		return
+	}
 	var its []struct{ from, to, rt float64 }
 	for _, it := range w.Iterations {
 		if it.ExitStatus != 0 || it.RuntimeS <= 0 || !it.End.After(it.Start) {
