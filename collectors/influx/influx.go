@@ -667,7 +667,7 @@ func (s *Sink) report() {
 	case newDrops > 0:
 		s.alerting = true
 		a := point.New("alert", now)
-		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical")
+		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
 		a.AddString("state", "firing")
 		a.AddFloat("value", float64(st.Spool.UnsentBytes))
 		a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))
@@ -677,7 +677,7 @@ func (s *Sink) report() {
 	case s.alerting:
 		s.alerting = false
 		a := point.New("alert", now)
-		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical")
+		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
 		a.AddString("state", "cleared")
 		a.AddFloat("value", float64(st.Spool.UnsentBytes))
 		a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))

@@ -108,6 +108,9 @@ func Launch(dir string, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("influxtest: %w", err)
+	}
 	httpPort, err := freePort()
 	if err != nil {
 		return nil, err
