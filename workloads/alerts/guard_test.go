@@ -2,6 +2,7 @@ package alerts_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,19 +228,22 @@ alerts:
 func TestAJobAttachedWhileAPauseRuleFiresIsPausedAtOnce(t *testing.T) {
 	src := &gpuSource{}
 	src.set(88)
-	var eng *alerts.Engine
 	rec := &recorder{}
+	var log syncBuffer
 	eng, err := alerts.NewEngine(parseRules(t, `
 alerts:
   rules:
     - {name: gpu_hot, measurement: gpu, field: temp_c, threshold: {op: ">=", value: 85}, actions: [pause]}`),
-		alerts.Options{OnEvent: rec.event, Logger: quietLogger()})
+		alerts.Options{OnEvent: rec.event, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
 	p, _ := src.Sample(context.Background(), time.Now(), nil)
 	eng.Write(p) // fires with no job: not applicable, logged
+	if !strings.Contains(log.String(), "no job is attached: not applicable") {
+		t.Errorf("log:\n%s", log.String())
+	}
 	cmd, _ := startGroup(t)
 	job := &groupJob{pgid: cmd.Process.Pid}
 	eng.SetJob(job)
@@ -251,4 +255,22 @@ alerts:
 	if got := job.done(); !slices.Equal(got, []string{"pause", "resume"}) {
 		t.Errorf("job actions %q", got)
 	}
+}
+
+// syncBuffer is a log destination safe for the engine's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
