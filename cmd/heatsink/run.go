@@ -14,7 +14,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/workloads"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"github.com/spf13/cobra"
 )
 
@@ -58,8 +57,11 @@ sink. heatsink exits with the job's exit status.`,
 			if cmd.Flags().Changed("grace") {
 				cfg.Runner.Grace = grace
 			}
-			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" {
-				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, or a sink in the config")
+			if err := applyInfluxFlags(cmd, cfg); err != nil {
+				return err
+			}
+			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !cfg.Sinks.Influx.Enabled() {
+				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
 			}
 			// Everything that can be wrong with the job is found now, before
 			// the run directory exists and before the baseline.
@@ -91,25 +93,21 @@ sink. heatsink exits with the job's exit status.`,
 				return err
 			}
 			defer r.Close()
+			// The alert engine's guard acts on the job through the runner,
+			// which records its firings and actions with the phase they fell in.
 			var c *collection
-			sinks := []collectors.Sink{r.Latest()}
-			if len(cfg.Alerts.Rules) > 0 {
-				engine, err := alerts.NewEngine(cfg.Alerts, alerts.Options{
-					Emit:     func(ps ...point.Point) { c.collector.Emit(ps...) },
-					OnEvent:  r.Event,
-					Interval: cfg.Interval,
-				})
-				if err != nil {
-					return err
-				}
-				engine.SetJob(r)
-				sinks = append(sinks, engine)
+			extra, engine, err := alertSinks(cfg, func(ps ...point.Point) { c.collector.Emit(ps...) }, r.Event)
+			if err != nil {
+				return err
 			}
+			if engine != nil {
+				engine.SetJob(r)
+			}
+			sinks := append([]collectors.Sink{r.Latest()}, extra...)
 			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: sinks})
 			if err != nil {
 				return err
 			}
-			c.describeSources(ctx)
 
 			var signo atomic.Int32
 			go func() {
@@ -167,6 +165,7 @@ sink. heatsink exits with the job's exit status.`,
 	f.Duration("interval", time.Second, "sampling interval")
 	f.Duration("deadline", 0, "per-source deadline (default half the interval)")
 	addRootFlags(cmd)
+	addInfluxFlags(cmd)
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,7 +109,13 @@ func paramRange(p workloads.ParamSpec) string {
 		case p.Type == workloads.Duration:
 			return time.Duration(*v * float64(time.Second)).String()
 		}
-		return fmt.Sprint(*v)
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	switch {
+	case p.Max == nil:
+		return ">= " + f(p.Min)
+	case p.Min == nil:
+		return "<= " + f(p.Max)
 	}
 	return "[" + f(p.Min) + ", " + f(p.Max) + "]"
 }
