@@ -74,15 +74,16 @@ type Stats struct {
 }
 
 type sourceState struct {
-	src        Source
-	busy       bool // a sample is in flight (possibly past its deadline)
-	discovered bool
-	failures   int // consecutive
-	retryAt    time.Time
-	lastErr    string
-	errors     uint64
-	timeouts   uint64
-	buf        []point.Point
+	src         Source
+	busy        bool // a sample is in flight (possibly past its deadline)
+	discovered  bool
+	failures    int // consecutive
+	retryAt     time.Time
+	lastErr     string
+	unsupported bool
+	errors      uint64
+	timeouts    uint64
+	buf         []point.Point
 
 	// Of the current tick:
 	launched bool
@@ -95,6 +96,8 @@ type result struct {
 	points  []point.Point
 	err     error
 	latency time.Duration
+	// discovered is set when this sample ran a successful Discover.
+	discovered bool
 }
 
 // New returns a collector of the given sources and sinks.
@@ -255,7 +258,7 @@ func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stam
 			r.err = fmt.Errorf("discover: %w", err)
 			return
 		}
-		s.discovered = true
+		r.discovered = true // recorded by settle, on the tick goroutine
 	}
 	r.points, r.err = s.src.Sample(ctx, stamp, s.buf[:0])
 }
@@ -265,6 +268,9 @@ func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stam
 // backoff; partial results keep it going.
 func (c *Collector) settle(r result, now time.Time, onTime bool) {
 	s := r.s
+	if r.discovered {
+		s.discovered = true
+	}
 	if onTime && r.points != nil {
 		s.buf = r.points
 	}
@@ -272,7 +278,7 @@ func (c *Collector) settle(r result, now time.Time, onTime bool) {
 		if s.failures > 0 {
 			c.opts.Logger.Info("source recovered", "source", s.src.Name(), "after_failures", s.failures)
 		}
-		s.failures, s.lastErr = 0, ""
+		s.failures, s.lastErr, s.unsupported = 0, "", false
 		return
 	}
 	c.noteError(s, r.err)
@@ -294,8 +300,37 @@ func (c *Collector) noteError(s *sourceState, err error) {
 	s.errors++
 	if msg := err.Error(); msg != s.lastErr {
 		s.lastErr = msg
+		s.unsupported = errors.Is(err, errors.ErrUnsupported)
+		if s.unsupported {
+			// Absent hardware is the normal case on most machines, not a fault.
+			c.opts.Logger.Info("source unavailable", "source", s.src.Name(), "reason", msg)
+			return
+		}
 		c.opts.Logger.Warn("source error", "source", s.src.Name(), "err", msg)
 	}
+}
+
+// SourceStatus is the state of one source, for run.json and status output.
+type SourceStatus struct {
+	Name string
+	// OK is true when the last sample succeeded.
+	OK bool
+	// Unavailable is true when the hardware or its library is absent.
+	Unavailable bool
+	// LastError is the most recent error, "" when OK.
+	LastError string
+	Errors    uint64
+	Timeouts  uint64
+}
+
+// SourceStatus reports each source's state. Call it after Run returns.
+func (c *Collector) SourceStatus() []SourceStatus {
+	out := make([]SourceStatus, 0, len(c.sources))
+	for _, s := range c.sources {
+		out = append(out, SourceStatus{Name: s.src.Name(), OK: s.lastErr == "" && s.discovered,
+			Unavailable: s.unsupported, LastError: s.lastErr, Errors: s.errors, Timeouts: s.timeouts})
+	}
+	return out
 }
 
 func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) point.Point {

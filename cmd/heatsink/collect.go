@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -41,10 +40,11 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx := sigCtx
+			// --duration counts ticks, so 10s at 1 Hz is 10 samples however
+			// long start-up took.
+			ticks := 0
 			if duration > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(sigCtx, duration)
-				defer cancel()
+				ticks = max(1, int((duration+cfg.Interval-1)/cfg.Interval))
 			}
 			// Alert rules are evaluated here too, so a node agent alerts without a job.
 			var c *collection
@@ -56,11 +56,10 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			if err != nil {
 				return err
 			}
-			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: extra})
+			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: extra, ticks: ticks})
 			if err != nil {
 				return err
 			}
-			c.describeSources(ctx)
 			runErr := c.collector.Run(ctx)
 			status := "complete"
 			if sigCtx.Err() != nil {

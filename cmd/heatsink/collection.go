@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,14 +114,17 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 	return c, nil
 }
 
-// describeSources records what each source found, for run.json.
-func (c *collection) describeSources(ctx context.Context) {
+// describeSources records what each source found, for run.json. It runs at
+// finish, when every source has been through discovery.
+func (c *collection) describeSources() {
 	if c.meta == nil {
 		return
 	}
-	for _, s := range c.sources {
-		info := rundir.SourceInfo{Name: s.Name()}
-		if d, ok := s.(collectors.Describer); ok {
+	c.meta.Sources = c.meta.Sources[:0]
+	status := c.collector.SourceStatus()
+	for i, s := range c.sources {
+		info := rundir.SourceInfo{Name: s.Name(), Error: status[i].LastError}
+		if d, ok := s.(collectors.Describer); ok && !status[i].Unavailable {
 			info.Devices = d.Describe()
 		}
 		c.meta.Sources = append(c.meta.Sources, info)
@@ -133,6 +135,7 @@ func (c *collection) describeSources(ctx context.Context) {
 func (c *collection) finish(status string) error {
 	var errs []error
 	if c.meta != nil {
+		c.describeSources()
 		end := time.Now()
 		c.meta.End = &end
 		c.meta.Status = status
