@@ -24,6 +24,7 @@ func write(t *testing.T, s *Server, token, body string) *http.Response {
 }
 
 func TestServerStoresWhatIsWrittenAcrossRestart(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	if resp := write(t, s, "", "gpu,gpu=0,host=n1 temp_c=35.5,pstate=2i 1700000000000000000\n"); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("write: %s", resp.Status)
@@ -57,6 +58,7 @@ func TestServerStoresWhatIsWrittenAcrossRestart(t *testing.T) {
 }
 
 func TestAuthServerRefusesWrongToken(t *testing.T) {
+	t.Parallel()
 	s := Start(t, Options{Auth: true})
 	if resp := write(t, s, "admin:wrong", "m f=1 1\n"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("wrong token: %s, want 401", resp.Status)
