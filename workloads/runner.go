@@ -457,7 +457,7 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 		endMsg = "interrupted"
 	}
 	if endMsg == "" {
-		endMsg = fmt.Sprintf("%d iterations", out.Iterations)
+		endMsg = plural(out.Iterations, "iteration")
 	}
 	r.mu.Lock()
 	r.cancelLoad = nil
@@ -788,4 +788,12 @@ func (r *Runner) Kill() {
 	if r.cmd != nil {
 		r.cmd.Kill()
 	}
+}
+
+// plural writes a count with its noun: "1 iteration", "3 iterations".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -132,7 +132,11 @@ sink. heatsink exits with the job's exit status.`,
 			if res.Status == workloads.StatusInterrupted && code == 0 {
 				code = 128 + int(signo.Load())
 			}
-			summary := fmt.Sprintf("heatsink: run %s: %s, %d iterations", c.runID, res.Status, res.Iterations)
+			its := fmt.Sprintf("%d iterations", res.Iterations)
+			if res.Iterations == 1 {
+				its = "1 iteration"
+			}
+			summary := fmt.Sprintf("heatsink: run %s: %s, %s", c.runID, res.Status, its)
 			if res.JobStatus != nil {
 				summary += fmt.Sprintf(", job exit status %d", *res.JobStatus)
 			}
