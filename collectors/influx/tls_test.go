@@ -23,7 +23,7 @@ func TestTLSUsesTheConfiguredCA(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var bodies []string
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ping":
 			w.WriteHeader(http.StatusNoContent)
@@ -38,6 +38,7 @@ func TestTLSUsesTheConfiguredCA(t *testing.T) {
 		}
 	}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted handshake is expected
+	srv.StartTLS()
 	defer srv.Close()
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
