@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -128,6 +129,9 @@ func writeSnapshotTable(w io.Writer, snap []sourceSnapshot) error {
 		default:
 			fmt.Fprintf(tw, "%s\t%d readings in %.1f ms\n", s.Name, len(s.Points), s.LatencyS*1e3)
 		}
+		for _, d := range s.Devices {
+			fmt.Fprintf(tw, "  found\t%s\n", d)
+		}
 		for _, p := range s.Points {
 			var tags []string
 			for _, t := range p.Tags {
@@ -147,10 +151,14 @@ func writeSnapshotTable(w io.Writer, snap []sourceSnapshot) error {
 }
 
 func formatValue(f point.Field) string {
-	if v, ok := point.Float(f.Value); ok && f.Value.Kind().String() == "float" {
-		return fmt.Sprintf("%.6g", v)
+	switch x := f.Value.Interface().(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	case string:
+		return strconv.Quote(x)
+	default:
+		return fmt.Sprint(x)
 	}
-	return f.Value.String()
 }
 
 func closeSources(srcs []collectors.Source) {
