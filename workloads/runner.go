@@ -420,8 +420,12 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 	stopped := r.stopped
 	r.cancelLoad = cancel
 	r.mu.Unlock()
-	if stopped {
-		out.Status = StatusStopped
+	// A job the guard holds does not start: the load phase begins when the
+	// job does.
+	if err := r.gate.wait(loadCtx); err != nil || stopped {
+		if r.isStopped() {
+			out.Status = StatusStopped
+		}
 		return out
 	}
 	d := r.o.Protocol.Load
@@ -486,7 +490,7 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 			it.Error = err.Error()
 		}
 	} else {
-		res, err := r.job.Iterate(withGate(ctx, r.gate))
+		res, err := r.iterateBuiltin(ctx)
 		switch {
 		case err == nil:
 			it.Metrics = maps.Clone(res.Metrics)
@@ -513,6 +517,17 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 	r.log.Debug("iteration", "n", n, "exit_status", it.ExitStatus, "runtime_s", it.RuntimeS, "err", it.Error)
 	r.j.iteration(r.name, it)
 	return it
+}
+
+// iterateBuiltin runs one iteration of the built-in workload; a panic in it
+// fails the iteration rather than losing the run's records.
+func (r *Runner) iterateBuiltin(ctx context.Context) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("workload %s panicked: %v", r.name, p)
+		}
+	}()
+	return r.job.Iterate(withGate(ctx, r.gate))
 }
 
 func (r *Runner) pausedInIteration(end time.Time) time.Duration {

@@ -666,3 +666,48 @@ func TestParseCooldown(t *testing.T) {
 		}
 	}
 }
+
+func TestAJobHeldByTheGuardDoesNotStart(t *testing.T) {
+	h := &heater{step: 50 * time.Millisecond}
+	r := newTestRunner(t, Options{Workload: h, Config: testConfig(), Protocol: Protocol{Baseline: 200 * time.Millisecond}})
+	g := newRig(t, r, 100*time.Millisecond)
+	r.Pause() // a pause rule fired during the baseline
+	done := make(chan struct{})
+	var run *rundir.Run
+	go func() {
+		defer close(done)
+		_, run = g.run(t, context.Background(), r)
+	}()
+	time.Sleep(time.Second)
+	if n := h.iters.Load(); n != 0 {
+		t.Fatalf("%d iterations ran while the guard held the job", n)
+	}
+	resumed := time.Now()
+	r.Resume()
+	<-done
+	load, ok := run.Meta.PhaseNamed("load")
+	if !ok || load.Start.Before(resumed) || h.iters.Load() != 1 {
+		t.Errorf("load phase %+v (resumed at %v), %d iterations", load, resumed, h.iters.Load())
+	}
+}
+
+func TestAPanickingWorkloadFailsItsIteration(t *testing.T) {
+	r := newTestRunner(t, Options{Workload: panicky{}, Config: testConfig()})
+	g := newRig(t, r, 100*time.Millisecond)
+	out, run := g.run(t, context.Background(), r)
+	if out.Status != StatusFailed || out.JobStatus == nil || *out.JobStatus != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	if it := run.Meta.Workload.Iterations; len(it) != 1 || !strings.Contains(it[0].Error, "panicked: boom") {
+		t.Errorf("iterations %+v", it)
+	}
+}
+
+type panicky struct{}
+
+func (panicky) Name() string                                 { return "panicky" }
+func (panicky) Summary() string                              { return "panics" }
+func (panicky) Params() []ParamSpec                          { return nil }
+func (p panicky) Start(context.Context, Values) (Job, error) { return p, nil }
+func (panicky) Iterate(ctx context.Context) (Result, error)  { panic("boom") }
+func (panicky) Close() error                                 { return nil }
