@@ -252,6 +252,9 @@ func (r *Runner) Run(ctx context.Context, rec Recording) Outcome {
 	collCtx, stopCollector := context.WithCancel(context.WithoutCancel(ctx))
 	collDone := make(chan error, 1)
 	go func() { collDone <- rec.Collector.Run(collCtx) }()
+	// The first phase starts once the collector has taken its first sample,
+	// so ticks cover every phase from its start.
+	r.latest.waitTick(ctx, time.Now(), 2*interval+time.Second)
 
 	out := r.protocol(ctx, rec.RunID, dir, interval)
 
