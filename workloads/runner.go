@@ -383,8 +383,9 @@ func (r *Runner) protocol(ctx context.Context, runID, dir string, interval time.
 		}
 	case p.Cooldown > 0:
 		r.enter(PhaseCooldown, "record for "+p.Cooldown.String())
+		start := time.Now()
 		err := sleepCtx(ctx, p.Cooldown) // a stop does not end the cooldown
-		r.leave(PhaseCooldown, "")
+		r.leave(PhaseCooldown, fmt.Sprintf("recorded %v", time.Since(start).Round(time.Millisecond)))
 		if err != nil {
 			return r.ended(out, err)
 		}
