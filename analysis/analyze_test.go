@@ -457,3 +457,30 @@ func TestAnalyzeBadRuns(t *testing.T) {
 		near(t, "heat interval beside bad lines", val(t, c, "heat_interval_s_per_c", c.HeatIntervalSPerC), 10.0/10, 1e-9)
 	})
 }
+
+// An AMD chip (k10temp) has no per-core sensors: its mean is over the CCD
+// sensors, never the offset Tctl.
+func TestCPUChipK10tempAveragesCCDs(t *testing.T) {
+	b := newRun(t)
+	b.phases(60, 60, 60)
+	for s := 0.0; s <= 180; s++ {
+		heat := 10 * boolf(s >= 60 && s < 120)
+		for _, r := range []struct {
+			sensor, label string
+			c             float64
+		}{{"temp1", "Tctl", 77}, {"temp2", "Tdie", 50}, {"temp3", "Tccd1", 48}, {"temp4", "Tccd2", 52}} {
+			p := point.New("hwmon", b.at(s))
+			p.AddTag("chip", "pci0000:00_0000:00:18.3").AddTag("chip_name", "k10temp").AddTag("sensor", r.sensor).AddTag("label", r.label).AddTag("class", "cpu")
+			p.AddFloat("temp_c", r.c+heat)
+			b.write(p)
+		}
+	}
+	rep := Analyze(b.done(), DefaultOptions())
+	c := component(t, rep, "cpu:pci0000:00_0000:00:18.3")
+	if c.Sensors != 2 {
+		t.Errorf("averaged %d sensors, want the 2 CCDs", c.Sensors)
+	}
+	near(t, "idle mean", val(t, c, "idle_mean_c", c.IdleMeanC), 50, 0)
+	near(t, "band low", c.Series.Min[0], 48, 0)
+	near(t, "band high", c.Series.Max[0], 52, 0)
+}

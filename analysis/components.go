@@ -111,7 +111,7 @@ func Components(r *Run) []*Component {
 
 // cpuClasses ranks the hwmon classes a CPU chip's average is taken over:
 // the per-core sensors when the chip has them (coretemp), else the die and
-// CCD sensors (k10temp), else the package sensor alone.
+// CCD sensors (k10temp, see k10temp), else the package sensor alone.
 var cpuClasses = []string{"cpu_core", "cpu", "cpu_package"}
 
 // cpuChips groups hwmon CPU temperatures by host and chip, and averages each
@@ -141,6 +141,9 @@ func cpuChips(r *Run) []*Component {
 				break
 			}
 		}
+		if class == "cpu" {
+			members = k10temp(members)
+		}
 		name := members[0].Tag("chip_name")
 		c := &Component{ID: "cpu:" + k.chip, Kind: KindCPU, Host: k.host, Sensors: len(members),
 			Name: fmt.Sprintf("%s %s, mean of %d %s sensors", name, k.chip, len(members), class)}
@@ -162,6 +165,29 @@ func cpuChips(r *Run) []*Component {
 		out = append(out, c)
 	}
 	return out
+}
+
+// k10temp picks, among an AMD chip's sensors, those that measure the dies:
+// the per-CCD sensors when there are any, else Tdie. Tctl is a control value
+// that some parts offset by up to 27 °C, so it is averaged only when it is
+// all there is.
+func k10temp(ss []*Series) []*Series {
+	var ccd, die []*Series
+	for _, s := range ss {
+		switch l := s.Tag("label"); {
+		case strings.HasPrefix(l, "Tccd"):
+			ccd = append(ccd, s)
+		case l == "Tdie":
+			die = append(die, s)
+		}
+	}
+	switch {
+	case len(ccd) > 0:
+		return ccd
+	case len(die) > 0:
+		return die
+	}
+	return ss
 }
 
 // MeanBand merges several series sampled at the same ticks into their mean
