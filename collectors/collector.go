@@ -24,6 +24,9 @@ type Options struct {
 	MaxBackoff time.Duration
 	// Host is added as the host tag to every point that lacks one; default os.Hostname.
 	Host string
+	// Tags are added, like Host, to every point that lacks them: a site's
+	// cluster or rack, or the job running on the node (see SetTags).
+	Tags []point.Tag
 	// Ticks stops the collector after this many ticks when positive.
 	Ticks int
 	// Logger receives source failures and recoveries; default slog.Default.
@@ -60,9 +63,30 @@ type Collector struct {
 
 	mu      sync.Mutex
 	pending []point.Point // points emitted from outside the tick loop (events, alerts)
+	tags    []point.Tag   // Options.Tags, replaced by SetTags
+	next    *reconfig     // set by Reconfigure, applied by the tick loop
+	snap    snapshot      // what Stats and SourceStatus report while Run runs
 
 	stats Stats
 	batch []point.Point
+	// retired holds removed sources whose last sample is still in flight;
+	// closing waits for removed sources and sinks being closed.
+	retired map[*sourceState]bool
+	closing sync.WaitGroup
+}
+
+// reconfig is a replacement of the sources and sinks waiting for a tick boundary.
+type reconfig struct {
+	sources []Source
+	sinks   []Sink
+}
+
+// snapshot is the collector's state as of the last tick, readable from any
+// goroutine (a health endpoint) while the tick loop runs.
+type snapshot struct {
+	stats    Stats
+	status   []SourceStatus
+	lastTick time.Time
 }
 
 // Stats counts what the collector did; see Collector.Stats.
@@ -80,6 +104,7 @@ type sourceState struct {
 	failures    int // consecutive
 	retryAt     time.Time
 	lastErr     string
+	lastOK      time.Time
 	unsupported bool
 	errors      uint64
 	timeouts    uint64
@@ -103,11 +128,123 @@ type result struct {
 // New returns a collector of the given sources and sinks.
 func New(opts Options, sources []Source, sinks []Sink) *Collector {
 	opts.fill()
-	c := &Collector{opts: opts, sinks: sinks, results: make(chan result, len(sources))}
+	// Room for every source's result and those of sources a Reconfigure
+	// adds or retires; a sample finding it full waits for the next tick.
+	c := &Collector{opts: opts, sinks: sinks, results: make(chan result, 2*len(sources)+16),
+		tags: opts.Tags, retired: map[*sourceState]bool{}}
 	for _, s := range sources {
 		c.sources = append(c.sources, &sourceState{src: s})
 	}
+	c.snap.status = c.buildStatus(nil)
 	return c
+}
+
+// SetTags replaces Options.Tags from the next tick on, for the points of
+// that tick and those emitted before it: a node agent tags everything it
+// records with the job the scheduler runs on the node while the job runs.
+// Safe for concurrent use.
+func (c *Collector) SetTags(tags ...point.Tag) {
+	c.mu.Lock()
+	c.tags = append([]point.Tag(nil), tags...)
+	c.mu.Unlock()
+}
+
+// Tags returns the extra tags in force.
+func (c *Collector) Tags() []point.Tag {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]point.Tag(nil), c.tags...)
+}
+
+// Reconfigure replaces the sources and sinks at the next tick boundary,
+// so a running agent can reload its configuration without losing a tick.
+// Safe for concurrent use; it returns at once. A source or sink present in
+// both the old and the new list (the same value) keeps its state: no
+// re-discovery, no reset of derived rates. A source no longer listed is
+// closed (when it is a Closer) as soon as its sample in flight, if any,
+// has returned; a sink no longer listed is flushed and closed after the
+// last tick written to it, in the background, and Run waits for both
+// before it returns. A later call before the boundary replaces an earlier one.
+func (c *Collector) Reconfigure(sources []Source, sinks []Sink) {
+	c.mu.Lock()
+	c.next = &reconfig{sources: append([]Source(nil), sources...), sinks: append([]Sink(nil), sinks...)}
+	c.mu.Unlock()
+}
+
+// applyReconfig swaps in a pending Reconfigure; it runs on the tick
+// goroutine between ticks.
+func (c *Collector) applyReconfig() {
+	c.mu.Lock()
+	next := c.next
+	c.next = nil
+	c.mu.Unlock()
+	if next == nil {
+		return
+	}
+	kept := map[Source]*sourceState{}
+	for _, s := range c.sources {
+		kept[s.src] = s
+	}
+	srcs := make([]*sourceState, 0, len(next.sources))
+	for _, src := range next.sources {
+		if s, ok := kept[src]; ok {
+			srcs = append(srcs, s)
+			delete(kept, src)
+			continue
+		}
+		srcs = append(srcs, &sourceState{src: src})
+	}
+	for _, s := range kept {
+		if s.busy {
+			c.retired[s] = true // closed when its sample returns
+			continue
+		}
+		c.closeSource(s)
+	}
+	keptSinks := map[Sink]bool{}
+	for _, k := range next.sinks {
+		keptSinks[k] = true
+	}
+	for _, k := range c.sinks {
+		if keptSinks[k] {
+			continue
+		}
+		c.closing.Add(1)
+		go func() {
+			defer c.closing.Done()
+			err := k.Flush()
+			if cerr := k.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				c.opts.Logger.Error("closing a sink removed by reconfiguration", "sink", fmt.Sprintf("%T", k), "err", err)
+			}
+		}()
+	}
+	c.sources, c.sinks = srcs, next.sinks
+	c.opts.Logger.Info("collector reconfigured", "sources", len(srcs), "sinks", len(next.sinks))
+}
+
+// Sources returns the sources in force, after any Reconfigure; call it
+// after Run returns to close them.
+func (c *Collector) Sources() []Source {
+	out := make([]Source, len(c.sources))
+	for i, s := range c.sources {
+		out[i] = s.src
+	}
+	return out
+}
+
+// Sinks returns the sinks in force, after any Reconfigure; call it after
+// Run returns to close them.
+func (c *Collector) Sinks() []Sink { return append([]Sink(nil), c.sinks...) }
+
+func (c *Collector) closeSource(s *sourceState) {
+	if cl, ok := s.src.(Closer); ok {
+		if err := cl.Close(); err != nil {
+			c.opts.Logger.Warn("closing a source removed by reconfiguration", "source", s.src.Name(), "err", err)
+		}
+	}
 }
 
 // Interval returns the tick interval in force.
@@ -121,18 +258,41 @@ func (c *Collector) Emit(points ...point.Point) {
 	c.mu.Unlock()
 }
 
-// Stats returns counters of the run so far. Call it after Run returns.
-func (c *Collector) Stats() Stats { return c.stats }
+// Stats returns counters of the run so far, as of the last tick. Safe for
+// concurrent use.
+func (c *Collector) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snap.stats
+}
+
+// LastTick returns when the last tick was written; zero before the first.
+// A health check compares it with the interval to tell a stalled collector.
+// Safe for concurrent use.
+func (c *Collector) LastTick() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snap.lastTick
+}
+
+// updateSnapshot publishes the tick loop's state for Stats and SourceStatus.
+func (c *Collector) updateSnapshot(tick time.Time) {
+	status := c.buildStatus(make([]SourceStatus, 0, len(c.sources)))
+	c.mu.Lock()
+	c.snap.stats, c.snap.status = c.stats, status
+	if !tick.IsZero() {
+		c.snap.lastTick = tick
+	}
+	c.mu.Unlock()
+}
 
 // Run ticks until ctx is cancelled (or Options.Ticks ticks have passed), then
 // writes any emitted points, flushes every sink and returns. It does not close
-// the sinks or sources. Sink errors never stop it; they are logged and counted.
+// the sinks or sources in force (see Sources and Sinks); it closes only those
+// a Reconfigure removed. Sink errors never stop it; they are logged and counted.
 func (c *Collector) Run(ctx context.Context) error {
 	iv := c.opts.Interval
-	start := time.Now()
-	// due carries a monotonic reading, so ticks are driven by the monotonic
-	// clock; it starts on the next wall-clock multiple of the interval.
-	base := start.Add(start.Truncate(iv).Add(iv).Sub(start))
+	base := nextBoundary(time.Now(), iv)
 	timer := time.NewTimer(time.Until(base))
 	defer timer.Stop()
 	lastFlush := time.Now()
@@ -146,6 +306,13 @@ func (c *Collector) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 		now := time.Now()
+		// A wall-clock step (NTP, suspend) makes wall and monotonic time
+		// disagree; re-anchor the schedule on the wall clock's boundaries.
+		if skew := now.Round(0).Sub(due.Round(0)) - now.Sub(due); skew > iv/4 || skew < -iv/4 {
+			c.opts.Logger.Warn("wall clock stepped; re-aligning ticks", "step", skew)
+			base, k = nextBoundary(now, iv), 0
+			continue
+		}
 		late := now.Sub(due)
 		if late >= iv {
 			skipped := int(late / iv)
@@ -154,12 +321,9 @@ func (c *Collector) Run(ctx context.Context) error {
 			c.opts.Logger.Warn("collector fell behind", "missed_ticks", skipped)
 			continue
 		}
-		stamp := now.Round(iv)
-		// A wall-clock step (NTP, suspend) moves the wall clock away from the
-		// monotonic schedule; rebase so ticks fall on wall boundaries again.
-		if off := now.Sub(stamp); off > iv/4 || off < -iv/4 {
-			base = base.Add(-off)
-		}
+		// The stamp is the scheduled boundary, never the wake-up time rounded:
+		// a tick woken late must not take the next tick's timestamp.
+		stamp := due.Round(0)
 		tickNo++
 		c.tick(ctx, tickNo, stamp, now, late)
 		if time.Since(lastFlush) >= c.opts.FlushEvery {
@@ -173,7 +337,14 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 }
 
+// nextBoundary returns the first wall-clock multiple of iv after now, with a
+// monotonic reading, so waiting for it is driven by the monotonic clock.
+func nextBoundary(now time.Time, iv time.Duration) time.Time {
+	return now.Add(now.Truncate(iv).Add(iv).Sub(now))
+}
+
 func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time, lag time.Duration) {
+	c.applyReconfig()
 	tctx, cancel := context.WithDeadline(ctx, woke.Add(c.opts.Deadline))
 	defer cancel()
 	launched := 0
@@ -198,6 +369,13 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 		select {
 		case r := <-c.results:
 			r.s.busy = false
+			if c.retired[r.s] {
+				// Removed by Reconfigure while sampling: its points are
+				// of a source no longer configured.
+				delete(c.retired, r.s)
+				c.closeSource(r.s)
+				continue
+			}
 			if r.tick != tickNo {
 				c.settle(r, woke, false)
 				continue
@@ -240,6 +418,7 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	c.write(batch)
 	c.stats.Ticks++
 	c.batch = batch
+	c.updateSnapshot(stamp)
 }
 
 func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stamp time.Time) {
@@ -279,6 +458,7 @@ func (c *Collector) settle(r result, now time.Time, onTime bool) {
 			c.opts.Logger.Info("source recovered", "source", s.src.Name(), "after_failures", s.failures)
 		}
 		s.failures, s.lastErr, s.unsupported = 0, "", false
+		s.lastOK = now
 		return
 	}
 	c.noteError(s, r.err)
@@ -321,14 +501,22 @@ type SourceStatus struct {
 	LastError string
 	Errors    uint64
 	Timeouts  uint64
+	// LastOK is when a sample last succeeded; zero if none has.
+	LastOK time.Time
 }
 
-// SourceStatus reports each source's state. Call it after Run returns.
+// SourceStatus reports each source's state as of the last tick, in the
+// order of the sources in force. Safe for concurrent use.
 func (c *Collector) SourceStatus() []SourceStatus {
-	out := make([]SourceStatus, 0, len(c.sources))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]SourceStatus(nil), c.snap.status...)
+}
+
+func (c *Collector) buildStatus(out []SourceStatus) []SourceStatus {
 	for _, s := range c.sources {
 		out = append(out, SourceStatus{Name: s.src.Name(), OK: s.lastErr == "" && s.discovered,
-			Unavailable: s.unsupported, LastError: s.lastErr, Errors: s.errors, Timeouts: s.timeouts})
+			Unavailable: s.unsupported, LastError: s.lastErr, Errors: s.errors, Timeouts: s.timeouts, LastOK: s.lastOK})
 	}
 	return out
 }
@@ -348,12 +536,21 @@ func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) poi
 
 func (c *Collector) write(batch []point.Point) {
 	host := c.opts.Host
+	c.mu.Lock()
+	extra := c.tags // replaced, never modified, by SetTags
+	c.mu.Unlock()
 	for i := range batch {
 		if host != "" && batch[i].Tag("host") == "" {
 			// Clip the slice so the append copies instead of writing into a
 			// tag array a source may reuse.
 			t := batch[i].Tags
 			batch[i].Tags = append(t[:len(t):len(t)], point.Tag{Key: "host", Value: host})
+		}
+		for _, x := range extra {
+			if x.Value != "" && batch[i].Tag(x.Key) == "" {
+				t := batch[i].Tags
+				batch[i].Tags = append(t[:len(t):len(t)], x)
+			}
 		}
 	}
 	c.stats.Points += len(batch)
@@ -375,6 +572,9 @@ func (c *Collector) flush() {
 }
 
 func (c *Collector) finish() error {
+	// A reconfiguration that missed the last tick still takes effect, so
+	// the caller's new sinks are the ones flushed and its old ones closed.
+	c.applyReconfig()
 	c.mu.Lock()
 	rest := c.pending
 	c.pending = nil
@@ -388,5 +588,7 @@ func (c *Collector) finish() error {
 			errs = append(errs, fmt.Errorf("flush %T: %w", k, err))
 		}
 	}
+	c.closing.Wait() // sinks removed by Reconfigure
+	c.updateSnapshot(time.Time{})
 	return errors.Join(errs...)
 }
