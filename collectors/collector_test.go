@@ -191,3 +191,41 @@ func TestUnsupportedSourceWaitsLongestBackoff(t *testing.T) {
 		t.Errorf("absent library probed %d times in 20 ticks with a 10s backoff, want 1", n)
 	}
 }
+
+// slowSink stalls once, making the following tick wake late.
+type slowSink struct {
+	memSink
+	stallOn int
+	stall   time.Duration
+	writes  int
+}
+
+func (s *slowSink) Write(pts []point.Point) error {
+	s.writes++
+	if s.writes == s.stallOn {
+		time.Sleep(s.stall)
+	}
+	return s.memSink.Write(pts)
+}
+
+func TestLateTickKeepsItsOwnTimestamp(t *testing.T) {
+	iv := 200 * time.Millisecond
+	sink := &slowSink{stallOn: 3, stall: iv * 16 / 10}
+	c := New(Options{Interval: iv, Ticks: 7, Logger: quietLogger()}, []Source{&testSource{name: "s"}}, []Sink{sink})
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[time.Time]bool{}
+	for _, p := range sink.points("collector_tick", "", "") {
+		if seen[p.Time] {
+			t.Errorf("two ticks stamped %v: a sample would be overwritten in InfluxDB", p.Time)
+		}
+		seen[p.Time] = true
+		if p.Time.UnixNano()%int64(iv) != 0 {
+			t.Errorf("tick stamped %v, off the %v grid", p.Time, iv)
+		}
+	}
+	if len(seen) != 7 {
+		t.Errorf("%d distinct tick stamps, want 7", len(seen))
+	}
+}
