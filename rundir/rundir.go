@@ -112,6 +112,11 @@ func WriteMeta(dir string, m *Meta) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; a run is shared data, readable like points.lp.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
