@@ -16,6 +16,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -151,7 +152,17 @@ var yamlLine = regexp.MustCompile(`(?m)^(\s*)(?:yaml: )?line (\d+): `)
 // yamlError rewrites yaml.v3's "line N: ..." into "FILE:N: ...".
 func yamlError(name string, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
-	msg = yamlLine.ReplaceAllString(msg, "${1}"+name+":${2}: ")
+	msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := yamlLine.FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sub[2])
+		// yaml.v3 numbers parser errors from 0 and scanner errors from 1; the
+		// parser's messages are the "did not find expected ..." family.
+		rest := msg[strings.Index(msg, m)+len(m):]
+		if strings.HasPrefix(rest, "did not find expected") {
+			n++
+		}
+		return sub[1] + name + ":" + strconv.Itoa(n) + ": "
+	})
 	if !strings.Contains(msg, name+":") {
 		msg = name + ": " + msg
 	}

@@ -19,6 +19,8 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad regexp", "sources:\n  hwmon:\n    sensor_exclude: \"(\"\n", []string{"c.yaml:3:", "sources.hwmon.sensor_exclude"}},
 		{"deadline above interval", "interval: 1s\ndeadline: 2s\n", []string{"c.yaml:2:", "deadline"}},
 		{"not yaml", "interval: [1s\n", []string{"c.yaml"}},
+		{"unclosed bracket names its line", "interval: 1s\nlabels:\n  a: [x\nhost: y\n", []string{"c.yaml:3:", "expected"}},
+		{"scanner error line", "a: 1\nb: 2\n  c: 3\n", []string{"c.yaml:3:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
