@@ -211,6 +211,51 @@ func NewEngine(cfg Config, opts Options) (*Engine, error) {
 // Rules returns the number of rules evaluated.
 func (e *Engine) Rules() int { return len(e.rules) }
 
+// RuleStatus is one rule and its series that are firing or pending, for a
+// status page or a metrics endpoint.
+type RuleStatus struct {
+	Name, Severity string
+	// Field is the field the rule watches ("" for silence over every field).
+	Field  string
+	Alerts []AlertStatus
+}
+
+// AlertStatus is one series of a rule whose condition holds.
+type AlertStatus struct {
+	Measurement string
+	Tags        []point.Tag
+	// Firing is false while the condition has held for less than the
+	// rule's `for` (pending).
+	Firing bool
+	// Since is when it fired, or when the condition began to hold.
+	Since time.Time
+	// Value and Threshold are those of the firing, when numeric.
+	Value, Threshold float64
+	HasValue         bool
+}
+
+// Status returns every rule, in configuration order, with its firing and
+// pending series. It only reads; safe for concurrent use with Write.
+func (e *Engine) Status() []RuleStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]RuleStatus, 0, len(e.rules))
+	for _, rs := range e.rules {
+		st := RuleStatus{Name: rs.Name, Severity: rs.Severity, Field: rs.sel.field}
+		for _, s := range rs.list {
+			switch s.state {
+			case stateFiring:
+				st.Alerts = append(st.Alerts, AlertStatus{Measurement: s.measurement, Tags: append([]point.Tag(nil), s.tags...),
+					Firing: true, Since: s.firedAt, Value: s.value, Threshold: s.threshold, HasValue: s.hasValue})
+			case statePending:
+				st.Alerts = append(st.Alerts, AlertStatus{Measurement: s.measurement, Tags: append([]point.Tag(nil), s.tags...), Since: s.since})
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // SetJob attaches the job the pause and stop actions act on; nil detaches
 // it. A job attached while a pause rule fires is paused at once, and one
 // attached while a stop rule fires is stopped: the guard holds across the
