@@ -16,7 +16,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"strconv"
 	"strings"
 	"time"
 
