@@ -1,0 +1,170 @@
+package prom
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "heatsink"
+
+// unit is what a field-name suffix of docs/data-model.md becomes in a
+// Prometheus name, and the factor to the Prometheus unit.
+type unit struct {
+	suffix string
+	scale  float64
+}
+
+// units maps the data model's unit suffixes to Prometheus base units where
+// the conversion is exact and keeps names distinct: MHz are exported in
+// hertz and percentages as ratios (0..1, the Prometheus convention). Units
+// with no base unit worth converting to keep their own name: kilowatts stay
+// kilowatts (a tank reports dissipation_kw beside dissipation_w, which must
+// not collide), litres per minute, cubic metres per hour and rpm stay as
+// the hardware reports them, so a dashboard shows the numbers a site knows.
+var units = map[string]unit{
+	"c":     {"celsius", 1},
+	"w":     {"watts", 1},
+	"kw":    {"kilowatts", 1},
+	"j":     {"joules", 1},
+	"pct":   {"ratio", 0.01},
+	"mhz":   {"hertz", 1e6},
+	"bytes": {"bytes", 1},
+	"rpm":   {"rpm", 1},
+	"lpm":   {"liters_per_minute", 1},
+	"m3h":   {"cubic_meters_per_hour", 1},
+	"a":     {"amperes", 1},
+	"v":     {"volts", 1},
+	"s":     {"seconds", 1},
+}
+
+// words spells out the data model's abbreviations, as Prometheus names do
+// (node_hwmon_temp_celsius is the exception that proves the rule).
+var words = map[string]string{
+	"temp": "temperature",
+	"mem":  "memory",
+	"util": "utilization",
+	"freq": "frequency",
+}
+
+// family is one metric name: how a field of a measurement is exported.
+type family struct {
+	name  string
+	help  string
+	typ   prometheus.ValueType
+	scale float64
+	// info marks a string field exported as NAME_info{field="value"} 1.
+	info  bool
+	field string
+}
+
+// skippedMeasurements are not state to scrape: events and iterations are
+// things that happened (they belong in InfluxDB), and alerts are exported
+// from the engine's own states (Options.Alerts) rather than as points.
+var skippedMeasurements = map[string]bool{"event": true, "iteration": true, "alert": true, "job_summary": true}
+
+// name returns how measurement.field is exported, given the kind of its
+// value; ok is false for what is not exported (free text, skipped
+// measurements, names that cannot be made valid).
+//
+//   - a field ending in _total is a counter, as are the energy counters
+//     (_j): energy_j becomes energy_joules_total;
+//   - a unit suffix becomes the Prometheus unit (see units), scaled;
+//   - booleans are 0/1 gauges; other numbers are gauges;
+//   - a string becomes an info metric NAME_info{FIELD="value"} 1, except
+//     free text (fields ending in _text, and message), whose values are
+//     unbounded and would make a series per message.
+func name(measurement, field string, isString bool) (family, bool) {
+	if skippedMeasurements[measurement] {
+		return family{}, false
+	}
+	if isString && (strings.HasSuffix(field, "_text") || field == "message") {
+		return family{}, false
+	}
+	parts := strings.Split(field, "_")
+	typ := prometheus.GaugeValue
+	scale := 1.0
+	if n := len(parts); n > 1 && parts[n-1] == "total" {
+		typ = prometheus.CounterValue
+		parts = parts[:n-1]
+	}
+	if n := len(parts); n > 1 {
+		if u, ok := units[parts[n-1]]; ok {
+			parts[n-1] = u.suffix
+			scale = u.scale
+			if u.suffix == "joules" {
+				typ = prometheus.CounterValue
+			}
+		}
+	}
+	for i, p := range parts {
+		if w, ok := words[p]; ok {
+			parts[i] = w
+		}
+	}
+	base := strings.Join(parts, "_")
+	if isString {
+		typ, scale = prometheus.GaugeValue, 1
+		base += "_info"
+	}
+	full := Namespace + "_" + sanitize(measurement) + "_" + sanitize(base)
+	if typ == prometheus.CounterValue {
+		full += "_total"
+	}
+	if !model.LegacyValidation.IsValidMetricName(full) {
+		return family{}, false
+	}
+	help := "heatsink " + measurement + "." + field + " (docs/data-model.md)"
+	if scale != 1 {
+		help += ", scaled to " + units[lastPart(field)].suffix
+	}
+	return family{name: full, help: help, typ: typ, scale: scale, info: isString, field: sanitize(field)}, true
+}
+
+func lastPart(field string) string {
+	f := strings.TrimSuffix(field, "_total")
+	return f[strings.LastIndexByte(f, '_')+1:]
+}
+
+// reservedLabels are the labels Prometheus sets on every scraped series; a
+// tag of the same name would be renamed exported_job on scrape. heatsink's
+// job tag (the Slurm job on the node) is exported as slurm_job instead.
+var reservedLabels = map[string]string{"job": "slurm_job", "instance": "exported_instance"}
+
+// labelName turns a tag key into a valid label name.
+func labelName(key string) string {
+	if r, ok := reservedLabels[key]; ok {
+		return r
+	}
+	return sanitize(key)
+}
+
+// sanitize replaces what a legacy Prometheus name may not hold with '_'.
+func sanitize(s string) string {
+	ok := true
+	for i := 0; i < len(s); i++ {
+		if !nameByte(s[i], i) {
+			ok = false
+			break
+		}
+	}
+	if ok && s != "" {
+		return s
+	}
+	b := []byte(s)
+	for i := range b {
+		if !nameByte(b[i], i) {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+func nameByte(c byte, i int) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+}
