@@ -1,0 +1,175 @@
+// Package agent serves what a node agent (`heatsink collect` run as a
+// service) shows the outside world over HTTP: /healthz with the state of
+// the collector and each source, /metrics for Prometheus, and /alerts with
+// the alert rules' states, which the Slurm health check reads.
+//
+// Everything it serves is read from the running collector and sinks at
+// request time; nothing here samples or stores.
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	pcollectors "github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Options say what the handler serves. Collector is required.
+type Options struct {
+	Collector *collectors.Collector
+	// Metrics is exported at /metrics (the prom.Sink); nil serves only the
+	// agent's own process metrics there.
+	Metrics prometheus.Collector
+	// Alerts returns the alert rules' states for /alerts; nil serves an
+	// empty list.
+	Alerts func() []Rule
+	// Sinks describes the sinks for /healthz (spool depth, last write).
+	Sinks func() map[string]any
+	// Jobs returns the Slurm jobs the agent is tagging points with.
+	Jobs func() []string
+	// StalledAfter is how long without a tick makes /healthz answer 503;
+	// default three intervals.
+	StalledAfter time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Rule is one alert rule with the series whose condition holds, as /alerts
+// serves it.
+type Rule struct {
+	Name     string  `json:"name"`
+	Severity string  `json:"severity"`
+	Field    string  `json:"field,omitempty"`
+	Alerts   []Alert `json:"alerts"`
+}
+
+// Alert is one firing or pending series of a rule.
+type Alert struct {
+	Measurement string            `json:"measurement"`
+	Tags        map[string]string `json:"tags"`
+	Firing      bool              `json:"firing"`
+	Since       time.Time         `json:"since"`
+	Value       *float64          `json:"value,omitempty"`
+	Threshold   *float64          `json:"threshold,omitempty"`
+}
+
+// Health is the body of /healthz.
+type Health struct {
+	// Status is ok, degraded (a source is failing; the agent still
+	// records the others), starting (no tick yet: 503) or stalled (no
+	// tick for StalledAfter: 503).
+	Status      string         `json:"status"`
+	LastTick    *time.Time     `json:"last_tick,omitempty"`
+	IntervalS   float64        `json:"interval_s"`
+	Ticks       int            `json:"ticks"`
+	MissedTicks int            `json:"missed_ticks"`
+	Points      int            `json:"points"`
+	SinkErrors  int            `json:"sink_errors"`
+	Sources     []SourceHealth `json:"sources"`
+	Sinks       map[string]any `json:"sinks,omitempty"`
+	Jobs        []string       `json:"jobs,omitempty"`
+}
+
+// SourceHealth is one source in /healthz.
+type SourceHealth struct {
+	Name        string     `json:"name"`
+	OK          bool       `json:"ok"`
+	Unavailable bool       `json:"unavailable,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastOK      *time.Time `json:"last_ok,omitempty"`
+	Errors      uint64     `json:"errors_total"`
+	Timeouts    uint64     `json:"timeouts_total"`
+}
+
+// Handler returns the agent's HTTP handler: /healthz, /metrics, /alerts.
+func Handler(o Options) http.Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.StalledAfter <= 0 {
+		o.StalledAfter = 3 * o.Collector.Interval()
+	}
+	reg := prometheus.NewRegistry()
+	// The agent's own cost (CPU, memory, goroutines) beside what it measures.
+	reg.MustRegister(pcollectors.NewProcessCollector(pcollectors.ProcessCollectorOpts{Namespace: "heatsink_agent"}),
+		pcollectors.NewGoCollector(), version.NewCollector("heatsink"))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "heatsink_collector_last_tick_timestamp_seconds",
+		Help: "When the collector last wrote a tick (Unix time); 0 before the first",
+	}, func() float64 {
+		if t := o.Collector.LastTick(); !t.IsZero() {
+			return float64(t.UnixNano()) / 1e9
+		}
+		return 0
+	}))
+	if o.Metrics != nil {
+		reg.MustRegister(o.Metrics)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		h := health(o)
+		code := http.StatusOK
+		if h.Status == "stalled" || h.Status == "starting" {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, h)
+	})
+	mux.HandleFunc("GET /alerts", func(w http.ResponseWriter, r *http.Request) {
+		rules := []Rule{}
+		if o.Alerts != nil {
+			rules = o.Alerts()
+		}
+		writeJSON(w, http.StatusOK, rules)
+	})
+	return mux
+}
+
+func health(o Options) Health {
+	c := o.Collector
+	st := c.Stats()
+	h := Health{Status: "ok", IntervalS: c.Interval().Seconds(), Ticks: st.Ticks, MissedTicks: st.MissedTicks,
+		Points: st.Points, SinkErrors: st.SinkErrors, Sources: []SourceHealth{}}
+	last := c.LastTick()
+	if !last.IsZero() {
+		h.LastTick = &last
+	}
+	for _, s := range c.SourceStatus() {
+		sh := SourceHealth{Name: s.Name, OK: s.OK, Unavailable: s.Unavailable, LastError: s.LastError, Errors: s.Errors, Timeouts: s.Timeouts}
+		if !s.LastOK.IsZero() {
+			t := s.LastOK
+			sh.LastOK = &t
+		}
+		if !s.OK && !s.Unavailable && h.Ticks > 0 {
+			h.Status = "degraded"
+		}
+		h.Sources = append(h.Sources, sh)
+	}
+	if o.Sinks != nil {
+		h.Sinks = o.Sinks()
+	}
+	if o.Jobs != nil {
+		h.Jobs = o.Jobs()
+	}
+	switch {
+	case last.IsZero():
+		h.Status = "starting"
+	case o.Now().Sub(last) > o.StalledAfter:
+		h.Status = "stalled"
+	}
+	return h
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
