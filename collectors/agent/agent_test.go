@@ -25,7 +25,7 @@ type source struct {
 	fail bool
 }
 
-func (s *source) Name() string                     { return s.name }
+func (s *source) Name() string                       { return s.name }
 func (s *source) Discover(ctx context.Context) error { return nil }
 func (s *source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	if s.fail {
