@@ -1,0 +1,126 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// Readings selects the nodes' readings to gather from InfluxDB.
+type Readings struct {
+	Influx influx.Config
+	Hosts  []string
+	// From and To bound the readings (To exclusive).
+	From, To time.Time
+	// Wait is how long to wait for every host's readings to reach To: the
+	// agents send from their spools a second or so behind, longer after an
+	// outage. 0 does not wait.
+	Wait time.Duration
+}
+
+// Gather appends the hosts' readings to the points.lp of the run
+// directory dir (created if need be) and returns how many it wrote. The
+// job tag is dropped: analysis keys a series by all its tags, and a GPU
+// must be one series across the job's start, not an idle series and a busy
+// one.
+func Gather(ctx context.Context, r Readings, dir string) (int, error) {
+	if len(r.Hosts) == 0 {
+		return 0, errors.New("gather readings: no hosts")
+	}
+	if r.Wait > 0 {
+		if err := waitFor(ctx, r); err != nil {
+			return 0, err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "heatsink-gather-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.From, To: r.To}, tmp); err != nil {
+		return 0, fmt.Errorf("gather readings of %s: %w", strings.Join(r.Hosts, ","), err)
+	}
+	w, err := rundir.Create(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	batch := make([]point.Point, 0, 1024)
+	flush := func() error {
+		err := w.Write(batch)
+		n += len(batch)
+		batch = batch[:0]
+		return err
+	}
+	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
+		q := *p
+		q.Tags = slices.DeleteFunc(slices.Clone(p.Tags), func(t point.Tag) bool { return t.Key == "job" })
+		batch = append(batch, q)
+		if len(batch) == cap(batch) {
+			return flush()
+		}
+		return nil
+	}, nil)
+	if err == nil {
+		err = flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// waitFor polls InfluxDB until every host has a reading at or after To.
+func waitFor(ctx context.Context, r Readings) error {
+	deadline := time.Now().Add(r.Wait)
+	for {
+		missing, err := hostsWithout(ctx, r)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("wait for the nodes' readings: %w", err)
+			}
+			return fmt.Errorf("after %v, InfluxDB has no reading at or after %s from %s: is the agent running there, and sending?",
+				r.Wait, r.To.Format(time.RFC3339), strings.Join(missing, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// hostsWithout returns the hosts with no reading in [To, To+1h).
+func hostsWithout(ctx context.Context, r Readings) ([]string, error) {
+	tmp, err := os.MkdirTemp("", "heatsink-wait-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.To, To: r.To.Add(time.Hour)}, tmp); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
+		seen[p.Tag("host")] = true
+		return nil
+	}, nil)
+	var missing []string
+	for _, h := range r.Hosts {
+		if !seen[h] {
+			missing = append(missing, h)
+		}
+	}
+	return missing, err
+}

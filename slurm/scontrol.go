@@ -1,0 +1,212 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Client runs Slurm's commands (scontrol, salloc, srun, scancel). The zero
+// value runs them from PATH with the environment heatsink has, which is
+// how Slurm's own scripts (Prolog, Epilog, HealthCheckProgram) find them.
+type Client struct {
+	// Bin is the directory of the Slurm commands; "" looks them up in PATH.
+	Bin string
+	// Env is added to the commands' environment (SLURM_CONF=... in tests).
+	Env []string
+	// Timeout bounds each command; default 30s. Slurm's commands retry a
+	// busy controller on their own, and a health check must not hang.
+	Timeout time.Duration
+}
+
+func (c Client) path(name string) string {
+	if c.Bin != "" {
+		return filepath.Join(c.Bin, name)
+	}
+	return name
+}
+
+// Run runs a Slurm command and returns its standard output; the error
+// names the command and carries what it printed on standard error.
+func (c Client) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.path(name), args...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (timeout %v)", err, timeout)
+		}
+		return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// JobInfo is what heatsink needs of `scontrol show job`.
+type JobInfo struct {
+	ID     string
+	Name   string
+	State  string
+	User   string
+	Nodes  []string // expanded from NodeList
+	Start  time.Time
+	End    time.Time // zero while the job runs
+	WorkDir, StdOut string
+	Partition       string
+}
+
+// Job describes a job the controller still knows (running, or finished
+// less than MinJobAge ago).
+func (c Client) Job(ctx context.Context, id string) (JobInfo, error) {
+	out, err := c.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	kv := ParseRecord(string(out))
+	if kv["JobId"] != id {
+		return JobInfo{}, fmt.Errorf("scontrol show job %s: answer is about job %q", id, kv["JobId"])
+	}
+	j := JobInfo{ID: id, Name: kv["JobName"], State: kv["JobState"], WorkDir: kv["WorkDir"], StdOut: kv["StdOut"], Partition: kv["Partition"]}
+	j.User, _, _ = strings.Cut(kv["UserId"], "(")
+	if j.Start, err = parseTime(kv["StartTime"]); err != nil {
+		return j, fmt.Errorf("job %s: StartTime: %w", id, err)
+	}
+	if j.End, err = parseTime(kv["EndTime"]); err != nil {
+		return j, fmt.Errorf("job %s: EndTime: %w", id, err)
+	}
+	if running(j.State) {
+		j.End = time.Time{} // EndTime is then the time limit, not an end
+	}
+	if nl := kv["NodeList"]; nl != "" && nl != "(null)" {
+		if j.Nodes, err = c.Hostnames(ctx, nl); err != nil {
+			return j, err
+		}
+	}
+	return j, nil
+}
+
+func running(state string) bool {
+	switch strings.Fields(state + " ")[0] {
+	case "RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "COMPLETING":
+		return true
+	}
+	return false
+}
+
+// parseTime reads Slurm's local times (2026-03-01T12:00:00); "Unknown",
+// "None" and "N/A" are the zero time.
+func parseTime(s string) (time.Time, error) {
+	switch s {
+	case "", "Unknown", "None", "N/A":
+		return time.Time{}, nil
+	}
+	return time.ParseInLocation("2006-01-02T15:04:05", s, time.Local)
+}
+
+// NodeInfo is what the health check needs of `scontrol show node`.
+type NodeInfo struct {
+	Name string
+	// State is the full state, e.g. IDLE+DRAIN, MIXED+DRAIN, DOWN*.
+	State string
+	// Reason is the admin's or heatsink's reason, without the
+	// [user@time] Slurm appends.
+	Reason string
+}
+
+// Drained reports whether the node is drained or draining.
+func (n NodeInfo) Drained() bool { return strings.Contains(n.State, "DRAIN") }
+
+var reasonStamp = regexp.MustCompile(`\s*\[[^\]]*@[^\]]*\]$`)
+
+// Node describes a node.
+func (c Client) Node(ctx context.Context, name string) (NodeInfo, error) {
+	out, err := c.Run(ctx, "scontrol", "show", "node", "--oneliner", name)
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	kv := ParseRecord(string(out))
+	if kv["NodeName"] != name {
+		return NodeInfo{}, fmt.Errorf("scontrol show node %s: answer is about node %q", name, kv["NodeName"])
+	}
+	return NodeInfo{Name: name, State: kv["State"], Reason: reasonStamp.ReplaceAllString(kv["Reason"], "")}, nil
+}
+
+// Drain drains the node with a reason: running jobs finish, no new job
+// starts on it.
+func (c Client) Drain(ctx context.Context, node, reason string) error {
+	_, err := c.Run(ctx, "scontrol", "update", "NodeName="+node, "State=DRAIN", "Reason="+reason)
+	return err
+}
+
+// Resume returns a drained node to service.
+func (c Client) Resume(ctx context.Context, node string) error {
+	_, err := c.Run(ctx, "scontrol", "update", "NodeName="+node, "State=RESUME")
+	return err
+}
+
+// Hostnames expands a Slurm host list (n[1-3,7]) with scontrol, which
+// knows every form the controller writes.
+func (c Client) Hostnames(ctx context.Context, list string) ([]string, error) {
+	out, err := c.Run(ctx, "scontrol", "show", "hostnames", list)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// keyRE matches the start of a pair: Slurm's keys are CamelCase (JobId,
+// ReqB:S:C:T, Socks/Node), so a lowercase word=value inside a reason
+// ("gpu=0") is taken as part of the value.
+var keyRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9_:/.]*=`)
+
+// ParseRecord reads one record of `scontrol show ... --oneliner`: Key=Value
+// pairs separated by spaces. Values may themselves hold spaces (a Reason,
+// a Comment, a path): a word that does not start with Key= continues the
+// value before it, as does a word starting with a lowercase letter. The
+// first record is read when there are several lines.
+func ParseRecord(s string) map[string]string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	out := map[string]string{}
+	last := ""
+	for _, w := range strings.Split(line, " ") {
+		if keyRE.MatchString(w) {
+			k, v, _ := strings.Cut(w, "=")
+			if _, dup := out[k]; !dup {
+				out[k], last = v, k
+				continue
+			}
+		}
+		if last != "" {
+			out[last] += " " + w
+		}
+	}
+	return out
+}
+
+// ErrNotFound is returned when Slurm's commands are not installed.
+var ErrNotFound = errors.New("slurm commands not found")
+
+// Check makes sure scontrol can be run, so a missing Slurm is one clear error.
+func (c Client) Check() error {
+	if _, err := exec.LookPath(c.path("scontrol")); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	}
+	return nil
+}

@@ -1,0 +1,324 @@
+package slurm
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/point"
+)
+
+// Summary is a job's thermal summary: per component its idle reference,
+// peak and heat interval, and the energy each GPU and each node used while
+// the job ran. Times (_at_s) are seconds since the job's start. A number
+// that could not be computed is absent, with the reason beside it.
+type Summary struct {
+	Job      string    `json:"job"`
+	Run      string    `json:"run,omitempty"`
+	Name     string    `json:"name,omitempty"`
+	Nodes    []string  `json:"nodes"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	RuntimeS float64   `json:"runtime_s"`
+	// BaselineS is the idle stretch before the job the idle means are taken
+	// over (the run's baseline phase, or the readings before the job).
+	BaselineS   float64            `json:"baseline_s"`
+	Components  []ComponentSummary `json:"components"`
+	GPUs        []Energy           `json:"gpus"`
+	NodeEnergy  []NodeEnergy       `json:"node_energy"`
+	Definitions map[string]string  `json:"definitions"`
+	Notes       []string           `json:"notes,omitempty"`
+}
+
+// ComponentSummary is one temperature over the job.
+type ComponentSummary struct {
+	Host              string            `json:"host"`
+	ID                string            `json:"id"`
+	Kind              string            `json:"kind"`
+	Name              string            `json:"name,omitempty"`
+	IdleMeanC         *float64          `json:"idle_mean_c"`
+	PeakC             *float64          `json:"peak_c"`
+	PeakAtS           *float64          `json:"peak_at_s"`
+	HeatIntervalSPerC *float64          `json:"heat_interval_s_per_c"`
+	NotComputed       map[string]string `json:"not_computed,omitempty"`
+}
+
+// Energy is one GPU's energy over the job.
+type Energy struct {
+	Host        string   `json:"host"`
+	GPU         string   `json:"gpu"`
+	UUID        string   `json:"uuid,omitempty"`
+	EnergyJ     *float64 `json:"energy_j"`
+	Method      string   `json:"method,omitempty"`
+	NotComputed string   `json:"not_computed,omitempty"`
+}
+
+// NodeEnergy is one node's measured energy over the job: its GPUs and its
+// CPU packages (RAPL), the parts a node reports itself.
+type NodeEnergy struct {
+	Host        string   `json:"host"`
+	EnergyJ     *float64 `json:"energy_j"`
+	GPUEnergyJ  *float64 `json:"gpu_energy_j"`
+	CPUEnergyJ  *float64 `json:"cpu_energy_j"`
+	Parts       []string `json:"parts,omitempty"`
+	NotComputed string   `json:"not_computed,omitempty"`
+}
+
+// Span is the job being summarised.
+type Span struct {
+	Job, Run, Name string
+	Nodes          []string
+	Start, End     time.Time
+}
+
+// Summarize computes the summary of the job over a run loaded by
+// analysis.Load whose run.json has the job as its load phase (and, for
+// idle means and heat intervals, a baseline before it). Readings of hosts
+// other than the job's nodes are left out.
+func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
+	s := &Summary{Job: job.Job, Run: job.Run, Name: job.Name, Nodes: job.Nodes, Start: job.Start, End: job.End,
+		RuntimeS: job.End.Sub(job.Start).Seconds(), Definitions: definitions()}
+	onNode := func(host string) bool { return len(job.Nodes) == 0 || slices.Contains(job.Nodes, host) }
+	rep := analysis.Analyze(run, o)
+	if b := rep.Phases.Baseline; b != nil {
+		s.BaselineS = b.Duration()
+	}
+	s.Notes = append(s.Notes, rep.Notes...)
+	if why := rep.NotComputed["phases"]; why != "" {
+		s.Notes = append(s.Notes, why)
+	}
+	from := job.Start.Sub(run.Start).Seconds()
+	to := job.End.Sub(run.Start).Seconds()
+	for _, c := range rep.Components {
+		if !onNode(c.Host) {
+			continue
+		}
+		cs := ComponentSummary{Host: c.Host, ID: strings.TrimPrefix(c.ID, c.Host+"/"), Kind: c.Kind, Name: c.Name,
+			IdleMeanC: c.IdleMeanC, PeakC: c.LoadPeakC, HeatIntervalSPerC: c.HeatIntervalSPerC, NotComputed: map[string]string{}}
+		if c.LoadPeakAtS != nil {
+			cs.PeakAtS = ptr(*c.LoadPeakAtS - from)
+		}
+		for json, key := range map[string]string{"idle_mean_c": "idle_mean_c", "peak_c": "load_peak_c", "heat_interval_s_per_c": "heat_interval_s_per_c"} {
+			if why, ok := c.NotComputed[key]; ok {
+				cs.NotComputed[json] = why
+			}
+		}
+		if len(cs.NotComputed) == 0 {
+			cs.NotComputed = nil
+		}
+		s.Components = append(s.Components, cs)
+	}
+
+	maxGap := rep.Options.MaxGapS
+	nodes := map[string]*NodeEnergy{}
+	node := func(host string) *NodeEnergy {
+		if n, ok := nodes[host]; ok {
+			return n
+		}
+		n := &NodeEnergy{Host: host}
+		nodes[host] = n
+		return n
+	}
+	for _, h := range job.Nodes {
+		node(h)
+	}
+	add := func(p **float64, v float64) {
+		if *p == nil {
+			*p = ptr(0)
+		}
+		**p += v
+	}
+	for _, sr := range run.Find("gpu", "temp_c", nil) {
+		host := sr.Tag("host")
+		if !onNode(host) {
+			continue
+		}
+		e := Energy{Host: host, GPU: sr.Tag("gpu"), UUID: sr.Tag("uuid")}
+		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("gpu") == e.GPU }
+		v, method, err := energy(run.Find("gpu", "energy_j", match), run.Find("gpu", "power_w", match), from, to, maxGap)
+		if err != nil {
+			e.NotComputed = err.Error()
+		} else {
+			e.EnergyJ, e.Method = ptr(v), method
+			n := node(host)
+			add(&n.GPUEnergyJ, v)
+			add(&n.EnergyJ, v)
+			n.Parts = append(n.Parts, "gpu "+e.GPU)
+		}
+		s.GPUs = append(s.GPUs, e)
+	}
+	for _, sr := range run.Find("rapl", "energy_j", nil) {
+		host, zone, id := sr.Tag("host"), sr.Tag("zone"), sr.Tag("zone_id")
+		// Top-level zones only (intel-rapl:N, not its subzones intel-rapl:N:M,
+		// which the package already counts), and not psys, the whole
+		// platform, which would count the packages twice.
+		if !onNode(host) || strings.Count(id, ":") != 1 || zone == "psys" {
+			continue
+		}
+		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("zone_id") == id }
+		v, _, err := energy([]*analysis.Series{sr}, run.Find("rapl", "power_w", match), from, to, maxGap)
+		n := node(host)
+		if err != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s rapl %s: %v", host, zone, err))
+			continue
+		}
+		add(&n.CPUEnergyJ, v)
+		add(&n.EnergyJ, v)
+		n.Parts = append(n.Parts, "rapl "+zone)
+	}
+	for _, h := range slices.Sorted(maps.Keys(nodes)) {
+		n := nodes[h]
+		if n.EnergyJ == nil {
+			n.NotComputed = "the node recorded neither GPU energy nor RAPL energy over the job"
+		}
+		s.NodeEnergy = append(s.NodeEnergy, *n)
+	}
+	return s
+}
+
+// energy is the energy over [from, to]: the difference of the energy
+// counter at both ends when it has readings within maxGap of each and did
+// not go backwards (a reset), else the trapezoid integral of power.
+func energy(counter, power []*analysis.Series, from, to, maxGap float64) (float64, string, error) {
+	var why []string
+	for _, c := range counter {
+		t, v := analysis.Finite(c.T, c.V)
+		a, errA := valueAt(t, v, from, maxGap)
+		b, errB := valueAt(t, v, to, maxGap)
+		switch {
+		case errA != nil:
+			why = append(why, "energy counter at the start: "+errA.Error())
+		case errB != nil:
+			why = append(why, "energy counter at the end: "+errB.Error())
+		case b < a:
+			why = append(why, "the energy counter went backwards (reset)")
+		default:
+			return b - a, "energy counter difference", nil
+		}
+	}
+	for _, p := range power {
+		t, v := analysis.Finite(p.T, p.V)
+		in, err := analysis.Integrate(t, v, from, to, maxGap)
+		if err != nil {
+			why = append(why, "power integral: "+err.Error())
+			continue
+		}
+		if in.GapS > 0.1*(to-from) {
+			why = append(why, fmt.Sprintf("power integral: %.0f s of the %.0f s job without readings", in.GapS, to-from))
+			continue
+		}
+		return in.Value, "power integral (trapezoid)", nil
+	}
+	if len(why) == 0 {
+		return 0, "", fmt.Errorf("no energy counter and no power readings")
+	}
+	return 0, "", fmt.Errorf("%s", strings.Join(why, "; "))
+}
+
+// valueAt interpolates a counter linearly at x between the readings around
+// it, which must lie within maxGap of x.
+func valueAt(t, v []float64, x, maxGap float64) (float64, error) {
+	i, _ := slices.BinarySearch(t, x)
+	switch {
+	case len(t) == 0:
+		return 0, fmt.Errorf("no readings")
+	case i < len(t) && t[i] == x:
+		return v[i], nil
+	case i == 0:
+		if t[0]-x > maxGap {
+			return 0, fmt.Errorf("first reading %.1f s after", t[0]-x)
+		}
+		return v[0], nil
+	case i == len(t):
+		if x-t[i-1] > maxGap {
+			return 0, fmt.Errorf("last reading %.1f s before", x-t[i-1])
+		}
+		return v[i-1], nil
+	}
+	if t[i]-t[i-1] > maxGap {
+		return 0, fmt.Errorf("no reading for %.1f s around it", t[i]-t[i-1])
+	}
+	return v[i-1] + (x-t[i-1])/(t[i]-t[i-1])*(v[i]-v[i-1]), nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func definitions() map[string]string {
+	return map[string]string{
+		"idle_mean_c":           "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
+		"peak_c":                "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
+		"heat_interval_s_per_c": "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
+		"energy_j":              "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing); per node the sum of its GPUs and its top-level RAPL zones (CPU packages and DRAM, psys excluded)",
+	}
+}
+
+// FileName is the summary's file name beside the job's output.
+func FileName(job string) string { return "job-" + job + "-thermal.json" }
+
+// WriteFile writes the summary as JSON into dir (atomically) and returns its path.
+func (s *Summary) WriteFile(dir string) (string, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, FileName(s.Job))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("write job summary: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("write job summary: %w", err)
+	}
+	return path, nil
+}
+
+// Points renders the summary as job_summary points stamped at the job's
+// end: one per component (with its GPU's energy on gpu_core components)
+// and one per node (component node).
+func (s *Summary) Points() []point.Point {
+	var out []point.Point
+	gpuEnergy := map[string]float64{}
+	for _, g := range s.GPUs {
+		if g.EnergyJ != nil {
+			gpuEnergy[g.Host+"\x00gpu_core:"+g.GPU] = *g.EnergyJ
+		}
+	}
+	base := func(host, component, kind string) point.Point {
+		p := point.New("job_summary", s.End)
+		p.AddTag("job", s.Job).AddTag("run", s.Run).AddTag("host", host).AddTag("component", component).AddTag("kind", kind)
+		p.AddFloat("runtime_s", s.RuntimeS)
+		return p
+	}
+	addOpt := func(p *point.Point, key string, v *float64) {
+		if v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
+			p.AddFloat(key, *v)
+		}
+	}
+	for _, c := range s.Components {
+		p := base(c.Host, c.ID, c.Kind)
+		addOpt(&p, "peak_c", c.PeakC)
+		addOpt(&p, "peak_at_s", c.PeakAtS)
+		addOpt(&p, "idle_mean_c", c.IdleMeanC)
+		addOpt(&p, "heat_interval_s_per_c", c.HeatIntervalSPerC)
+		if e, ok := gpuEnergy[c.Host+"\x00"+c.ID]; ok {
+			p.AddFloat("energy_j", e)
+		}
+		out = append(out, p)
+	}
+	for _, n := range s.NodeEnergy {
+		p := base(n.Host, "node", "node")
+		addOpt(&p, "energy_j", n.EnergyJ)
+		addOpt(&p, "gpu_energy_j", n.GPUEnergyJ)
+		addOpt(&p, "cpu_energy_j", n.CPUEnergyJ)
+		out = append(out, p)
+	}
+	return out
+}
