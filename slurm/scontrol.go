@@ -61,13 +61,13 @@ func (c Client) Run(ctx context.Context, name string, args ...string) ([]byte, e
 
 // JobInfo is what heatsink needs of `scontrol show job`.
 type JobInfo struct {
-	ID     string
-	Name   string
-	State  string
-	User   string
-	Nodes  []string // expanded from NodeList
-	Start  time.Time
-	End    time.Time // zero while the job runs
+	ID              string
+	Name            string
+	State           string
+	User            string
+	Nodes           []string // expanded from NodeList
+	Start           time.Time
+	End             time.Time // zero while the job runs
 	WorkDir, StdOut string
 	Partition       string
 }
