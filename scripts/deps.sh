@@ -8,6 +8,12 @@ need_apt=()
 # snmpd lives in /usr/sbin, outside an unprivileged user's PATH.
 command -v snmpd >/dev/null 2>&1 || [ -x /usr/sbin/snmpd ] || need_apt+=(snmpd)
 command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
+# A one-node Slurm cluster (collectors/slurm/slurmtest) needs slurmctld,
+# slurmd, the client commands and munge; the daemons live in /usr/sbin.
+{ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; } || need_apt+=(slurmctld)
+{ command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ]; } || need_apt+=(slurmd)
+command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
+{ command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || need_apt+=(munge)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: installing ${need_apt[*]} (apt-get)"
   $SUDO apt-get update -qq
