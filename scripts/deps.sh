@@ -8,7 +8,7 @@ need_apt=()
 # snmpd lives in /usr/sbin, outside an unprivileged user's PATH.
 command -v snmpd >/dev/null 2>&1 || [ -x /usr/sbin/snmpd ] || need_apt+=(snmpd)
 command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
-# A one-node Slurm cluster (collectors/slurm/slurmtest) needs slurmctld,
+# A one-node Slurm cluster (slurm/slurmtest) needs slurmctld,
 # slurmd, the client commands and munge; the daemons live in /usr/sbin.
 { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; } || need_apt+=(slurmctld)
 { command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ]; } || need_apt+=(slurmd)
