@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,16 @@ type Sources struct {
 	PDUs []pdu.Config `yaml:"pdus"`
 	// Tanks are immersion tanks or CDUs read over HTTP (sensors/tank).
 	Tanks []tank.Config `yaml:"tanks"`
+	// FacilityHosts names the hosts that poll the PDUs and tanks, so that
+	// one configuration can be shared by every node of a site and the
+	// shared devices are still polled once. Empty: every host whose
+	// configuration lists them polls them.
+	FacilityHosts []string `yaml:"facility_hosts"`
+}
+
+// PollsFacility reports whether host polls the PDUs and tanks.
+func (s *Sources) PollsFacility(host string) bool {
+	return len(s.FacilityHosts) == 0 || slices.Contains(s.FacilityHosts, host)
 }
 
 // NodeSource switches a node source and filters what it reports. Include and
@@ -306,6 +317,11 @@ func JSON(c *Config) ([]byte, error) {
 // validateFacility checks the PDU and tank entries; each must have a name of
 // its own, since the name tags its points and names its source.
 func (s *Sources) validateFacility() error {
+	for i, h := range s.FacilityHosts {
+		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " ,") {
+			return &ValueError{[]string{"sources", "facility_hosts", strconv.Itoa(i)}, fmt.Sprintf("%q is not a host name", h)}
+		}
+	}
 	names := map[string]bool{}
 	for i := range s.PDUs {
 		at := []string{"sources", "pdus", strconv.Itoa(i)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
@@ -55,7 +56,15 @@ func buildSources(cfg *configs.Config) ([]collectors.Source, error) {
 		srcs = append(srcs, nvml.New(nvml.Options{Filter: f}))
 	}
 	// Facility devices shared by many nodes (rack PDUs over SNMP, immersion
-	// tanks over REST) go here, after the node's own sources.
+	// tanks over REST) go here, after the node's own sources, polled only
+	// by the hosts sources.facility_hosts names (all, when it names none).
+	host := cfg.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	if !cfg.Sources.PollsFacility(host) {
+		return srcs, nil
+	}
 	for i, c := range cfg.Sources.PDUs {
 		s, err := pdu.New(c)
 		if err != nil {
