@@ -88,6 +88,7 @@ type Reader struct {
 
 	requireNewline bool
 	unterminated   bool // the last token scanned had no newline
+	ld             lineDecoder
 }
 
 // NewReader returns a Reader over r; name appears in errors.
@@ -124,7 +125,7 @@ func (r *Reader) Next() (Point, *LineError, bool) {
 		if r.requireNewline && r.unterminated {
 			return Point{}, &LineError{Name: r.name, Line: r.line, Err: errors.New("last line has no newline: a write torn by a crash")}, true
 		}
-		p, err := decodeLine(b, r.precision)
+		p, err := r.ld.decode(b, r.precision)
 		if err != nil {
 			return Point{}, &LineError{Name: r.name, Line: r.line, Err: err}, true
 		}
@@ -146,7 +147,31 @@ func (r *Reader) Line() int { return r.line }
 // times cannot be analysed, so such lines are refused rather than stamped now.
 var ErrNoTime = errors.New("no timestamp")
 
-func decodeLine(b []byte, prec lineprotocol.Precision) (Point, error) {
+// lineDecoder decodes single lines. It interns names and tag values, which
+// repeat on nearly every line of a recording, and sizes slices from the last
+// line, so a point costs a few allocations instead of one per string.
+type lineDecoder struct {
+	strs           map[string]string
+	ntags, nfields int
+}
+
+// maxInterned bounds the intern table, so a file with ever-new tag values
+// (a run id per line, say) cannot grow it without limit.
+const maxInterned = 1 << 16
+
+func (ld *lineDecoder) str(b []byte) string {
+	if s, ok := ld.strs[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	if ld.strs == nil || len(ld.strs) >= maxInterned {
+		ld.strs = make(map[string]string, 256)
+	}
+	s := string(b)
+	ld.strs[s] = s
+	return s
+}
+
+func (ld *lineDecoder) decode(b []byte, prec lineprotocol.Precision) (Point, error) {
 	d := lineprotocol.NewDecoderWithBytes(b)
 	if !d.Next() {
 		return Point{}, errors.New("empty line")
@@ -155,7 +180,10 @@ func decodeLine(b []byte, prec lineprotocol.Precision) (Point, error) {
 	if err != nil {
 		return Point{}, err
 	}
-	p := Point{Measurement: string(m)}
+	p := Point{Measurement: ld.str(m)}
+	if ld.ntags > 0 {
+		p.Tags = make([]Tag, 0, ld.ntags)
+	}
 	for {
 		k, v, err := d.NextTag()
 		if err != nil {
@@ -164,8 +192,9 @@ func decodeLine(b []byte, prec lineprotocol.Precision) (Point, error) {
 		if k == nil {
 			break
 		}
-		p.Tags = append(p.Tags, Tag{string(k), string(v)})
+		p.Tags = append(p.Tags, Tag{ld.str(k), ld.str(v)})
 	}
+	p.Fields = make([]Field, 0, max(ld.nfields, 1))
 	for {
 		k, v, err := d.NextField()
 		if err != nil {
@@ -178,7 +207,7 @@ func decodeLine(b []byte, prec lineprotocol.Precision) (Point, error) {
 			// The decoder's string values alias its buffer; copy.
 			v, _ = lineprotocol.StringValue(v.StringV())
 		}
-		p.Fields = append(p.Fields, Field{string(k), v})
+		p.Fields = append(p.Fields, Field{ld.str(k), v})
 	}
 	// The zero time.Time stands for "no timestamp": time.Unix(0, 0) differs from it.
 	t, err := d.Time(prec, time.Time{})
@@ -195,10 +224,12 @@ func decodeLine(b []byte, prec lineprotocol.Precision) (Point, error) {
 	if err := d.Err(); err != nil {
 		return Point{}, err
 	}
+	ld.ntags, ld.nfields = len(p.Tags), len(p.Fields)
 	return p, nil
 }
 
 // ParseLine decodes a single line of line protocol with nanosecond timestamps.
 func ParseLine(line []byte) (Point, error) {
-	return decodeLine(bytes.TrimSpace(line), lineprotocol.Nanosecond)
+	var ld lineDecoder
+	return ld.decode(bytes.TrimSpace(line), lineprotocol.Nanosecond)
 }
