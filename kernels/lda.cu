@@ -1,0 +1,718 @@
+// EZLDA's sampler on the GPU (Wang, Liu, Gaihre and Yu, SC 2020): one
+// synchronous collapsed-Gibbs iteration as the kernels below, launched in
+// order by kernels/lda/gpu.go. kernels/lda/doc.go defines what they
+// compute (the integer weights, the canonical layout, the exact max-topic
+// shortcut); kernels/lda/cpu.go computes the same in Go, token for token.
+//
+// Floating point: every operation whose result enters a weight is a single
+// IEEE double operation written with an _rn intrinsic, so that nvcc cannot
+// fuse a multiply and an add, and the Go side rounds each the same way.
+// Everything after that is integer arithmetic, which any order of
+// summation gets exactly.
+//
+// Per iteration:
+//   lda_topics, lda_tables      T -> denominators, shared-branch tables
+//   lda_prep_dense, _sparse     W -> per-word φ̂, e prefixes, statistics
+//   lda_sample_dense, _sparse   every token's new topic (three-branch)
+//   lda_count_topics, lda_count_dense, lda_rows_small, lda_rows_large
+//                               the rebuild of T, W and D from the topics
+// plus lda_init (the initial topics), lda_ll_* (log-likelihood terms),
+// lda_check_* (count invariants) and lda_philox_kat (the generator's
+// known answers on the device).
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define LDA_THREADS 256   // largest block any kernel is launched with
+#define LDA_SMALL_ROW 32  // rows up to this long are rebuilt by one thread
+#define LDA_SCALES 64     // rows of the shared-branch tables
+#define LDA_MIN_SCALE 31  // scale exponent of table row 0
+
+// The host reads these to check that it was built with the same values.
+extern "C" {
+__device__ int lda_threads = LDA_THREADS;
+__device__ int lda_small_row = LDA_SMALL_ROW;
+__device__ int lda_scales = LDA_SCALES;
+}
+
+#ifndef LDA_DYNAMIC_SHARED
+#define LDA_DYNAMIC_SHARED(type, name)                      \
+    extern __shared__ __align__(16) unsigned char lda_smem[]; \
+    type *name = (type *)lda_smem
+#endif
+
+// ---- Philox4x32-10 (Random123), as kernels/lda/philox.go ----
+
+__device__ __forceinline__ void lda_philox(u32 c[4], u32 k0, u32 k1)
+{
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        u32 hi0 = __umulhi(0xD2511F53u, c[0]), lo0 = 0xD2511F53u * c[0];
+        u32 hi1 = __umulhi(0xCD9E8D57u, c[2]), lo1 = 0xCD9E8D57u * c[2];
+        u32 n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;
+        c[0] = n0;
+        c[1] = lo1;
+        c[2] = n2;
+        c[3] = lo0;
+    }
+}
+
+// lda_uniform is the 64-bit uniform of corpus token tok in iteration iter.
+__device__ __forceinline__ u64 lda_uniform(u64 seed, u32 iter, u32 tok)
+{
+    u32 c[4] = {tok, iter, 0u, 0u};
+    lda_philox(c, (u32)seed, (u32)(seed >> 32));
+    return (u64)c[0] | ((u64)c[1] << 32);
+}
+
+// lda_scale_uniform is floor(r·total / 2^64).
+__device__ __forceinline__ u64 lda_scale_uniform(u64 r, u64 total) { return __umul64hi(r, total); }
+
+// ---- The definitions of doc.go's "Integer weights" ----
+
+__device__ __forceinline__ double lda_phi(u32 w, double denom, double beta)
+{
+    return __ddiv_rn(__dadd_rn((double)w, beta), denom);
+}
+
+__device__ __forceinline__ int lda_scale(double bound)
+{
+    int e;
+    frexp(bound, &e);
+    return 32 - e;
+}
+
+__device__ __forceinline__ u32 lda_qphi(double phi, int s) { return (u32)ldexp(phi, s); }
+
+__device__ __forceinline__ u64 lda_qalpha(double phi, double alpha, int s)
+{
+    return (u64)ldexp(__dmul_rn(alpha, phi), s);
+}
+
+// lda_g is g_s[k] from the table row's inclusive prefix.
+__device__ __forceinline__ u64 lda_g(const u64 *gp, u32 k) { return k == 0 ? gp[0] : gp[k] - gp[k - 1]; }
+
+// ---- Block-wide helpers (buf has blockDim.x entries; callers
+// synchronise before reusing it) ----
+
+// lda_scan is the inclusive prefix sum of v over the block's threads.
+__device__ u64 lda_scan(u64 v, u64 *buf)
+{
+    u32 t = threadIdx.x;
+    buf[t] = v;
+    __syncthreads();
+    for (u32 off = 1; off < blockDim.x; off <<= 1) {
+        u64 add = t >= off ? buf[t - off] : 0;
+        __syncthreads();
+        buf[t] += add;
+        __syncthreads();
+    }
+    return buf[t];
+}
+
+__device__ double lda_block_min(double v, double *buf)
+{
+    u32 t = threadIdx.x;
+    buf[t] = v;
+    __syncthreads();
+    for (u32 off = blockDim.x / 2; off > 0; off >>= 1) {
+        if (t < off && buf[t + off] < buf[t])
+            buf[t] = buf[t + off];
+        __syncthreads();
+    }
+    return buf[0];
+}
+
+__device__ u32 lda_block_max_u32(u32 v, u32 *buf)
+{
+    u32 t = threadIdx.x;
+    buf[t] = v;
+    __syncthreads();
+    for (u32 off = blockDim.x / 2; off > 0; off >>= 1) {
+        if (t < off && buf[t + off] > buf[t])
+            buf[t] = buf[t + off];
+        __syncthreads();
+    }
+    return buf[0];
+}
+
+// ---- Initial topics ----
+
+extern "C" __global__ void lda_init(const u32 *tokIdx, u32 n, u64 seed, u32 K, u32 *z)
+{
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x) {
+        u32 c[4] = {tokIdx[p], 0u, 0u, 0u};
+        lda_philox(c, (u32)seed, (u32)(seed >> 32));
+        z[p] = (u32)(((u64)c[0] * K) >> 32);
+    }
+}
+
+// ---- Per-iteration constants ----
+
+// lda_topics: one block. denom[k] = T[k] + V·β; consts = {min denom, zmax}.
+extern "C" __global__ void lda_topics(const u32 *T, u32 K, double vbeta, double beta, double *denom, double *consts)
+{
+    __shared__ double buf[LDA_THREADS];
+    double m = 1.7976931348623157e308; // DBL_MAX
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x) {
+        double d = __dadd_rn((double)T[k], vbeta);
+        denom[k] = d;
+        if (d < m)
+            m = d;
+    }
+    m = lda_block_min(m, buf);
+    if (threadIdx.x == 0) {
+        consts[0] = m;
+        consts[1] = lda_phi(0, m, beta);
+    }
+}
+
+// lda_tables: block i fills table row i (scale 31+i) if that scale can
+// occur: zphi (φ̂ of a zero count), gpre (inclusive prefix of g), zphiMax;
+// block 0 also writes the number of rows in use to *nscales.
+extern "C" __global__ void lda_tables(const double *denom, const double *consts, u32 K, double alpha, double beta,
+                                      u32 *zphi, u64 *gpre, u32 *zphiMax, u32 *nscales)
+{
+    __shared__ u64 buf[LDA_THREADS];
+    double zmax = consts[1];
+    int shi = lda_scale(zmax);
+    int s = LDA_MIN_SCALE + (int)blockIdx.x;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *nscales = (u32)(shi - LDA_MIN_SCALE + 1);
+    if (s > shi)
+        return;
+    u64 row = (u64)blockIdx.x * K, carry = 0;
+    for (u32 base = 0; base < K; base += blockDim.x) {
+        u32 k = base + threadIdx.x;
+        u64 g = 0;
+        if (k < K) {
+            double phi = lda_phi(0, denom[k], beta);
+            zphi[row + k] = lda_qphi(phi, s);
+            g = lda_qalpha(phi, alpha, s);
+        }
+        u64 pre = lda_scan(g, buf) + carry;
+        if (k < K)
+            gpre[row + k] = pre;
+        carry += buf[blockDim.x - 1];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        zphiMax[blockIdx.x] = lda_qphi(zmax, s);
+}
+
+// Word statistics: ws32[4w..] = {s, kmax, a1, a2}, ws64[3w..] = {e1, ew, A}.
+
+// lda_prep_dense: block per dense word.
+extern "C" __global__ void lda_prep_dense(const u32 *Wd, u32 K, const double *denom, const double *consts, double alpha,
+                                          double beta, const u32 *zphiMax, const u64 *gpre, u32 *phiD, u64 *epreD,
+                                          u32 *ws32, u64 *ws64)
+{
+    __shared__ double bestBuf[LDA_THREADS];
+    __shared__ u32 kBuf[LDA_THREADS];
+    __shared__ u64 buf[LDA_THREADS];
+    __shared__ u64 e1Shared;
+    u32 w = blockIdx.x, t = threadIdx.x;
+    const u32 *row = Wd + (u64)w * K;
+    double zmax = consts[1];
+    // The max topic: largest φ among topics with tokens, smallest k on ties.
+    double best = -1.0;
+    u32 kbest = 0xffffffffu;
+    for (u32 k = t; k < K; k += blockDim.x) {
+        u32 n = row[k];
+        if (n > 0) {
+            double phi = lda_phi(n, denom[k], beta);
+            if (phi > best) {
+                best = phi;
+                kbest = k;
+            }
+        }
+    }
+    bestBuf[t] = best;
+    kBuf[t] = kbest;
+    __syncthreads();
+    for (u32 off = blockDim.x / 2; off > 0; off >>= 1) {
+        if (t < off) {
+            double b = bestBuf[t + off];
+            u32 kb = kBuf[t + off];
+            if (b > bestBuf[t] || (b == bestBuf[t] && kb < kBuf[t])) {
+                bestBuf[t] = b;
+                kBuf[t] = kb;
+            }
+        }
+        __syncthreads();
+    }
+    best = bestBuf[0];
+    u32 kmax = kBuf[0];
+    int s = lda_scale(best > zmax ? best : zmax);
+    const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
+    u32 a2 = 0;
+    u64 carry = 0;
+    if (t == 0)
+        e1Shared = 0;
+    __syncthreads();
+    for (u32 base = 0; base < K; base += blockDim.x) {
+        u32 k = base + t;
+        u64 e = 0;
+        if (k < K) {
+            u32 n = row[k];
+            double phi = lda_phi(n, denom[k], beta);
+            u32 ph = lda_qphi(phi, s);
+            phiD[(u64)w * K + k] = ph;
+            if (n > 0) {
+                e = lda_qalpha(phi, alpha, s) - lda_g(gp, k);
+                if (k == kmax)
+                    e1Shared = e;
+                else if (ph > a2)
+                    a2 = ph;
+            }
+        }
+        u64 pre = lda_scan(e, buf) + carry;
+        if (k < K)
+            epreD[(u64)w * K + k] = pre;
+        carry += buf[blockDim.x - 1];
+        __syncthreads();
+    }
+    a2 = lda_block_max_u32(a2, kBuf);
+    if (t == 0) {
+        u32 zm = zphiMax[s - LDA_MIN_SCALE];
+        ws32[4 * (u64)w + 0] = (u32)s;
+        ws32[4 * (u64)w + 1] = kmax;
+        ws32[4 * (u64)w + 2] = lda_qphi(best, s);
+        ws32[4 * (u64)w + 3] = a2 > zm ? a2 : zm;
+        ws64[3 * (u64)w + 0] = e1Shared;
+        ws64[3 * (u64)w + 1] = carry;
+        ws64[3 * (u64)w + 2] = carry + gp[K - 1];
+    }
+}
+
+// lda_prep_sparse: thread per sparse word (words dense..V-1).
+extern "C" __global__ void lda_prep_sparse(u32 dense, u32 V, const u32 *wordOff, u32 sparseBase, const u32 *wTop,
+                                           const u32 *wCnt, const u32 *wLen, u32 K, const double *denom,
+                                           const double *consts, double alpha, double beta, const u32 *zphiMax,
+                                           const u64 *gpre, u32 *phiS, u64 *epreS, u32 *ws32, u64 *ws64)
+{
+    u64 w = (u64)dense + (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= V || wordOff[w] == wordOff[w + 1])
+        return;
+    u32 base = wordOff[w] - sparseBase, n = wLen[w];
+    const u32 *top = wTop + base, *cnt = wCnt + base;
+    double zmax = consts[1], best = -1.0;
+    u32 kmax = 0;
+    for (u32 i = 0; i < n; i++) {
+        double phi = lda_phi(cnt[i], denom[top[i]], beta);
+        if (phi > best) {
+            best = phi;
+            kmax = top[i];
+        }
+    }
+    int s = lda_scale(best > zmax ? best : zmax);
+    const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
+    u32 a2 = zphiMax[s - LDA_MIN_SCALE];
+    u64 e1 = 0, ew = 0;
+    for (u32 i = 0; i < n; i++) {
+        u32 k = top[i];
+        double phi = lda_phi(cnt[i], denom[k], beta);
+        u32 ph = lda_qphi(phi, s);
+        phiS[base + i] = ph;
+        u64 e = lda_qalpha(phi, alpha, s) - lda_g(gp, k);
+        if (k == kmax)
+            e1 = e;
+        else if (ph > a2)
+            a2 = ph;
+        ew += e;
+        epreS[base + i] = ew;
+    }
+    ws32[4 * w + 0] = (u32)s;
+    ws32[4 * w + 1] = kmax;
+    ws32[4 * w + 2] = lda_qphi(best, s);
+    ws32[4 * w + 3] = a2;
+    ws64[3 * w + 0] = e1;
+    ws64[3 * w + 1] = ew;
+    ws64[3 * w + 2] = ew + gp[K - 1];
+}
+
+// ---- Sampling ----
+
+// lda_doc_count is document row (top, cnt, n)'s count of topic k.
+__device__ __forceinline__ u32 lda_doc_count(const u32 *top, const u32 *cnt, u32 n, u32 k)
+{
+    u32 lo = 0, hi = n;
+    while (lo < hi) {
+        u32 mid = (lo + hi) / 2;
+        if (top[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && top[lo] == k ? cnt[lo] : 0;
+}
+
+// lda_word_phi is the word's φ̂ of topic k: its dense row, or its sparse
+// row searched from *j on (the document's topics come in increasing
+// order), or the shared zero-count value.
+__device__ __forceinline__ u32 lda_word_phi(const u32 *phiRow, const u32 *sTop, const u32 *sPhi, u32 sLen,
+                                            const u32 *zphiRow, u32 k, u32 *j)
+{
+    if (phiRow)
+        return phiRow[k];
+    while (*j < sLen && sTop[*j] < k)
+        (*j)++;
+    if (*j < sLen && sTop[*j] == k)
+        return sPhi[*j];
+    return zphiRow[k];
+}
+
+// lda_token samples word-major token p of a word whose statistics are
+// st32/st64: a dense word (phiRow, epreRow set) or a sparse one (sTop,
+// sPhi, sEpre, sLen). It returns the topic, and adds 1 to *took when the
+// shortcut decided.
+__device__ u32 lda_token(u32 p, const u32 *st32, const u64 *st64, const u32 *phiRow, const u64 *epreRow,
+                         const u32 *sTop, const u32 *sPhi, const u64 *sEpre, u32 sLen, const u32 *zphi,
+                         const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx, const u32 *docOff,
+                         const u32 *dTop, const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter, u32 shortcut,
+                         u32 *took)
+{
+    u32 d = tokDoc[p];
+    u64 r = lda_uniform(seed, iter, tokIdx[p]);
+    u32 s = st32[0], kmax = st32[1], a1 = st32[2], a2 = st32[3];
+    u64 e1 = st64[0], ew = st64[1], atot = st64[2];
+    u32 dlo = docOff[d], L = docOff[d + 1] - dlo, dn = dLen[d];
+    const u32 *top = dTop + dlo, *cnt = dCnt + dlo;
+    u32 b1 = lda_doc_count(top, cnt, dn, kmax);
+    u64 front = (u64)b1 * a1 + e1, rest = atot - e1;
+    if (shortcut) {
+        u64 bound = (u64)(L - b1) * a2 + rest;
+        if (lda_scale_uniform(r, front + bound) < front) {
+            (*took)++;
+            return kmax;
+        }
+    }
+    const u32 *zphiRow = zphi + (u64)(s - LDA_MIN_SCALE) * K;
+    u64 sdoc = 0;
+    u32 j = 0;
+    for (u32 i = 0; i < dn; i++) {
+        u32 k = top[i];
+        if (k != kmax)
+            sdoc += (u64)cnt[i] * lda_word_phi(phiRow, sTop, sPhi, sLen, zphiRow, k, &j);
+    }
+    u64 x = lda_scale_uniform(r, front + sdoc + rest);
+    if (x < front)
+        return kmax;
+    x -= front;
+    if (x < sdoc) {
+        u64 acc = 0;
+        j = 0;
+        for (u32 i = 0; i < dn; i++) {
+            u32 k = top[i];
+            if (k != kmax) {
+                acc += (u64)cnt[i] * lda_word_phi(phiRow, sTop, sPhi, sLen, zphiRow, k, &j);
+                if (acc > x)
+                    return k;
+            }
+        }
+        return kmax; // not reached: acc ends at sdoc > x
+    }
+    x -= sdoc;
+    if (x < ew - e1) {
+        // Smallest index with prefix - (topic >= kmax ? e1 : 0) > x.
+        u32 n = phiRow ? K : sLen, lo = 0, hi = n - 1;
+        while (lo < hi) {
+            u32 mid = (lo + hi) / 2;
+            u32 k = phiRow ? mid : sTop[mid];
+            u64 v = (phiRow ? epreRow[mid] : sEpre[mid]) - (k >= kmax ? e1 : 0);
+            if (v > x)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return phiRow ? lo : sTop[lo];
+    }
+    x -= ew - e1;
+    const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
+    u32 lo = 0, hi = K - 1;
+    while (lo < hi) {
+        u32 mid = (lo + hi) / 2;
+        if (gp[mid] > x)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+// lda_sample_dense: block per dense unit (word, lo, hi); the word's φ̂ row
+// is staged in shared memory when phiShared (K·4 bytes of dynamic shared
+// memory), read from global memory otherwise.
+extern "C" __global__ void lda_sample_dense(const u32 *units, const u32 *phiD, const u64 *epreD, const u32 *ws32,
+                                            const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K,
+                                            const u32 *tokDoc, const u32 *tokIdx, const u32 *docOff, const u32 *dTop,
+                                            const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter, u32 shortcut,
+                                            u32 phiShared, u32 *znew, u64 *nshort)
+{
+    LDA_DYNAMIC_SHARED(u32, rowBuf);
+    u32 w = units[3 * (u64)blockIdx.x], lo = units[3 * (u64)blockIdx.x + 1], hi = units[3 * (u64)blockIdx.x + 2];
+    const u32 *row = phiD + (u64)w * K;
+    if (phiShared) {
+        for (u32 k = threadIdx.x; k < K; k += blockDim.x)
+            rowBuf[k] = row[k];
+        __syncthreads();
+        row = rowBuf;
+    }
+    u32 took = 0;
+    for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x)
+        znew[p] = lda_token(p, ws32 + 4 * (u64)w, ws64 + 3 * (u64)w, row, epreD + (u64)w * K, 0, 0, 0, 0, zphi, gpre,
+                            K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed, iter, shortcut, &took);
+    if (took)
+        atomicAdd(nshort, (u64)took);
+}
+
+// lda_sample_sparse: persistent blocks take sparse units (lo, hi, first
+// word, last word) from *counter (zeroed before the launch) until none
+// are left: EZLDA's atomic hand-out of small words.
+extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 nunits, u32 *counter, const u32 *wordOff,
+                                             u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS,
+                                             const u64 *epreS, const u32 *ws32, const u64 *ws64, const u32 *zphi,
+                                             const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx,
+                                             const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen,
+                                             u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
+{
+    __shared__ u32 unitShared;
+    u32 took = 0;
+    for (;;) {
+        if (threadIdx.x == 0)
+            unitShared = atomicAdd(counter, 1u);
+        __syncthreads();
+        u32 u = unitShared;
+        __syncthreads();
+        if (u >= nunits)
+            break;
+        u32 lo = units[4 * (u64)u], hi = units[4 * (u64)u + 1], wlo = units[4 * (u64)u + 2],
+            whi = units[4 * (u64)u + 3];
+        for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x) {
+            u32 a = wlo, b = whi;
+            while (a < b) {
+                u32 mid = (a + b + 1) / 2;
+                if (wordOff[mid] <= p)
+                    a = mid;
+                else
+                    b = mid - 1;
+            }
+            u32 base = wordOff[a] - sparseBase;
+            znew[p] = lda_token(p, ws32 + 4 * (u64)a, ws64 + 3 * (u64)a, 0, 0, wTop + base, phiS + base,
+                                epreS + base, wLen[a], zphi, gpre, K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed,
+                                iter, shortcut, &took);
+        }
+    }
+    if (took)
+        atomicAdd(nshort, (u64)took);
+}
+
+// ---- The rebuild ----
+
+// lda_count_topics: T[k] += tokens with topic k (T zeroed before), through
+// a shared-memory histogram of K counters.
+extern "C" __global__ void lda_count_topics(const u32 *z, u32 n, u32 K, u32 *T)
+{
+    LDA_DYNAMIC_SHARED(u32, hist);
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x)
+        hist[k] = 0;
+    __syncthreads();
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x)
+        atomicAdd(&hist[z[p]], 1u);
+    __syncthreads();
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x)
+        if (hist[k])
+            atomicAdd(&T[k], hist[k]);
+}
+
+// lda_count_dense: block per dense unit; Wd (zeroed before) += its tokens.
+extern "C" __global__ void lda_count_dense(const u32 *units, const u32 *z, u32 K, u32 *Wd)
+{
+    u32 w = units[3 * (u64)blockIdx.x], lo = units[3 * (u64)blockIdx.x + 1], hi = units[3 * (u64)blockIdx.x + 2];
+    for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x)
+        atomicAdd(&Wd[(u64)w * K + z[p]], 1u);
+}
+
+// Sparse rows (a document's, or a sparse word's): row r's tokens are
+// j in [off[r], off[r+1]), with topic z[idx[j]] (indirect) or z[j]; its
+// (topic, count) pairs go, by topic, to top/cnt from off[r] - base, and
+// their number to len[r].
+
+// lda_rows_small: thread per row of at most LDA_SMALL_ROW tokens.
+extern "C" __global__ void lda_rows_small(const u32 *rows, u32 nrows, const u32 *off, const u32 *idx, u32 indirect,
+                                          const u32 *z, u32 base, u32 *top, u32 *cnt, u32 *len)
+{
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nrows)
+        return;
+    u32 r = rows[i], lo = off[r], n = off[r + 1] - lo;
+    u32 t[LDA_SMALL_ROW];
+    for (u32 a = 0; a < n; a++) {
+        u32 v = z[indirect ? idx[lo + a] : lo + a], b = a;
+        for (; b > 0 && t[b - 1] > v; b--)
+            t[b] = t[b - 1];
+        t[b] = v;
+    }
+    u32 m = 0, out = lo - base;
+    for (u32 a = 0; a < n;) {
+        u32 b = a + 1;
+        while (b < n && t[b] == t[a])
+            b++;
+        top[out + m] = t[a];
+        cnt[out + m] = b - a;
+        m++;
+        a = b;
+    }
+    len[r] = m;
+}
+
+// lda_rows_large: block per row, through a shared-memory histogram of K
+// counters, compacted in topic order.
+extern "C" __global__ void lda_rows_large(const u32 *rows, const u32 *off, const u32 *idx, u32 indirect, const u32 *z,
+                                          u32 K, u32 base, u32 *top, u32 *cnt, u32 *len)
+{
+    LDA_DYNAMIC_SHARED(u32, hist);
+    __shared__ u64 buf[LDA_THREADS];
+    u32 r = rows[blockIdx.x], lo = off[r], hi = off[r + 1];
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x)
+        hist[k] = 0;
+    __syncthreads();
+    for (u32 j = lo + threadIdx.x; j < hi; j += blockDim.x)
+        atomicAdd(&hist[z[indirect ? idx[j] : j]], 1u);
+    __syncthreads();
+    // Thread t compacts topics [t·per, (t+1)·per).
+    u32 per = (K + blockDim.x - 1) / blockDim.x, k0 = threadIdx.x * per, k1 = k0 + per < K ? k0 + per : K;
+    u32 mine = 0;
+    for (u32 k = k0; k < k1; k++)
+        mine += hist[k] != 0;
+    u32 at = (u32)(lda_scan(mine, buf) - mine), out = lo - base;
+    for (u32 k = k0; k < k1; k++)
+        if (hist[k]) {
+            top[out + at] = k;
+            cnt[out + at] = hist[k];
+            at++;
+        }
+    if (threadIdx.x == blockDim.x - 1)
+        len[r] = (u32)buf[blockDim.x - 1];
+}
+
+// ---- Log-likelihood terms: Σ lnΓ(c + x) - lnΓ(x) over nonzero counts,
+// one partial sum per block (the host adds them in order) ----
+
+__device__ void lda_block_sum(double v, double *buf, double *partial)
+{
+    u32 t = threadIdx.x;
+    buf[t] = v;
+    __syncthreads();
+    for (u32 off = blockDim.x / 2; off > 0; off >>= 1) {
+        if (t < off)
+            buf[t] = __dadd_rn(buf[t], buf[t + off]);
+        __syncthreads();
+    }
+    if (t == 0)
+        partial[blockIdx.x] = buf[0];
+}
+
+// lda_ll_dense: the n counts of the dense rows, grid-stride.
+extern "C" __global__ void lda_ll_dense(const u32 *c, u64 n, double x, double lgx, double *partial)
+{
+    __shared__ double buf[LDA_THREADS];
+    double sum = 0;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        if (c[i])
+            sum += lgamma((double)c[i] + x) - lgx;
+    lda_block_sum(sum, buf, partial);
+}
+
+// lda_ll_rows: rows [rlo, rhi) of a sparse matrix (entries from off[r] -
+// base, len[r] of them), a thread per row.
+extern "C" __global__ void lda_ll_rows(u32 rlo, u32 rhi, const u32 *off, u32 base, const u32 *len, const u32 *cnt,
+                                       double x, double lgx, double *partial)
+{
+    __shared__ double buf[LDA_THREADS];
+    double sum = 0;
+    u64 r = (u64)rlo + (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rhi) {
+        const u32 *c = cnt + (off[r] - base);
+        for (u32 i = 0; i < len[r]; i++)
+            sum += lgamma((double)c[i] + x) - lgx;
+    }
+    lda_block_sum(sum, buf, partial);
+}
+
+// ---- Count invariants: errors[0] (word rows), [1] (document rows),
+// [2] (topic totals) count the violations; colW and colD (zeroed before)
+// receive the column sums ----
+
+// lda_check_dense: block per dense word: the row sums to its tokens.
+extern "C" __global__ void lda_check_dense(const u32 *Wd, const u32 *wordOff, u32 K, u32 *colW, u32 *errors)
+{
+    __shared__ u64 buf[LDA_THREADS];
+    u32 w = blockIdx.x;
+    u64 sum = 0;
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x) {
+        u32 c = Wd[(u64)w * K + k];
+        sum += c;
+        if (c)
+            atomicAdd(&colW[k], c);
+    }
+    lda_scan(sum, buf);
+    if (threadIdx.x == 0 && buf[blockDim.x - 1] != (u64)(wordOff[w + 1] - wordOff[w]))
+        atomicAdd(&errors[0], 1u);
+}
+
+// lda_check_rows: thread per row r in [rlo, rhi) of a sparse matrix:
+// topics strictly increasing below K, counts positive, summing to the
+// row's tokens.
+extern "C" __global__ void lda_check_rows(u32 rlo, u32 rhi, const u32 *off, u32 base, const u32 *len, const u32 *top,
+                                          const u32 *cnt, u32 K, u32 *col, u32 *errors, u32 which)
+{
+    u64 r = (u64)rlo + (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rhi)
+        return;
+    u32 lo = off[r] - base, n = len[r], tokens = off[r + 1] - off[r];
+    u64 sum = 0;
+    bool bad = n > tokens;
+    for (u32 i = 0; i < n && !bad; i++) {
+        u32 k = top[lo + i], c = cnt[lo + i];
+        if (k >= K || c == 0 || (i > 0 && k <= top[lo + i - 1])) {
+            bad = true;
+            break;
+        }
+        sum += c;
+        atomicAdd(&col[k], c);
+    }
+    if (bad || sum != tokens)
+        atomicAdd(&errors[which], 1u);
+}
+
+// lda_check_topics: one block: T equals the column sums of W and of D,
+// and sums to the n tokens.
+extern "C" __global__ void lda_check_topics(const u32 *T, const u32 *colW, const u32 *colD, u32 K, u32 n, u32 *errors)
+{
+    __shared__ u64 buf[LDA_THREADS];
+    u64 sum = 0;
+    for (u32 k = threadIdx.x; k < K; k += blockDim.x) {
+        sum += T[k];
+        if (T[k] != colW[k] || T[k] != colD[k])
+            atomicAdd(&errors[2], 1u);
+    }
+    lda_scan(sum, buf);
+    if (threadIdx.x == 0 && buf[blockDim.x - 1] != n)
+        atomicAdd(&errors[2], 1u);
+}
+
+// lda_philox_kat: out[4i..] = Philox4x32-10 of in[6i..] (counter, key).
+extern "C" __global__ void lda_philox_kat(const u32 *in, u32 n, u32 *out)
+{
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    u32 c[4] = {in[6 * i], in[6 * i + 1], in[6 * i + 2], in[6 * i + 3]};
+    lda_philox(c, in[6 * i + 4], in[6 * i + 5]);
+    for (int j = 0; j < 4; j++)
+        out[4 * i + j] = c[j];
+}

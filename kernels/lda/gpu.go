@@ -1,0 +1,661 @@
+package lda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// Constants of lda.cu, checked against the module at load.
+const (
+	gpuThreads   = 256 // LDA_THREADS: the largest block, and the default
+	gpuScales    = numScales
+	gpuSmallRow  = smallRow
+	defaultSmem  = 48 << 10
+	gpuPersist   = 8 // sparse-sampling blocks per SM (persistent grid)
+	gpuHistPerSM = 2 // topic-histogram blocks per SM
+)
+
+// gpuFunctions are the kernels of lda.cu.
+var gpuFunctions = []string{
+	"lda_init", "lda_topics", "lda_tables", "lda_prep_dense", "lda_prep_sparse", "lda_sample_dense",
+	"lda_sample_sparse", "lda_count_topics", "lda_count_dense", "lda_rows_small", "lda_rows_large",
+	"lda_ll_dense", "lda_ll_rows", "lda_check_dense", "lda_check_rows", "lda_check_topics", "lda_philox_kat",
+}
+
+// gpuDevice is what gpuEngine needs of a GPU with lda.cu loaded: the CUDA
+// driver (cudaDevice), or in tests built with -tags ldaemu, lda.cu
+// compiled for the CPU (internal/ldaemu), which runs this file unchanged.
+type gpuDevice interface {
+	Info() cuda.DeviceInfo
+	MemFree() (int64, error)
+	Alloc(bytes int64) (gpuBuffer, error)
+	Upload(dst gpuBuffer, src []byte) error
+	Download(dst []byte, src gpuBuffer) error
+	Memset(b gpuBuffer, v byte) error
+	GlobalInt32(name string) (int32, error)
+	SetMaxShared(kernel string, bytes int) error
+	// Launch queues a kernel; buffers are passed as gpuBuffer.
+	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
+	// Start marks the start of a timed stage; Stop waits for the work
+	// since and returns its device time.
+	Start() error
+	Stop() (time.Duration, error)
+	Close() error
+}
+
+// gpuBuffer is device memory.
+type gpuBuffer interface{ Free() error }
+
+// gpuEngine runs lda.cu on one GPU. The corpus, the counts and the
+// per-iteration rows stay in device memory; results come back on request.
+type gpuEngine struct {
+	cfg   Config
+	l     *layout
+	dev   gpuDevice
+	block int // threads per block (a power of two, at most gpuThreads)
+	iter  uint32
+	// twoBranch turns the max-topic shortcut off.
+	twoBranch bool
+	// phiShared: lda_sample_dense stages φ̂ rows in shared memory.
+	phiShared bool
+	allocated int64
+
+	// The layout.
+	wordOff, tokDoc, tokIdx, docOff, docTok      gpuBuffer
+	denseUnits, sparseUnits                      gpuBuffer
+	smallDocs, largeDocs, smallWords, largeWords gpuBuffer
+	// The state: topics and counts.
+	z, znew, t, wd, wTop, wCnt, wLen, dTop, dCnt, dLen gpuBuffer
+	// Per iteration.
+	denom, consts, zphi, gpre, zphiMax, nscales gpuBuffer
+	ws32, ws64, phiD, epreD, phiS, epreS        gpuBuffer
+	// Scratch.
+	counter, nshort, partial, colW, colD, errs gpuBuffer
+	partialLen                                 int
+}
+
+func newGPUEngine(_ context.Context, cfg Config, dev Device, l *layout) (engine, error) {
+	open := dev.open
+	if open == nil {
+		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
+	}
+	d, err := open(dev.GPU)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGPUEngineOn(cfg, l, d, gpuThreads)
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	g.twoBranch = dev.Options.TwoBranch
+	return g, nil
+}
+
+// newGPUEngineOn prepares the sampler on d, which it closes with the
+// engine; block is the threads per block.
+func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine, err error) {
+	if block < 32 || block > gpuThreads || block&(block-1) != 0 {
+		return nil, fmt.Errorf("GPU block of %d threads: want a power of two from 32 to %d", block, gpuThreads)
+	}
+	g := &gpuEngine{cfg: cfg, l: l, dev: d, block: block}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.freeBuffers())
+		}
+	}()
+	info := d.Info()
+	for name, want := range map[string]int32{"lda_threads": gpuThreads, "lda_small_row": gpuSmallRow, "lda_scales": gpuScales} {
+		got, err := d.GlobalInt32(name)
+		if err != nil {
+			return nil, err
+		}
+		if got != want {
+			return nil, fmt.Errorf("module lda: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
+		}
+	}
+	// The rebuild keeps a histogram of K counters in shared memory.
+	hist := 4 * l.k
+	if hist > info.SharedPerBlockBytes {
+		return nil, fmt.Errorf("GPU %d (%s): %d topics need %d bytes of shared memory a block, above its %d; use fewer topics or device=cpu",
+			info.Ordinal, info.Name, l.k, hist, info.SharedPerBlockBytes)
+	}
+	if hist > defaultSmem {
+		for _, k := range []string{"lda_count_topics", "lda_rows_large", "lda_sample_dense"} {
+			if err := d.SetMaxShared(k, hist); err != nil {
+				return nil, err
+			}
+		}
+	}
+	g.phiShared = true
+	free, err := d.MemFree()
+	if err != nil {
+		return nil, err
+	}
+	if need := gpuBytes(l); need > free {
+		return nil, fmt.Errorf("LDA of %d tokens at K=%d (%s word-topic rows) needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
+			l.n, l.k, formatOf(l), float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
+	}
+	return g, g.upload()
+}
+
+func formatOf(l *layout) string {
+	return fmt.Sprintf("%d dense, %d sparse", l.dense, l.v-l.dense)
+}
+
+// gpuBytes is the device memory the sampler takes for layout l: what
+// upload allocates, computed without allocating (for the comparison with
+// a dense-W sampler, and to fail early when it does not fit).
+func gpuBytes(l *layout) int64 {
+	v, k, n, d := int64(l.v), int64(l.k), int64(l.n), int64(l.d)
+	dense, ns := int64(l.dense), n-int64(l.sparseBase)
+	b := 4 * (v + 1 + 3*n + d + 1 + int64(len(l.denseUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords)))
+	b += 4 * (2*n + k + dense*k + 3*ns + v + 2*n + d) // z, znew, T, Wd, wTop/wCnt/phiS, wLen, dTop/dCnt, dLen
+	b += 8*(k+2) + gpuScales*k*12 + 4*gpuScales + 4   // denom, consts, zphi, gpre, zphiMax, nscales
+	b += 16*v + 12*v + 4*dense*k + 8*dense*k + 8*ns   // ws32, ws64, phiD, epreD, epreS
+	b += 4 + 8 + 8*int64(partialBlocks(l, gpuThreads, 1<<20)) + 8*k + 12
+	return b
+}
+
+// partialBlocks is the most blocks a log-likelihood launch uses.
+func partialBlocks(l *layout, block, llGrid int) int {
+	return max(1, llGrid, (l.v-l.dense+block-1)/block, (l.d+block-1)/block)
+}
+
+func (g *gpuEngine) llGrid() int { return max(1, g.dev.Info().SMs*4) }
+
+func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
+	bytes := int64(max(n, 1)) * int64(size)
+	b, err := g.dev.Alloc(bytes)
+	if err != nil {
+		return err
+	}
+	*dst = b
+	g.allocated += bytes
+	return nil
+}
+
+// bytesOf views a slice of plain numbers as its bytes.
+func bytesOf[T cuda.Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
+	var zero T
+	if err := g.alloc(dst, len(data), int(unsafe.Sizeof(zero))); err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return g.dev.Upload(*dst, bytesOf(data))
+}
+
+func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return g.dev.Download(bytesOf(dst), src)
+}
+
+func (g *gpuEngine) upload() error {
+	l := g.l
+	k, n, v, d := l.k, l.n, l.v, l.d
+	ns := n - int(l.sparseBase)
+	for _, u := range []struct {
+		dst  *gpuBuffer
+		data []uint32
+	}{
+		{&g.wordOff, l.wordOff}, {&g.tokDoc, l.tokDoc}, {&g.tokIdx, l.tokIdx}, {&g.docOff, l.docOff},
+		{&g.docTok, l.docTok}, {&g.denseUnits, l.denseUnits}, {&g.sparseUnits, l.sparseUnits},
+		{&g.smallDocs, l.smallDocs}, {&g.largeDocs, l.largeDocs}, {&g.smallWords, l.smallWords},
+		{&g.largeWords, l.largeWords},
+	} {
+		if err := uploadNew(g, u.dst, u.data); err != nil {
+			return err
+		}
+	}
+	g.partialLen = partialBlocks(l, g.block, g.llGrid())
+	for _, a := range []struct {
+		dst     *gpuBuffer
+		n, size int
+	}{
+		{&g.z, n, 4}, {&g.znew, n, 4}, {&g.t, k, 4}, {&g.wd, l.dense * k, 4},
+		{&g.wTop, ns, 4}, {&g.wCnt, ns, 4}, {&g.wLen, v, 4}, {&g.dTop, n, 4}, {&g.dCnt, n, 4}, {&g.dLen, d, 4},
+		{&g.denom, k, 8}, {&g.consts, 2, 8}, {&g.zphi, gpuScales * k, 4}, {&g.gpre, gpuScales * k, 8},
+		{&g.zphiMax, gpuScales, 4}, {&g.nscales, 1, 4},
+		{&g.ws32, 4 * v, 4}, {&g.ws64, 3 * v, 8}, {&g.phiD, l.dense * k, 4}, {&g.epreD, l.dense * k, 8},
+		{&g.phiS, ns, 4}, {&g.epreS, ns, 8},
+		{&g.counter, 1, 4}, {&g.nshort, 1, 8}, {&g.partial, g.partialLen, 8}, {&g.colW, k, 4}, {&g.colD, k, 4},
+		{&g.errs, 3, 4},
+	} {
+		if err := g.alloc(a.dst, a.n, a.size); err != nil {
+			return err
+		}
+	}
+	// The rebuild writes the lengths of rows with tokens only: words and
+	// documents without any have rows of length zero throughout.
+	if err := g.dev.Memset(g.wLen, 0); err != nil {
+		return err
+	}
+	return g.dev.Memset(g.dLen, 0)
+}
+
+func (g *gpuEngine) name() string {
+	info := g.dev.Info()
+	return fmt.Sprintf("GPU %d (%s)", info.Ordinal, info.Name)
+}
+
+func (g *gpuEngine) bytes() int64 { return g.allocated }
+
+func (g *gpuEngine) launch(name string, grid int, shared int, args ...any) error {
+	if grid == 0 {
+		return nil
+	}
+	return g.dev.Launch(name, cuda.Dim1(grid), cuda.Dim1(g.block), shared, args...)
+}
+
+// blocksFor is the grid that gives one thread to each of n items.
+func (g *gpuEngine) blocksFor(n int) int { return (n + g.block - 1) / g.block }
+
+// timed runs f's launches as one stage and returns its device time.
+func (g *gpuEngine) timed(ctx context.Context, f func() error) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := g.dev.Start(); err != nil {
+		return 0, err
+	}
+	ferr := f()
+	d, err := g.dev.Stop()
+	if ferr != nil || err != nil {
+		return 0, fmt.Errorf("%s: %w", g.name(), errors.Join(ferr, err))
+	}
+	return d, nil
+}
+
+func (g *gpuEngine) initialise(ctx context.Context) error {
+	l := g.l
+	_, err := g.timed(ctx, func() error {
+		grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*32))
+		if err := g.launch("lda_init", grid, 0, g.tokIdx, uint32(l.n), g.cfg.Seed, uint32(l.k), g.z); err != nil {
+			return err
+		}
+		return g.rebuild()
+	})
+	g.iter = 0
+	return err
+}
+
+func (g *gpuEngine) step(ctx context.Context) (stepStats, error) {
+	l, cfg := g.l, g.cfg
+	k := uint32(l.k)
+	g.iter++
+	var st stepStats
+	var err error
+	st.sample, err = g.timed(ctx, func() error {
+		vbeta := float64(float64(l.v) * cfg.Beta)
+		if err := g.launch("lda_topics", 1, 0, g.t, k, vbeta, cfg.Beta, g.denom, g.consts); err != nil {
+			return err
+		}
+		if err := g.launch("lda_tables", gpuScales, 0, g.denom, g.consts, k, cfg.Alpha, cfg.Beta, g.zphi, g.gpre, g.zphiMax, g.nscales); err != nil {
+			return err
+		}
+		if err := g.launch("lda_prep_dense", l.dense, 0, g.wd, k, g.denom, g.consts, cfg.Alpha, cfg.Beta,
+			g.zphiMax, g.gpre, g.phiD, g.epreD, g.ws32, g.ws64); err != nil {
+			return err
+		}
+		if err := g.launch("lda_prep_sparse", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
+			g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
+			return err
+		}
+		if err := g.dev.Memset(g.counter, 0); err != nil {
+			return err
+		}
+		if err := g.dev.Memset(g.nshort, 0); err != nil {
+			return err
+		}
+		shortcut := uint32(1)
+		if g.twoBranch {
+			shortcut = 0
+		}
+		phiShared, smem := uint32(0), 0
+		if g.phiShared {
+			phiShared, smem = 1, 4*l.k
+		}
+		if err := g.launch("lda_sample_dense", l.nDenseUnits(), smem, g.denseUnits, g.phiD, g.epreD, g.ws32, g.ws64,
+			g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut,
+			phiShared, g.znew, g.nshort); err != nil {
+			return err
+		}
+		persist := min(l.nSparseUnits(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
+		return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(l.nSparseUnits()), g.counter,
+			g.wordOff, l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k,
+			g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
+	})
+	if err != nil {
+		return st, err
+	}
+	g.z, g.znew = g.znew, g.z
+	if st.rebuild, err = g.timed(ctx, g.rebuild); err != nil {
+		return st, err
+	}
+	var n [1]uint64
+	if err := download(g, n[:], g.nshort); err != nil {
+		return st, err
+	}
+	st.shortcuts = int64(n[0])
+	return st, nil
+}
+
+// rebuild counts T, W and D from z on the GPU.
+func (g *gpuEngine) rebuild() error {
+	l := g.l
+	k := uint32(l.k)
+	if err := g.dev.Memset(g.t, 0); err != nil {
+		return err
+	}
+	if err := g.dev.Memset(g.wd, 0); err != nil {
+		return err
+	}
+	grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*gpuHistPerSM))
+	if err := g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t); err != nil {
+		return err
+	}
+	if err := g.launch("lda_count_dense", l.nDenseUnits(), 0, g.denseUnits, g.z, k, g.wd); err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		small, large    gpuBuffer
+		nsmall, nlarge  int
+		off, idx        gpuBuffer
+		indirect, base  uint32
+		top, cnt, count gpuBuffer
+	}{
+		{g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen},
+		{g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dTop, g.dCnt, g.dLen},
+	} {
+		if err := g.launch("lda_rows_small", g.blocksFor(r.nsmall), 0, r.small, uint32(r.nsmall), r.off, r.idx, r.indirect,
+			g.z, r.base, r.top, r.cnt, r.count); err != nil {
+			return err
+		}
+		if err := g.launch("lda_rows_large", r.nlarge, 4*l.k, r.large, r.off, r.idx, r.indirect, g.z, k, r.base,
+			r.top, r.cnt, r.count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// state downloads the counts and topics.
+func (g *gpuEngine) state(ctx context.Context) (*counts, []uint32, error) {
+	l := g.l
+	c := newCounts(l)
+	z := make([]uint32, l.n)
+	for _, x := range []struct {
+		dst []uint32
+		src gpuBuffer
+	}{
+		{z, g.z}, {c.t, g.t}, {c.wd, g.wd}, {c.wTop, g.wTop}, {c.wCnt, g.wCnt}, {c.wLen, g.wLen},
+		{c.dTop, g.dTop}, {c.dCnt, g.dCnt}, {c.dLen, g.dLen},
+	} {
+		if err := download(g, x.dst, x.src); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, z, nil
+}
+
+// logLikelihood sums the lnΓ terms on the GPU, block by block, and adds
+// the blocks' sums and the topic terms here.
+func (g *gpuEngine) logLikelihood(ctx context.Context) (float64, error) {
+	l, cfg := g.l, g.cfg
+	total := 0.0
+	sum := func(blocks int, launch func() error) error {
+		if blocks == 0 {
+			return nil
+		}
+		if err := launch(); err != nil {
+			return err
+		}
+		p := make([]float64, blocks)
+		if err := download(g, p, g.partial); err != nil {
+			return err
+		}
+		for _, x := range p {
+			total += x
+		}
+		return nil
+	}
+	lgb, lga := lgamma(cfg.Beta), lgamma(cfg.Alpha)
+	_, err := g.timed(ctx, func() error {
+		n := l.dense * l.k
+		grid := 0
+		if n > 0 {
+			grid = min(g.llGrid(), g.blocksFor(n))
+		}
+		if err := sum(grid, func() error {
+			return g.launch("lda_ll_dense", grid, 0, g.wd, uint64(n), cfg.Beta, lgb, g.partial)
+		}); err != nil {
+			return err
+		}
+		grid = g.blocksFor(l.v - l.dense)
+		if err := sum(grid, func() error {
+			return g.launch("lda_ll_rows", grid, 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase, g.wLen, g.wCnt, cfg.Beta, lgb, g.partial)
+		}); err != nil {
+			return err
+		}
+		grid = g.blocksFor(l.d)
+		return sum(grid, func() error {
+			return g.launch("lda_ll_rows", grid, 0, uint32(0), uint32(l.d), g.docOff, uint32(0), g.dLen, g.dCnt, cfg.Alpha, lga, g.partial)
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	t := make([]uint32, l.k)
+	if err := download(g, t, g.t); err != nil {
+		return 0, err
+	}
+	return total - topicTerms(t, l.v, cfg.Beta), nil
+}
+
+// check runs the invariant kernels: row sums, sorted sparse rows with
+// positive counts, column sums equal to T, and T summing to the tokens.
+func (g *gpuEngine) check(ctx context.Context) error {
+	l := g.l
+	k := uint32(l.k)
+	_, err := g.timed(ctx, func() error {
+		for _, b := range []gpuBuffer{g.colW, g.colD, g.errs} {
+			if err := g.dev.Memset(b, 0); err != nil {
+				return err
+			}
+		}
+		if err := g.launch("lda_check_dense", l.dense, 0, g.wd, g.wordOff, k, g.colW, g.errs); err != nil {
+			return err
+		}
+		if err := g.launch("lda_check_rows", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
+			g.wLen, g.wTop, g.wCnt, k, g.colW, g.errs, uint32(0)); err != nil {
+			return err
+		}
+		if err := g.launch("lda_check_rows", g.blocksFor(l.d), 0, uint32(0), uint32(l.d), g.docOff, uint32(0),
+			g.dLen, g.dTop, g.dCnt, k, g.colD, g.errs, uint32(1)); err != nil {
+			return err
+		}
+		return g.launch("lda_check_topics", 1, 0, g.t, g.colW, g.colD, k, uint32(l.n), g.errs)
+	})
+	if err != nil {
+		return err
+	}
+	var e [3]uint32
+	if err := download(g, e[:], g.errs); err != nil {
+		return err
+	}
+	if e != [3]uint32{} {
+		return fmt.Errorf("count invariants broken on the GPU: %d word rows, %d document rows, %d topic totals", e[0], e[1], e[2])
+	}
+	return nil
+}
+
+// philoxKAT runs Philox4x32-10 on the device for each (counter, key).
+func (g *gpuEngine) philoxKAT(ctx context.Context, in [][6]uint32) ([][4]uint32, error) {
+	flat := make([]uint32, 0, 6*len(in))
+	for _, x := range in {
+		flat = append(flat, x[:]...)
+	}
+	var inBuf, outBuf gpuBuffer
+	defer func() {
+		for _, b := range []gpuBuffer{inBuf, outBuf} {
+			if b != nil {
+				b.Free()
+			}
+		}
+	}()
+	if err := uploadNew(g, &inBuf, flat); err != nil {
+		return nil, err
+	}
+	if err := g.alloc(&outBuf, 4*len(in), 4); err != nil {
+		return nil, err
+	}
+	if _, err := g.timed(ctx, func() error {
+		return g.launch("lda_philox_kat", g.blocksFor(len(in)), 0, inBuf, uint32(len(in)), outBuf)
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]uint32, 4*len(in))
+	if err := download(g, out, outBuf); err != nil {
+		return nil, err
+	}
+	res := make([][4]uint32, len(in))
+	for i := range res {
+		copy(res[i][:], out[4*i:])
+	}
+	return res, nil
+}
+
+func (g *gpuEngine) close() error {
+	err := g.freeBuffers()
+	if g.dev != nil {
+		err = errors.Join(err, g.dev.Close())
+		g.dev = nil
+	}
+	return err
+}
+
+func (g *gpuEngine) freeBuffers() error {
+	var errs []error
+	for _, b := range []*gpuBuffer{
+		&g.wordOff, &g.tokDoc, &g.tokIdx, &g.docOff, &g.docTok, &g.denseUnits, &g.sparseUnits,
+		&g.smallDocs, &g.largeDocs, &g.smallWords, &g.largeWords,
+		&g.z, &g.znew, &g.t, &g.wd, &g.wTop, &g.wCnt, &g.wLen, &g.dTop, &g.dCnt, &g.dLen,
+		&g.denom, &g.consts, &g.zphi, &g.gpre, &g.zphiMax, &g.nscales,
+		&g.ws32, &g.ws64, &g.phiD, &g.epreD, &g.phiS, &g.epreS,
+		&g.counter, &g.nshort, &g.partial, &g.colW, &g.colD, &g.errs,
+	} {
+		if *b != nil {
+			errs = append(errs, (*b).Free())
+			*b = nil
+		}
+	}
+	g.allocated = 0
+	return errors.Join(errs...)
+}
+
+// cudaDevice is a GPU through the CUDA driver, with lda.cu loaded.
+type cudaDevice struct {
+	ctx         *cuda.Context
+	mod         *cuda.Module
+	fn          map[string]*cuda.Function
+	start, stop *cuda.Event
+}
+
+func openCUDADevice(gpu int) (_ *cudaDevice, err error) {
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := drv.Open(gpu)
+	if err != nil {
+		return nil, err
+	}
+	d := &cudaDevice{ctx: ctx, fn: map[string]*cuda.Function{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, d.Close())
+		}
+	}()
+	if d.mod, err = kernels.LoadModule(ctx, "lda"); err != nil {
+		return nil, err
+	}
+	for _, name := range gpuFunctions {
+		if d.fn[name], err = d.mod.Function(name); err != nil {
+			return nil, err
+		}
+	}
+	if d.start, err = ctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	if d.stop, err = ctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *cudaDevice) Info() cuda.DeviceInfo { return d.ctx.Device() }
+
+func (d *cudaDevice) MemFree() (int64, error) {
+	free, _, err := d.ctx.MemInfo()
+	return free, err
+}
+
+func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.ctx.Alloc(bytes) }
+
+func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
+	return cuda.Upload(dst.(*cuda.Buffer), src)
+}
+
+func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
+	return cuda.Download(dst, src.(*cuda.Buffer))
+}
+
+func (d *cudaDevice) Memset(b gpuBuffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }
+
+func (d *cudaDevice) GlobalInt32(name string) (int32, error) { return d.mod.GlobalInt32(name) }
+
+func (d *cudaDevice) SetMaxShared(kernel string, bytes int) error {
+	return d.fn[kernel].SetMaxDynamicShared(bytes)
+}
+
+func (d *cudaDevice) Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error {
+	return d.fn[kernel].Launch(grid, block, shared, args...)
+}
+
+func (d *cudaDevice) Start() error { return d.start.Record() }
+
+func (d *cudaDevice) Stop() (time.Duration, error) {
+	if err := d.stop.Record(); err != nil {
+		return 0, err
+	}
+	if err := d.stop.Synchronize(); err != nil {
+		return 0, err
+	}
+	return d.stop.Since(d.start)
+}
+
+func (d *cudaDevice) Close() error {
+	err := errors.Join(d.start.Destroy(), d.stop.Destroy(), d.mod.Unload())
+	d.start, d.stop, d.mod = nil, nil, nil
+	if d.ctx != nil {
+		err = errors.Join(err, d.ctx.Close())
+		d.ctx = nil
+	}
+	return err
+}

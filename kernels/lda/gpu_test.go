@@ -1,0 +1,317 @@
+package lda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// The Go host side and lda.cu must agree on the kernels' names and
+// constants; a rename in one and not the other fails CI, not a GPU run.
+func TestKernelSourceMatchesHost(t *testing.T) {
+	// go test runs in the package's folder; a carried test binary runs
+	// from the repository's root.
+	src, err := os.ReadFile("../lda.cu")
+	if os.IsNotExist(err) {
+		src, err = os.ReadFile("kernels/lda.cu")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(\w+)\(`).FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	want := slices.Clone(gpuFunctions)
+	sort.Strings(names)
+	sort.Strings(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("lda.cu defines kernels %q, the host launches %q", names, want)
+	}
+	for macro, host := range map[string]int{"LDA_THREADS": gpuThreads, "LDA_SMALL_ROW": smallRow, "LDA_SCALES": numScales, "LDA_MIN_SCALE": minScale} {
+		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)`).FindSubmatch(src)
+		if m == nil {
+			t.Errorf("lda.cu: no #define %s", macro)
+			continue
+		}
+		if v, _ := strconv.Atoi(string(m[1])); v != host {
+			t.Errorf("lda.cu: %s is %d, the host assumes %d", macro, v, host)
+		}
+	}
+	_, ptx, err := kernels.Image("lda")
+	if err != nil {
+		t.Logf("no embedded lda module yet (bench/lda-gpu.sh generates it): %v", err)
+		return
+	}
+	for _, k := range gpuFunctions {
+		if !strings.Contains(string(ptx), ".entry "+k+"(") {
+			t.Errorf("embedded lda.ptx: no kernel %s", k)
+		}
+	}
+}
+
+// These tests need a GPU, or -tags ldaemu; without either they skip.
+
+// testOpen, when set (gpu_emu_test.go does under -tags ldaemu), opens the
+// device the GPU tests run on instead of the CUDA driver; testBlock is
+// then the block size they use.
+var (
+	testOpen  func(gpu int) (gpuDevice, error)
+	testBlock = gpuThreads
+)
+
+func needGPU(t testing.TB) {
+	t.Helper()
+	if testOpen != nil {
+		return
+	}
+	if _, err := cuda.Load(); err != nil {
+		t.Skipf("skipping GPU test: %v", err)
+	}
+}
+
+func needRealGPU(t testing.TB) {
+	t.Helper()
+	if testOpen != nil {
+		t.Skip("skipping under emulation: needs the CUDA driver")
+	}
+	needGPU(t)
+}
+
+// openTestGPU is GPU 0 with lda.cu, laid out for l.
+func openTestGPU(t testing.TB, cfg Config, l *layout, opt Options) *gpuEngine {
+	t.Helper()
+	open := testOpen
+	if open == nil {
+		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
+	}
+	d, err := open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGPUEngineOn(cfg, l, d, testBlock)
+	if err != nil {
+		d.Close()
+		t.Fatal(err)
+	}
+	g.twoBranch = opt.TwoBranch
+	t.Cleanup(func() {
+		if err := g.close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return g
+}
+
+func TestGPUPhiloxKnownAnswers(t *testing.T) {
+	needGPU(t)
+	c := synthetic(t, "tiny", nil)
+	cfg := DefaultConfig(4)
+	l, err := newLayout(c, cfg.Topics, Hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := openTestGPU(t, cfg, l, Options{})
+	in := [][6]uint32{
+		{0, 0, 0, 0, 0, 0},
+		{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+		{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0},
+		{17, 3, 0, 0, 42, 0},
+	}
+	want := [][4]uint32{
+		{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+		{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+		{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1},
+		Philox4x32([4]uint32{17, 3, 0, 0}, [2]uint32{42, 0}),
+	}
+	got, err := g.philoxKAT(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Philox4x32-10 on the GPU of %08x = %08x, want %08x", in[i], got[i], want[i])
+		}
+	}
+}
+
+// sameCounts compares two engines' counts row by row (entries past a
+// row's length are free room, not compared).
+func sameCounts(l *layout, a, b *counts) error {
+	if i := slices.Compare(a.t, b.t); i != 0 {
+		return fmt.Errorf("T differs: %v and %v", a.t, b.t)
+	}
+	for i := range a.wd {
+		if a.wd[i] != b.wd[i] {
+			return fmt.Errorf("dense row of word %d, topic %d: %d and %d", i/l.k, i%l.k, a.wd[i], b.wd[i])
+		}
+	}
+	for w := l.dense; w < l.v; w++ {
+		base, n := l.wordOff[w]-l.sparseBase, a.wLen[w]
+		if b.wLen[w] != n || !slices.Equal(a.wTop[base:base+n], b.wTop[base:base+n]) || !slices.Equal(a.wCnt[base:base+n], b.wCnt[base:base+n]) {
+			return fmt.Errorf("sparse row of word %d differs", w)
+		}
+	}
+	for d := 0; d < l.d; d++ {
+		lo, n := l.docOff[d], a.dLen[d]
+		if b.dLen[d] != n || !slices.Equal(a.dTop[lo:lo+n], b.dTop[lo:lo+n]) || !slices.Equal(a.dCnt[lo:lo+n], b.dCnt[lo:lo+n]) {
+			return fmt.Errorf("row of document %d differs", d)
+		}
+	}
+	return nil
+}
+
+// gpuCases are the corpora and settings the GPU is checked against the
+// CPU on: the hybrid format at two K (dense words split into several
+// units at the larger corpus), and the all-dense and all-sparse formats.
+func gpuCases(t *testing.T) []struct {
+	name string
+	c    *Corpus
+	cfg  Config
+	opt  Options
+} {
+	long := synthetic(t, "tiny", func(s *Synthetic) { s.Zipf = 1.1; s.Vocab = 3000; s.Docs = 150; s.DocLen = 70 })
+	short := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 60; s.DocLen = 25; s.Seed = 5 })
+	if testOpen == nil && !testing.Short() {
+		long = synthetic(t, "small", nil)
+	}
+	cfg := func(k int, seed uint64) Config { c := DefaultConfig(k); c.Seed = seed; return c }
+	return []struct {
+		name string
+		c    *Corpus
+		cfg  Config
+		opt  Options
+	}{
+		{"hybrid K=16", long, cfg(16, 1), Options{}},
+		{"hybrid K=100", long, Config{Topics: 100, Alpha: 0.1, Beta: 0.01, Seed: 1 << 40}, Options{}},
+		{"dense K=7 two-branch", short, cfg(7, 3), Options{Format: AllDense, TwoBranch: true}},
+		{"sparse K=33", short, cfg(33, 4), Options{Format: AllSparse}},
+	}
+}
+
+// With the same draws, one GPU iteration equals the CPU's exactly: every
+// token's topic, every count, and the number of shortcuts; the GPU's
+// invariant kernels pass, and its counts pass the CPU's full check.
+func TestGPUMatchesTheCPU(t *testing.T) {
+	needGPU(t)
+	ctx := context.Background()
+	iters := 4
+	if testOpen == nil {
+		iters = 10
+	}
+	for _, tc := range gpuCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := newLayout(tc.c, tc.cfg.Topics, tc.opt.Format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s at K=%d: %d dense words in %d units, %d sparse words in %d chunks", tc.c.Describe(), l.k, l.dense, l.nDenseUnits(), l.v-l.dense, l.nSparseUnits())
+			cpu := &cpuDevice{e: newCPUEngine(tc.cfg, tc.opt, l)}
+			g := openTestGPU(t, tc.cfg, l, tc.opt)
+			for _, e := range []engine{cpu, g} {
+				if err := e.initialise(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			compare := func(when string) {
+				t.Helper()
+				gc, gz, err := g.state(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := firstDiff(gz, cpu.e.z); i >= 0 {
+					t.Fatalf("%s: word-major token %d (corpus token %d) has topic %d on the GPU, %d on the CPU", when, i, l.tokIdx[i], gz[i], cpu.e.z[i])
+				}
+				if err := sameCounts(l, gc, cpu.e.c); err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				if err := checkCounts(l, gc, gz); err != nil {
+					t.Fatalf("%s: the GPU's counts: %v", when, err)
+				}
+				if err := g.check(ctx); err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+			}
+			compare("after the initial topics")
+			for it := 1; it <= iters; it++ {
+				cs, err := cpu.step(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gs, err := g.step(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compare(fmt.Sprintf("iteration %d", it))
+				if gs.shortcuts != cs.shortcuts {
+					t.Errorf("iteration %d: %d shortcuts on the GPU, %d on the CPU", it, gs.shortcuts, cs.shortcuts)
+				}
+				if it == iters {
+					gl, err := g.logLikelihood(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cl, _ := cpu.logLikelihood(ctx)
+					if rel := math.Abs(gl-cl) / math.Abs(cl); !(rel < 1e-9) {
+						t.Errorf("log-likelihood %.12g on the GPU, %.12g on the CPU (relative difference %.2g)", gl, cl, rel)
+					}
+					t.Logf("iteration %d: %d of %d tokens took the shortcut; log-likelihood %.6g", it, gs.shortcuts, l.n, cl)
+				}
+			}
+		})
+	}
+}
+
+// A broken count is caught by the GPU's invariant kernels.
+func TestGPUCheckCatchesBrokenCounts(t *testing.T) {
+	needGPU(t)
+	ctx := context.Background()
+	c := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 50 })
+	cfg := DefaultConfig(8)
+	l, err := newLayout(c, cfg.Topics, Hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := openTestGPU(t, cfg, l, Options{})
+	if err := g.initialise(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// One more token of topic 0 in T than the rows hold.
+	tt := make([]uint32, l.k)
+	if err := download(g, tt, g.t); err != nil {
+		t.Fatal(err)
+	}
+	tt[0]++
+	if err := g.dev.Upload(g.t, bytesOf(tt)); err != nil {
+		t.Fatal(err)
+	}
+	err = g.check(ctx)
+	if err == nil || !strings.Contains(err.Error(), "topic totals") {
+		t.Errorf("check after corrupting T: %v, want topic totals broken", err)
+	}
+}
+
+func firstDiff[T comparable](a, b []T) int {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return len(a)
+	}
+	return -1
+}

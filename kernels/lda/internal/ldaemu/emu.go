@@ -1,0 +1,201 @@
+//go:build ldaemu
+
+// Package ldaemu runs lda.cu on the CPU: the CUDA source compiled as C++
+// against a shim of the built-ins it uses (shim.h), every block's threads
+// as real threads where a kernel synchronises. It lets the lda package's
+// GPU tests run the kernels and their host code on a machine with no GPU
+// (go test -tags ldaemu ./kernels/lda): slow, and blind to what only a GPU
+// shows (races between blocks, timing), which compute-sanitizer and the
+// device tests cover.
+package ldaemu
+
+/*
+#cgo CXXFLAGS: -std=c++20 -O2 -pthread -Wno-unused-function
+#cgo LDFLAGS: -pthread
+#include <stdlib.h>
+#include <string.h>
+
+int emu_global(const char *name, int *value);
+int emu_launch(const char *name, unsigned gx, unsigned bx, unsigned long shared, void **args,
+               const unsigned long *sizes, unsigned long nargs);
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// SharedPerBlock is the shared memory a block may have, as on an H100.
+const SharedPerBlock = 227 << 10
+
+// Device is the emulated GPU.
+type Device struct {
+	start time.Time
+	live  int64
+}
+
+// Open returns an emulated GPU.
+func Open() *Device { return &Device{} }
+
+// Buffer is emulated device memory (C memory, so kernels keep no Go
+// pointer).
+type Buffer struct {
+	d     *Device
+	p     unsafe.Pointer
+	bytes int64
+}
+
+// Free releases the memory; it is idempotent.
+func (b *Buffer) Free() error {
+	if b.p != nil {
+		C.free(b.p)
+		b.p = nil
+		b.d.live -= b.bytes
+	}
+	return nil
+}
+
+// Info describes the emulated GPU.
+func (d *Device) Info() cuda.DeviceInfo {
+	return cuda.DeviceInfo{Name: "lda.cu on the CPU (ldaemu)", Major: 9, SMs: 2, SharedPerBlockBytes: SharedPerBlock, MemoryBytes: 1 << 40}
+}
+
+// MemFree is what the host may allocate (unbounded for the tests' sizes).
+func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
+
+// Alloc allocates bytes of memory filled with 0xA5, so that a kernel
+// that reads what nothing wrote reads garbage here too.
+func (d *Device) Alloc(bytes int64) (*Buffer, error) {
+	p := C.malloc(C.size_t(max(bytes, 1)))
+	if p == nil {
+		return nil, fmt.Errorf("allocate %d bytes: out of memory", bytes)
+	}
+	C.memset(p, 0xA5, C.size_t(max(bytes, 1)))
+	d.live += bytes
+	return &Buffer{d: d, p: p, bytes: bytes}, nil
+}
+
+func (b *Buffer) view() []byte { return unsafe.Slice((*byte)(b.p), b.bytes) }
+
+// Upload copies src to the start of dst.
+func (d *Device) Upload(dst *Buffer, src []byte) error {
+	if int64(len(src)) > dst.bytes {
+		return fmt.Errorf("upload %d bytes into a buffer of %d", len(src), dst.bytes)
+	}
+	copy(dst.view(), src)
+	return nil
+}
+
+// Download copies the start of src into dst.
+func (d *Device) Download(dst []byte, src *Buffer) error {
+	if int64(len(dst)) > src.bytes {
+		return fmt.Errorf("download %d bytes from a buffer of %d", len(dst), src.bytes)
+	}
+	copy(dst, src.view())
+	return nil
+}
+
+// Memset sets every byte of b to v.
+func (d *Device) Memset(b *Buffer, v byte) error {
+	C.memset(b.p, C.int(v), C.size_t(b.bytes))
+	return nil
+}
+
+// GlobalInt32 reads a module constant.
+func (d *Device) GlobalInt32(name string) (int32, error) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var v C.int
+	if C.emu_global(cs, &v) != 0 {
+		return 0, fmt.Errorf("module lda: no global %s", name)
+	}
+	return int32(v), nil
+}
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error {
+	if bytes > SharedPerBlock {
+		return fmt.Errorf("kernel %s: %d bytes of shared memory, above %d", kernel, bytes, SharedPerBlock)
+	}
+	return nil
+}
+
+// Start starts the stage clock.
+func (d *Device) Start() error { d.start = time.Now(); return nil }
+
+// Stop returns the time since Start (launches run synchronously).
+func (d *Device) Stop() (time.Duration, error) { return time.Since(d.start), nil }
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }
+
+// Launch runs a kernel of lda.cu to completion. Arguments take the types
+// cuda.Function.Launch takes (buffers as *Buffer), and must match the
+// kernel's parameters in number and size, as on the GPU.
+func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
+	if grid.Y > 1 || grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || grid.X == 0 {
+		return fmt.Errorf("launch %s grid %v block %v: shape unsupported or invalid", kernel, grid, block)
+	}
+	if block.X&(block.X-1) != 0 {
+		return fmt.Errorf("launch %s: block of %d threads, not a power of two", kernel, block.X)
+	}
+	if shared > SharedPerBlock {
+		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	}
+	n := len(argv)
+	mem := C.malloc(C.size_t(n*8*2 + 8))
+	defer C.free(mem)
+	vals := unsafe.Slice((*uint64)(mem), n)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(mem, n*8)), n)
+	sizes := make([]C.ulong, n+1)
+	for i, a := range argv {
+		var v uint64
+		var size int
+		switch x := a.(type) {
+		case *Buffer:
+			if x == nil || x.p == nil {
+				return fmt.Errorf("kernel %s: argument %d is a freed or nil buffer", kernel, i)
+			}
+			v, size = uint64(uintptr(x.p)), 8
+		case int32:
+			v, size = uint64(uint32(x)), 4
+		case uint32:
+			v, size = uint64(x), 4
+		case int64:
+			v, size = uint64(x), 8
+		case uint64:
+			v, size = x, 8
+		case float64:
+			v, size = math.Float64bits(x), 8
+		default:
+			return fmt.Errorf("kernel %s: argument %d has unsupported type %T", kernel, i, a)
+		}
+		// Little-endian: the value's first size bytes are the value.
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], v)
+		vals[i] = binary.LittleEndian.Uint64(b[:])
+		ptrs[i] = unsafe.Pointer(&vals[i])
+		sizes[i] = C.ulong(size)
+	}
+	cs := C.CString(kernel)
+	defer C.free(unsafe.Pointer(cs))
+	var argp *unsafe.Pointer
+	if n > 0 {
+		argp = &ptrs[0]
+	}
+	switch r := int(C.emu_launch(cs, C.uint(grid.X), C.uint(block.X), C.ulong(shared), argp, &sizes[0], C.ulong(n))); {
+	case r == -1:
+		return fmt.Errorf("module lda: no kernel %s", kernel)
+	case r == -2-n:
+		return fmt.Errorf("kernel %s: %d arguments, not its parameter count", kernel, n)
+	case r < -1:
+		return fmt.Errorf("kernel %s: argument %d (%T) does not have its parameter's size", kernel, -2-r, argv[-2-r])
+	}
+	return nil
+}
