@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/lda"
 	"github.com/heatsink-hpc/heatsink/kernels/ri"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ func builtinWorkloads() []workloads.Workload {
 		kernels.Stream{},
 		kernels.DGEMM{},
 		ri.Workload{},
+		lda.Workload{},
 	}
 }
 
