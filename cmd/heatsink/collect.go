@@ -1,14 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/rundir"
+	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
 )
 
@@ -18,13 +18,22 @@ func newCollectCmd() *cobra.Command {
 		duration   time.Duration
 		out        string
 		stdout     string
+		listen     string
+		jobsDir    string
 	)
 	cmd := &cobra.Command{
 		Use:   "collect",
 		Short: "Sample every source at a fixed interval into a run directory, stdout or InfluxDB",
 		Long: `collect samples every configured source once per interval (1 s by default),
 aligned to the wall clock, until --duration has passed or it receives SIGINT or
-SIGTERM; then it flushes every sink, closes the run and exits 0.`,
+SIGTERM; then it flushes every sink, closes the run and exits 0.
+
+Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
+SIGHUP between two ticks, keeping the sources and sinks whose settings did not
+change; --listen serves /healthz (the collector and each source), /metrics
+(every latest reading for Prometheus, and the alert states) and /alerts (read
+by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
+Prolog recorded there (heatsink slurm prolog).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, configPath)
@@ -46,21 +55,25 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 			if duration > 0 {
 				ticks = max(1, int((duration+cfg.Interval-1)/cfg.Interval))
 			}
-			// Alert rules are evaluated here too, so a node agent alerts without a job.
-			var c *collection
-			extra, _, err := alertSinks(cfg, func(ps ...point.Point) { c.collector.Emit(ps...) }, func(ev rundir.Event) {
-				if c.meta != nil {
-					c.meta.Events = append(c.meta.Events, ev)
-				}
-			})
+			// Alert rules are evaluated here too, so a node agent alerts
+			// without a job; the agent reloads them with the rest on SIGHUP.
+			ag := newNodeAgent(cmd, configPath, listen, jobsDir, cfg)
+			if ag.engine, err = ag.alertSinks(cfg); err != nil {
+				return err
+			}
+			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: ag.extraSinks(), ticks: ticks, handoff: true})
 			if err != nil {
 				return err
 			}
-			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: extra, ticks: ticks})
-			if err != nil {
+			agentCtx, stopAgent := context.WithCancel(ctx)
+			defer stopAgent()
+			if err := ag.start(agentCtx, c); err != nil {
+				c.finish("failed")
 				return err
 			}
 			runErr := c.collector.Run(ctx)
+			stopAgent()
+			ag.stop()
 			status := "complete"
 			if sigCtx.Err() != nil {
 				status = "interrupted" // by a signal: still a clean close, exit 0
@@ -85,6 +98,8 @@ SIGTERM; then it flushes every sink, closes the run and exits 0.`,
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 	cmd.Flags().StringVar(&out, "out", "", "write a run directory here")
 	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
+	cmd.Flags().StringVar(&listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
 	addInfluxFlags(cmd)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
@@ -25,6 +27,11 @@ type collection struct {
 	runDir    string // "" without --out
 	meta      *rundir.Meta
 	runID     string // identifies the run, with or without a run directory
+	// influx is the InfluxDB sink when one is configured; with
+	// collectionOptions.handoff it is written through handoff, which a
+	// configuration reload can point at a new one.
+	influx  *influx.Sink
+	handoff *agent.Handoff
 }
 
 type collectionOptions struct {
@@ -34,6 +41,8 @@ type collectionOptions struct {
 	// sinks are added to the configured ones: the runner's store of the
 	// latest temperatures, the alert engine.
 	sinks []collectors.Sink
+	// handoff lets a reload replace the InfluxDB sink (the node agent).
+	handoff bool
 }
 
 func newRunID(host string, t time.Time) string {
@@ -58,7 +67,13 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		return nil, err
 	}
 	if influxSink != nil {
-		c.sinks = append(c.sinks, influxSink)
+		c.influx = influxSink
+		var s collectors.Sink = influxSink
+		if o.handoff {
+			c.handoff = agent.NewHandoff(influxSink)
+			s = c.handoff
+		}
+		c.sinks = append(c.sinks, s)
 	}
 	if o.outDir != "" {
 		w, err := rundir.Create(o.outDir)
@@ -122,7 +137,7 @@ func (c *collection) describeSources() {
 	}
 	c.meta.Sources = c.meta.Sources[:0]
 	status := c.collector.SourceStatus()
-	for i, s := range c.sources {
+	for i, s := range c.collector.Sources() { // after any reload
 		info := rundir.SourceInfo{Name: s.Name(), Error: status[i].LastError}
 		if d, ok := s.(collectors.Describer); ok && !status[i].Unavailable {
 			info.Devices = d.Describe()
@@ -148,13 +163,18 @@ func (c *collection) finish(status string) error {
 }
 
 func (c *collection) close() error {
+	sinks, sources := c.sinks, c.sources
+	if c.collector != nil {
+		// A reload may have replaced some; the collector closed those.
+		sinks, sources = c.collector.Sinks(), c.collector.Sources()
+	}
 	var errs []error
-	for _, s := range c.sinks {
+	for _, s := range sinks {
 		if err := s.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close sink %T: %w", s, err))
 		}
 	}
-	closeSources(c.sources)
+	closeSources(sources)
 	return errors.Join(errs...)
 }
 

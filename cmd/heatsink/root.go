@@ -42,6 +42,8 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(),
 		newCompareCmd(),
 		newRICmd(),
+		newSlurmCmd(),
+		newHealthCheckCmd(),
 	)
 	return root
 }

@@ -23,6 +23,8 @@ func newRunCmd() *cobra.Command {
 		sets                                        []string
 		baseline, load, grace                       time.Duration
 		waitNominal                                 bool
+		launcher, partition                         string
+		nodes                                       int
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--workload NAME [--set key=value]... | -- CMD ARGS...]",
@@ -48,7 +50,15 @@ HEATSINK_RUN_DIR and HEATSINK_ITERATION in its environment; its output is shown
 and saved as job.stdout and job.stderr in the run directory. SIGINT or SIGTERM
 stops the job (SIGTERM to its group, SIGKILL after runner.grace, default 10s;
 a second signal kills it at once), finishes the records and flushes every
-sink. heatsink exits with the job's exit status.`,
+sink. heatsink exits with the job's exit status.
+
+With --launcher slurm --nodes N [--partition P], heatsink allocates N nodes
+(salloc, job name heatsink-RUN_ID) for the whole run, baseline and cooldown
+included, and runs the command once per node with srun in the load phase. The
+nodes' agents (heatsink collect --jobs-dir, with the Prolog of deploy/slurm)
+record the sensors into InfluxDB, which this needs; at the end their readings
+are gathered into the run directory, so heatsink report covers every node, and
+the job's thermal summary is written there as job-ID-thermal.json.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, configPath)
 			if err != nil {
@@ -66,6 +76,11 @@ sink. heatsink exits with the job's exit status.`,
 			// Everything that can be wrong with the job is found now, before
 			// the run directory exists and before the baseline.
 			opts, err := jobOptions(workload, sets, args)
+			if err != nil {
+				return err
+			}
+			// With --launcher slurm the job becomes an srun over an allocation.
+			launch, err := newSlurmLaunch(launcher, nodes, partition, cfg, &opts)
 			if err != nil {
 				return err
 			}
@@ -122,8 +137,21 @@ sink. heatsink exits with the job's exit status.`,
 					r.Kill()
 				}
 			}()
+			if launch != nil {
+				if err := launch.allocate(ctx, c); err != nil {
+					c.finish(workloads.StatusFailed)
+					return err
+				}
+			}
 			res := r.Run(ctx, workloads.Recording{Collector: c.collector, RunID: c.runID, Dir: c.runDir, Meta: c.meta})
+			var launchErr error
+			if launch != nil {
+				launchErr = launch.release()
+			}
 			finishErr := c.finish(res.Status)
+			if launch != nil {
+				finishErr = errors.Join(finishErr, launchErr, launch.complete(context.WithoutCancel(ctx), c))
+			}
 
 			code := 0
 			if res.JobStatus != nil {
@@ -165,6 +193,9 @@ sink. heatsink exits with the job's exit status.`,
 	f.DurationVar(&load, "load", 0, "repeat the job until this much time has passed (default: run it once)")
 	f.StringVar(&cooldown, "cooldown", "", "record this long after the load, or auto: until temperatures are back to baseline")
 	f.BoolVar(&waitNominal, "wait-nominal", false, "before the load, wait until temperatures are back to the baseline or the configured limits")
+	f.StringVar(&launcher, "launcher", "local", "local, or slurm: run the command with srun on --nodes nodes of an allocation held for the whole run, recorded by the nodes' agents")
+	f.IntVar(&nodes, "nodes", 1, "with --launcher slurm, the number of nodes")
+	f.StringVar(&partition, "partition", "", "with --launcher slurm, the partition")
 	f.DurationVar(&grace, "grace", workloads.DefaultGrace, "time between SIGTERM and SIGKILL when the job is stopped (overrides runner.grace)")
 	f.Duration("interval", time.Second, "sampling interval")
 	f.Duration("deadline", 0, "per-source deadline (default half the interval)")
