@@ -1,0 +1,102 @@
+package w2v
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+// cpuChunk is the sentences a CPU worker takes at a time: the workers take
+// chunks in corpus order, so the learning rate of each sentence (set by its
+// position) follows the progress of training as word2vec's shared word
+// count does.
+const cpuChunk = 16
+
+// cpuEngine trains on goroutines sharing one model without locks (Hogwild).
+type cpuEngine struct {
+	t       *Trainer
+	m       *model
+	threads int
+}
+
+func newCPUEngine(t *Trainer) *cpuEngine {
+	return &cpuEngine{t: t, threads: t.dev.threads(),
+		m: &model{dim: t.cfg.Dim, lay: t.lay, table: newExpTable()}}
+}
+
+func (g *cpuEngine) name() string {
+	if g.threads == 1 {
+		return "cpu (1 goroutine, deterministic)"
+	}
+	return fmt.Sprintf("cpu (%d goroutines, Hogwild)", g.threads)
+}
+
+func (g *cpuEngine) reset(syn0, syn1 []float32) error {
+	g.m.syn0, g.m.syn1 = syn0, syn1
+	return nil
+}
+
+func (g *cpuEngine) vectors(context.Context) ([]float32, error) {
+	return append([]float32(nil), g.m.syn0...), nil
+}
+
+func (g *cpuEngine) close() error { return nil }
+
+func (g *cpuEngine) epoch(ctx context.Context, e int) (time.Duration, int64, error) {
+	t := g.t
+	c, s := t.c, t.s
+	n, wf := t.cfg.Negatives, t.cfg.WindowFixed()
+	longest := 0
+	for i := 0; i < c.Sentences(); i++ {
+		longest = max(longest, len(c.Sentence(i)))
+	}
+	var next, kept atomic.Int64
+	errs := make([]error, g.threads)
+	var wg sync.WaitGroup
+	for w := 0; w < g.threads; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			sc := newSentenceScratch(t.cfg.Dim, wf)
+			tok, neg := make([]int32, longest), make([]int32, longest*n)
+			var k int64
+			defer func() { kept.Add(k) }()
+			for {
+				lo := int(next.Add(cpuChunk)) - cpuChunk
+				if lo >= c.Sentences() {
+					return
+				}
+				if err := workloads.Checkpoint(ctx); err != nil {
+					errs[w] = err
+					return
+				}
+				for i := lo; i < min(lo+cpuChunk, c.Sentences()); i++ {
+					L := s.prepare(e, i, c.Sentence(i), tok, neg)
+					g.m.trainSentence(tok[:L], neg[:L*n], n, wf, s.alpha(e, i), sc)
+					k += int64(L)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return 0, kept.Load(), nil
+}
+
+// trainBatch trains a batch's sentences one after another: what the GPU
+// computes when it runs them one at a time.
+func (m *model) trainBatch(b *batch, n, wf int) {
+	sc := newSentenceScratch(m.dim, wf)
+	for i := 0; i < b.sentences(); i++ {
+		toks, negs := b.sentence(i, n)
+		m.trainSentence(toks, negs, n, wf, b.alphas[i], sc)
+	}
+}

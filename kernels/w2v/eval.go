@@ -1,0 +1,347 @@
+package w2v
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// The evaluation follows hyperwords (Levy, Goldberg and Dagan 2015), the
+// conventions of the sets in ../shared/data/eval: similarity is Spearman's
+// rank correlation between cosine and human scores over the pairs whose
+// words both have vectors, with the coverage reported; analogies are
+// answered by 3CosAdd and 3CosMul over unit vectors, the question's three
+// words excluded from the answers, a question with a word without a
+// vector counted wrong. Test words are lowercased, as hyperwords does.
+
+// Pair is a scored word pair of a similarity set.
+type Pair struct {
+	A, B  string
+	Score float64
+}
+
+// ReadPairs reads a similarity set: "word1 word2 score" per line, tab or
+// space separated (WS-353, SimLex-999 as hyperwords distributes them).
+func ReadPairs(r io.Reader) ([]Pair, error) {
+	var out []Pair
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("line %d: want \"word1 word2 score\", got %d fields", line, len(f))
+		}
+		s, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("line %d: score %q is not a number", line, f[2])
+		}
+		out = append(out, Pair{strings.ToLower(f[0]), strings.ToLower(f[1]), s})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no pairs")
+	}
+	return out, nil
+}
+
+// Question is an analogy: A is to B as C is to D.
+type Question [4]string
+
+// ReadQuestions reads analogies, "a b c d" per line (Google's set as
+// hyperwords distributes it); lines starting with ':' (section headers of
+// the original file) are skipped.
+func ReadQuestions(r io.Reader) ([]Question, error) {
+	var out []Question
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, ":") {
+			continue
+		}
+		f := strings.Fields(strings.ToLower(t))
+		if len(f) != 4 {
+			return nil, fmt.Errorf("line %d: want four words, got %d", line, len(f))
+		}
+		out = append(out, Question{f[0], f[1], f[2], f[3]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no questions")
+	}
+	return out, nil
+}
+
+func loadWith[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out, err := read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// LoadPairs reads a similarity set file.
+func LoadPairs(path string) ([]Pair, error) { return loadWith(path, ReadPairs) }
+
+// LoadQuestions reads an analogy file.
+func LoadQuestions(path string) ([]Question, error) { return loadWith(path, ReadQuestions) }
+
+// SimilarityScore is a similarity set's result.
+type SimilarityScore struct {
+	Pairs, Covered int
+	Spearman       float64 // NaN with fewer than two covered pairs or no spread
+}
+
+// Coverage is the fraction of pairs scored.
+func (s SimilarityScore) Coverage() float64 { return float64(s.Covered) / float64(s.Pairs) }
+
+// Similarity scores the vectors on pairs.
+func (v *Vectors) Similarity(pairs []Pair) SimilarityScore {
+	var cos, human []float64
+	for _, p := range pairs {
+		i, ok1 := v.Index(p.A)
+		j, ok2 := v.Index(p.B)
+		if !ok1 || !ok2 {
+			continue
+		}
+		cos = append(cos, cosine(v.Row(i), v.Row(j)))
+		human = append(human, p.Score)
+	}
+	return SimilarityScore{Pairs: len(pairs), Covered: len(cos), Spearman: Spearman(cos, human)}
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		ab += x * y
+		aa += x * x
+		bb += y * y
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// Spearman is Spearman's rank correlation of x and y: Pearson's
+// correlation of their ranks, tied values sharing their mean rank (as
+// scipy.stats.spearmanr, which hyperwords uses). It is NaN for fewer than
+// two values or when either has no spread.
+func Spearman(x, y []float64) float64 {
+	if len(x) != len(y) || len(x) < 2 {
+		return math.NaN()
+	}
+	return pearson(ranks(x), ranks(y))
+}
+
+// ranks returns 1-based ranks, ties averaged.
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case x[a] < x[b]:
+			return -1
+		case x[a] > x[b]:
+			return 1
+		}
+		return 0
+	})
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		mean := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			r[idx[k]] = mean
+		}
+		i = j + 1
+	}
+	return r
+}
+
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// AnalogyScore is an analogy set's result.
+type AnalogyScore struct {
+	Questions, Covered int
+	Add, Mul           int // questions answered right by 3CosAdd, 3CosMul
+}
+
+// AddAccuracy is 3CosAdd's accuracy over all questions (uncovered ones wrong).
+func (s AnalogyScore) AddAccuracy() float64 { return float64(s.Add) / float64(s.Questions) }
+
+// MulAccuracy is 3CosMul's accuracy over all questions.
+func (s AnalogyScore) MulAccuracy() float64 { return float64(s.Mul) / float64(s.Questions) }
+
+// Unit returns the vectors scaled to unit length (zero vectors stay zero).
+func (v *Vectors) Unit() []float32 {
+	out := make([]float32, len(v.Data))
+	for i := range v.Words {
+		row := v.Row(i)
+		var n float64
+		for _, x := range row {
+			n += float64(x) * float64(x)
+		}
+		if n == 0 {
+			continue
+		}
+		s := 1 / math.Sqrt(n)
+		for k, x := range row {
+			out[i*v.Dim+k] = float32(float64(x) * s)
+		}
+	}
+	return out
+}
+
+// Analogies answers each question a:b :: c:? over every vector by
+//
+//	3CosAdd: argmax_x  cos'(x,b) - cos'(x,a) + cos'(x,c)
+//	3CosMul: argmax_x  cos'(x,b) * cos'(x,c) / (cos'(x,a) + 0.01)
+//
+// with cos' = (cos+1)/2 (hyperwords; Levy and Goldberg 2014), and counts
+// the questions whose answer is d. Threads bounds the goroutines (0: one
+// per core).
+func (v *Vectors) Analogies(qs []Question, threads int) AnalogyScore {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	sc := AnalogyScore{Questions: len(qs)}
+	// The similarity rows of every word the covered questions use.
+	rowOf := map[string]int{}
+	var words []int
+	var covered []Question
+	for _, q := range qs {
+		ok := true
+		for _, w := range q {
+			if _, in := v.Index(w); !in {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		covered = append(covered, q)
+		for _, w := range q[:3] {
+			if _, seen := rowOf[w]; !seen {
+				i, _ := v.Index(w)
+				rowOf[w] = len(words)
+				words = append(words, i)
+			}
+		}
+	}
+	sc.Covered = len(covered)
+	if len(covered) == 0 {
+		return sc
+	}
+	n, d := len(v.Words), v.Dim
+	unit := v.Unit()
+	a := make([]float32, len(words)*d)
+	for k, i := range words {
+		copy(a[k*d:(k+1)*d], unit[i*d:(i+1)*d])
+	}
+	// sims = A * Unit^T: one row of cosines per question word.
+	sims := make([]float32, len(words)*n)
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas32.General{Rows: len(words), Cols: d, Stride: d, Data: a},
+		blas32.General{Rows: n, Cols: d, Stride: d, Data: unit},
+		0, blas32.General{Rows: len(words), Cols: n, Stride: n, Data: sims})
+	for i, s := range sims {
+		sims[i] = (s + 1) / 2
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	per := (len(covered) + threads - 1) / threads
+	for lo := 0; lo < len(covered); lo += per {
+		wg.Add(1)
+		go func(part []Question) {
+			defer wg.Done()
+			add, mul := 0, 0
+			for _, q := range part {
+				sa := sims[rowOf[q[0]]*n : (rowOf[q[0]]+1)*n]
+				sb := sims[rowOf[q[1]]*n : (rowOf[q[1]]+1)*n]
+				scc := sims[rowOf[q[2]]*n : (rowOf[q[2]]+1)*n]
+				ia, _ := v.Index(q[0])
+				ib, _ := v.Index(q[1])
+				ic, _ := v.Index(q[2])
+				want, _ := v.Index(q[3])
+				bestAdd, bestMul := -1, -1
+				var maxAdd, maxMul float32
+				for x := 0; x < n; x++ {
+					if x == ia || x == ib || x == ic {
+						continue
+					}
+					fa := sb[x] - sa[x] + scc[x]
+					fm := sb[x] * scc[x] / (sa[x] + 0.01)
+					if bestAdd < 0 || fa > maxAdd {
+						bestAdd, maxAdd = x, fa
+					}
+					if bestMul < 0 || fm > maxMul {
+						bestMul, maxMul = x, fm
+					}
+				}
+				if bestAdd == want {
+					add++
+				}
+				if bestMul == want {
+					mul++
+				}
+			}
+			mu.Lock()
+			sc.Add += add
+			sc.Mul += mul
+			mu.Unlock()
+		}(covered[lo:min(lo+per, len(covered))])
+	}
+	wg.Wait()
+	return sc
+}

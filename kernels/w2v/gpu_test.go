@@ -1,0 +1,296 @@
+package w2v
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// readKernelSource finds w2v.cu: go test runs in the package's folder, a
+// carried test binary from the repository's root.
+func readKernelSource(t *testing.T) []byte {
+	t.Helper()
+	src, err := os.ReadFile("../w2v.cu")
+	if os.IsNotExist(err) {
+		src, err = os.ReadFile("kernels/w2v.cu")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// The Go host side and w2v.cu must agree on the kernels' names and on the
+// block shape; a rename in one and not the other fails CI, not a GPU run.
+func TestKernelSourceMatchesHost(t *testing.T) {
+	src := readKernelSource(t)
+	var names []string
+	// The warp kernels are stamped out by a macro (W2V_WARP_KERNEL), whose
+	// own definition is not a kernel.
+	plain := regexp.MustCompile(`(?m)^.*##.*$`).ReplaceAll(src, nil)
+	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(`).FindAllSubmatch(plain, -1) {
+		names = append(names, string(m[1]))
+	}
+	for _, m := range regexp.MustCompile(`(?m)^W2V_WARP_KERNEL\((\d+)\)$`).FindAllSubmatch(src, -1) {
+		names = append(names, "w2v_sgns_warp"+string(m[1]))
+	}
+	want := slices.Clone(gpuFunctions)
+	sort.Strings(names)
+	sort.Strings(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("w2v.cu defines kernels %q, the host launches %q", names, want)
+	}
+	for macro, host := range map[string]int{"W2V_WARPS": gpuWarps, "W2V_EXP_TABLE": expTableSize} {
+		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)$`).FindSubmatch(src)
+		if m == nil {
+			t.Errorf("w2v.cu: no #define %s", macro)
+			continue
+		}
+		if v, _ := strconv.Atoi(string(m[1])); v != host {
+			t.Errorf("w2v.cu: %s is %d, the host assumes %d", macro, v, host)
+		}
+	}
+	// Every layout the host can pick has its kernel.
+	for _, d := range []int{1, 32, 33, 64, 100, 128, 129, 256, 257, 1024} {
+		cfg := DefaultConfig()
+		cfg.Dim = d
+		lay, err := cfg.layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(gpuFunctions, lay.kernelName()) {
+			t.Errorf("dimension %d: layout picks %s, which w2v.cu does not define", d, lay.kernelName())
+		}
+	}
+	// Once generated and committed, the embedded module must hold them.
+	_, ptx, err := kernels.Image("w2v")
+	if err != nil {
+		t.Logf("no embedded w2v module yet (bench/w2v-gpu.sh generates it): %v", err)
+		return
+	}
+	for _, k := range gpuFunctions {
+		if !strings.Contains(string(ptx), ".entry "+k+"(") {
+			t.Errorf("embedded w2v.ptx: no kernel %s", k)
+		}
+	}
+}
+
+// These tests need a GPU; without one they skip, saying why.
+
+// testOpen, when set (gpu_emu_test.go does under -tags w2vemu), opens the
+// device the GPU tests run on instead of the CUDA driver; testEmulated says
+// that device is the slow CPU emulation.
+var (
+	testOpen     func(gpu int) (gpuDevice, error)
+	testEmulated bool
+)
+
+func needGPU(t testing.TB) {
+	t.Helper()
+	if testOpen != nil {
+		return
+	}
+	if _, err := cuda.Load(); err != nil {
+		t.Skipf("skipping GPU test: %v", err)
+	}
+}
+
+func gpuDeviceForTest() Device { return Device{GPU: 0, Threads: 0, open: testOpen} }
+
+// referenceCase is a batch with everything the kernels take given
+// explicitly: random initial weights (large enough that the logistic
+// table's saturated ends are reached), sentences over a small vocabulary
+// (so words repeat within a window), random negatives (some equal to the
+// centre or to a context word), random learning rates.
+type referenceCase struct {
+	c          *Corpus
+	cfg        Config
+	b          *batch
+	syn0, syn1 []float32
+}
+
+func newReferenceCase(t *testing.T, dim, vocab int, lengths []int, disjoint bool, seed uint64) referenceCase {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 99))
+	cfg := DefaultConfig()
+	cfg.Dim = dim
+	n := cfg.Negatives
+	words := vocab
+	if disjoint {
+		words = vocab * len(lengths)
+	}
+	counts := map[string]int64{}
+	for i := 0; i < words; i++ {
+		counts[fmt.Sprintf("v%04d", i)] = int64(words - i)
+	}
+	v := NewVocab(counts, 1, 0)
+	b := &batch{starts: []int32{0}}
+	var sentences [][]int32
+	for s, L := range lengths {
+		base := 0
+		if disjoint {
+			base = s * vocab
+		}
+		var sent []int32
+		for p := 0; p < L; p++ {
+			sent = append(sent, int32(base+rng.IntN(vocab)))
+		}
+		for p := 0; p < L*n; p++ {
+			b.negs = append(b.negs, int32(base+rng.IntN(vocab)))
+		}
+		sentences = append(sentences, sent)
+		b.tokens = append(b.tokens, sent...)
+		b.starts = append(b.starts, int32(len(b.tokens)))
+		b.alphas = append(b.alphas, float32(0.02+0.1*rng.Float64()))
+	}
+	c, err := NewCorpus(v, sentences, slices.Max(lengths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := referenceCase{c: c, cfg: cfg, b: b}
+	scale := 4 / math.Sqrt(float64(dim))
+	for i := 0; i < v.Size()*dim; i++ {
+		rc.syn0 = append(rc.syn0, float32(scale*(rng.Float64()-0.5)))
+		rc.syn1 = append(rc.syn1, float32(scale*(rng.Float64()-0.5)))
+	}
+	return rc
+}
+
+// cpu trains the case on the Go reference, sentence after sentence.
+func (rc referenceCase) cpu(t *testing.T) (syn0, syn1 []float32) {
+	lay, err := rc.cfg.layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &model{syn0: slices.Clone(rc.syn0), syn1: slices.Clone(rc.syn1), dim: rc.cfg.Dim, lay: lay, table: newExpTable()}
+	m.trainBatch(rc.b, rc.cfg.Negatives, rc.cfg.WindowFixed())
+	return m.syn0, m.syn1
+}
+
+// gpu trains the case on the GPU, one sentence per launch when sequential.
+func (rc referenceCase) gpu(t *testing.T, sequential bool) (syn0, syn1 []float32) {
+	t.Helper()
+	dev := gpuDeviceForTest()
+	dev.sequential = sequential
+	tr, err := NewTrainer(context.Background(), rc.c, rc.cfg, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tr.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	g := tr.eng.(*gpuEngine)
+	if err := g.reset(rc.syn0, rc.syn1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.run(rc.b); err != nil {
+		t.Fatal(err)
+	}
+	syn0, syn1, err = g.weights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syn0, syn1
+}
+
+// compareModels checks element-wise agreement within rel (relative to the
+// larger magnitude, with an absolute floor for elements near zero) and
+// reports how many elements are bit-identical.
+func compareModels(t *testing.T, what string, gotSyn0, gotSyn1, wantSyn0, wantSyn1 []float32, rel float64) {
+	t.Helper()
+	for _, m := range []struct {
+		name      string
+		got, want []float32
+	}{{"syn0", gotSyn0, wantSyn0}, {"syn1neg", gotSyn1, wantSyn1}} {
+		same, bad := 0, 0
+		worst := 0.0
+		for i := range m.want {
+			g, w := float64(m.got[i]), float64(m.want[i])
+			if g == w {
+				same++
+				continue
+			}
+			err := math.Abs(g-w) / math.Max(math.Max(math.Abs(g), math.Abs(w)), 1e-6)
+			worst = math.Max(worst, err)
+			if !(err <= rel) {
+				if bad < 5 {
+					t.Errorf("%s: %s[%d] = %g on the GPU, %g in Go (relative error %.3g)", what, m.name, i, g, w, err)
+				}
+				bad++
+			}
+		}
+		t.Logf("%s: %s: %d of %d elements bit-identical, worst relative error %.3g", what, m.name, same, len(m.want), worst)
+		if bad > 0 {
+			t.Errorf("%s: %s: %d elements off by more than %g", what, m.name, bad, rel)
+		}
+	}
+}
+
+// The issue's sentence lengths: 1, 2, W_f, 2W_f, 2W_f+1 and the maximum.
+func referenceLengths(wf, maxLen int) []int {
+	return []int{1, 2, wf, 2 * wf, 2*wf + 1, maxLen, 2*wf + 2, 3}
+}
+
+// TestGPUMatchesCPUOneSentenceAtATime is the kernels' reference check:
+// trained one sentence per launch, the GPU's weights equal the Go
+// reference's within 1e-4 relative (the order of operations is the same,
+// so they should be bit-identical), for every kernel layout.
+func TestGPUMatchesCPUOneSentenceAtATime(t *testing.T) {
+	needGPU(t)
+	maxLen := DefaultMaxSentence
+	dims := []int{32, 64, 100, 128, 256, 300}
+	if testEmulated || testing.Short() {
+		maxLen, dims = 23, []int{32, 100, 128, 200, 300}
+	}
+	for _, dim := range dims {
+		cfg := DefaultConfig()
+		cfg.Dim = dim
+		lay, _ := cfg.layout()
+		t.Run(fmt.Sprintf("d=%d/%s", dim, lay.kernelName()), func(t *testing.T) {
+			rc := newReferenceCase(t, dim, 12, referenceLengths(cfg.WindowFixed(), maxLen), false, uint64(dim))
+			want0, want1 := rc.cpu(t)
+			got0, got1 := rc.gpu(t, true)
+			compareModels(t, "one sentence per launch", got0, got1, want0, want1, 1e-4)
+			if slices.Equal(want0, rc.syn0) || slices.Equal(want1, rc.syn1) {
+				t.Error("training changed nothing: the check would prove nothing")
+			}
+		})
+	}
+}
+
+// TestGPUMatchesCPUDisjointSentences checks the batched path (every
+// sentence at once, several per block): sentences that share no word
+// cannot race, so the result is again the reference's.
+func TestGPUMatchesCPUDisjointSentences(t *testing.T) {
+	needGPU(t)
+	count, maxLen := 300, DefaultMaxSentence
+	if testEmulated || testing.Short() {
+		count, maxLen = 9, 17
+	}
+	for _, dim := range []int{128, 300} {
+		t.Run(fmt.Sprintf("d=%d", dim), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(dim), 7))
+			lengths := make([]int, count)
+			for i := range lengths {
+				lengths[i] = 1 + rng.IntN(maxLen)
+			}
+			rc := newReferenceCase(t, dim, 10, lengths, true, 3)
+			want0, want1 := rc.cpu(t)
+			got0, got1 := rc.gpu(t, false)
+			compareModels(t, "all sentences at once", got0, got1, want0, want1, 1e-4)
+		})
+	}
+}

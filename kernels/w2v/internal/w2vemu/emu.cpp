@@ -1,0 +1,58 @@
+// w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
+// for emu.go.
+#include "shim.h"
+#include "../../../w2v.cu"
+
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+// launch runs kernel over gx blocks of bx threads (a multiple of 32).
+template <class F>
+static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
+{
+    std::vector<unsigned char> mem(shared > 0 ? shared : 1);
+    const unsigned warps = (bx + 31) / 32;
+    std::vector<float> xchg(32 * warps);
+    for (unsigned x = 0; x < gx; x++) {
+        std::memset(mem.data(), 0xff, mem.size());
+        std::barrier<> block(bx);
+        std::vector<std::unique_ptr<std::barrier<>>> warp;
+        for (unsigned w = 0; w < warps; w++)
+            warp.emplace_back(new std::barrier<>(32));
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < bx; t++) {
+            threads.emplace_back([&, t] {
+                threadIdx = {t, 0, 0};
+                blockIdx = {x, 0, 0};
+                blockDim = {bx, 1, 1};
+                gridDim = {gx, 1, 1};
+                emu_block_barrier = &block;
+                emu_warp_barrier = warp[t / 32].get();
+                emu_warp_xchg = xchg.data() + 32 * (t / 32);
+                emu_dynamic_shared = mem.data();
+                kernel();
+            });
+        }
+        for (auto &th : threads)
+            th.join();
+    }
+}
+
+#define GRID unsigned gx, unsigned bx, unsigned long sh
+#define PARAMS                                                                                               \
+    float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, const float *alphas, \
+        const float *tab, int nsent, int d, int wf, int n
+#define ARGS syn0, syn1, tokens, negs, starts, alphas, tab, nsent, d, wf, n
+
+extern "C" {
+int emu_w2v_warps() { return w2v_warps; }
+int emu_w2v_exp_table() { return w2v_exp_table; }
+
+void emu_w2v_sgns_warp1(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp1(ARGS); }); }
+void emu_w2v_sgns_warp2(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp2(ARGS); }); }
+void emu_w2v_sgns_warp4(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp4(ARGS); }); }
+void emu_w2v_sgns_warp8(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp8(ARGS); }); }
+void emu_w2v_sgns_block(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_block(ARGS); }); }
+}

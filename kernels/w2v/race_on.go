@@ -1,0 +1,34 @@
+//go:build race
+
+package w2v
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// rowLoad copies row i of a V x d matrix into dst with atomic loads (see
+// race_off.go for why the plain build does not).
+func rowLoad(dst, m []float32, i, d int) {
+	row := m[i*d : i*d+d]
+	for e := range row {
+		dst[e] = math.Float32frombits(atomic.LoadUint32((*uint32)(unsafe.Pointer(&row[e]))))
+	}
+}
+
+// rowAddDelta adds (cur - orig) to row i of m, each element by an atomic
+// compare-and-swap, as the GPU's atomicAdd does.
+func rowAddDelta(m []float32, i, d int, cur, orig []float32) {
+	row := m[i*d : i*d+d]
+	for e := range row {
+		delta := cur[e] - orig[e]
+		p := (*uint32)(unsafe.Pointer(&row[e]))
+		for {
+			old := atomic.LoadUint32(p)
+			if atomic.CompareAndSwapUint32(p, old, math.Float32bits(math.Float32frombits(old)+delta)) {
+				break
+			}
+		}
+	}
+}

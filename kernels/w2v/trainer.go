@@ -1,0 +1,172 @@
+package w2v
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Device says where a Trainer trains.
+type Device struct {
+	// GPU is the GPU's index, or -1 for the CPU.
+	GPU int
+	// Threads is the goroutines that train (cpu) or prepare batches (GPU);
+	// 0 means GOMAXPROCS. On the CPU, one thread trains the sentences in
+	// order: the deterministic reference of the kernels.
+	Threads int
+	// BatchTokens is the most corpus tokens a GPU batch (one launch) covers;
+	// 0 means DefaultBatchTokens.
+	BatchTokens int
+
+	// open, when set, opens the GPU instead of the CUDA driver (the tests'
+	// CPU emulation of w2v.cu).
+	open func(gpu int) (gpuDevice, error)
+	// sequential launches one sentence at a time, which makes the GPU's
+	// result the CPU's, bit for bit (the reference check).
+	sequential bool
+}
+
+// DefaultBatchTokens is a GPU batch's size in corpus tokens: about a tenth
+// of a second of the kernels' work, in a few hundred sentences per SM.
+const DefaultBatchTokens = 1 << 22
+
+// CPU is the cpu device with threads goroutines (0: GOMAXPROCS).
+func CPU(threads int) Device { return Device{GPU: -1, Threads: threads} }
+
+func (d Device) String() string {
+	if d.GPU < 0 {
+		return "cpu"
+	}
+	return fmt.Sprintf("gpu %d", d.GPU)
+}
+
+func (d Device) threads() int {
+	if d.Threads > 0 {
+		return d.Threads
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// engine trains on one device.
+type engine interface {
+	name() string
+	// reset loads the initial weights.
+	reset(syn0, syn1 []float32) error
+	// epoch trains epoch e and returns the kernels' device time (0 on the
+	// CPU) and the tokens trained.
+	epoch(ctx context.Context, e int) (kernel time.Duration, kept int64, err error)
+	// vectors returns the input vectors (syn0).
+	vectors(ctx context.Context) ([]float32, error)
+	close() error
+}
+
+// Trainer trains word vectors on a corpus.
+type Trainer struct {
+	c   *Corpus
+	cfg Config
+	dev Device
+	s   *sampler
+	lay layout
+	eng engine
+}
+
+// NewTrainer prepares training c with cfg on dev: the sampler's tables and
+// the device's memory, so that a failure comes before any training.
+func NewTrainer(ctx context.Context, c *Corpus, cfg Config, dev Device) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	lay, err := cfg.layout()
+	if err != nil {
+		return nil, err
+	}
+	if c.Tokens() == 0 {
+		return nil, errors.New("the corpus has no words to train")
+	}
+	if c.Vocab.Size() > 1<<31/cfg.Dim {
+		return nil, fmt.Errorf("%d words of dimension %d: above the kernels' 2^31 elements per matrix", c.Vocab.Size(), cfg.Dim)
+	}
+	t := &Trainer{c: c, cfg: cfg, dev: dev, s: newSampler(c, cfg), lay: lay}
+	if dev.GPU < 0 {
+		t.eng = newCPUEngine(t)
+	} else {
+		if t.eng, err = newGPUEngine(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Stats is what a training run did.
+type Stats struct {
+	Device    string
+	Epochs    int
+	Words     int64 // words counted, all epochs: word2vec's measure of work
+	Tokens    int64 // the corpus's tokens, all epochs
+	Kept      int64 // tokens trained after subsampling, all epochs
+	Wall      time.Duration
+	Kernel    time.Duration // the kernels' GPU time (GPU only)
+	Vocab     int
+	Sentences int
+}
+
+// WordsPerS is word2vec's rate: words counted per second of training,
+// host-side preparation included.
+func (s Stats) WordsPerS() float64 { return float64(s.Words) / s.Wall.Seconds() }
+
+// Metrics are the run's figures for run.json (units in the names).
+func (s Stats) Metrics() map[string]float64 {
+	m := map[string]float64{
+		"words":         float64(s.Words),
+		"words_per_s":   s.WordsPerS(),
+		"kept_fraction": float64(s.Kept) / float64(s.Tokens),
+		"train_s":       s.Wall.Seconds(),
+		"vocab":         float64(s.Vocab),
+		"epochs":        float64(s.Epochs),
+	}
+	if s.Kernel > 0 {
+		m["kernel_s"] = s.Kernel.Seconds()
+		m["kernel_words_per_s"] = float64(s.Words) / s.Kernel.Seconds()
+	}
+	return m
+}
+
+// Train trains from word2vec's initial weights for the configured epochs.
+// Between batches (GPU) or groups of sentences (CPU) it honours
+// workloads.Checkpoint, so the guard can pause it.
+func (t *Trainer) Train(ctx context.Context) (Stats, error) {
+	st := Stats{Device: t.eng.name(), Epochs: t.cfg.Epochs, Vocab: t.c.Vocab.Size(), Sentences: t.c.Sentences()}
+	v, d := t.c.Vocab.Size(), t.cfg.Dim
+	syn0, syn1 := make([]float32, v*d), make([]float32, v*d)
+	initWeights(syn0, syn1, d, t.cfg.Seed)
+	if err := t.eng.reset(syn0, syn1); err != nil {
+		return st, err
+	}
+	start := time.Now()
+	for e := 0; e < t.cfg.Epochs; e++ {
+		k, kept, err := t.eng.epoch(ctx, e)
+		if err != nil {
+			return st, err
+		}
+		st.Kernel += k
+		st.Kept += kept
+		st.Words += t.s.counted
+		st.Tokens += t.c.Tokens()
+	}
+	st.Wall = time.Since(start)
+	return st, nil
+}
+
+// Vectors returns the input vectors (syn0), word2vec's output.
+func (t *Trainer) Vectors(ctx context.Context) (*Vectors, error) {
+	data, err := t.eng.vectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewVectors(t.c.Vocab.Words, t.cfg.Dim, data)
+}
+
+// Close releases the device.
+func (t *Trainer) Close() error { return t.eng.close() }
