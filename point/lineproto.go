@@ -113,8 +113,9 @@ func (r *Reader) RequireNewline(on bool) { r.requireNewline = on }
 func (r *Reader) SetPrecision(p lineprotocol.Precision) { r.precision = p }
 
 // Next decodes the next point. It returns false at the end of input or on an
-// I/O error (see Err). A malformed line is returned as a *LineError through
-// LineErr and Next moves on.
+// I/O error (see Err). A malformed line comes back as the *LineError, with
+// ok true, so the caller can report it and call Next again for the lines
+// after it.
 func (r *Reader) Next() (Point, *LineError, bool) {
 	for r.sc.Scan() {
 		r.line++

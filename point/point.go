@@ -48,10 +48,16 @@ func (p *Point) AddTag(key, value string) *Point {
 	return p
 }
 
-// SetTag sets a tag, replacing an existing one of the same key.
+// SetTag sets a tag, replacing an existing one of the same key. An empty
+// value removes the tag, as AddTag skips one: line protocol cannot hold it,
+// and a point carrying it could not be encoded.
 func (p *Point) SetTag(key, value string) *Point {
 	for i := range p.Tags {
 		if p.Tags[i].Key == key {
+			if value == "" {
+				p.Tags = slices.Delete(p.Tags, i, i+1)
+				return p
+			}
 			p.Tags[i].Value = value
 			return p
 		}

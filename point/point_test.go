@@ -130,3 +130,16 @@ func TestRequireNewlineFlagsTornLastLine(t *testing.T) {
 		}
 	}
 }
+
+func TestSetTagWithEmptyValueRemovesTheTag(t *testing.T) {
+	p := New("gpu", time.Unix(1, 0))
+	p.AddTag("gpu", "0").AddTag("job", "42").AddFloat("temp_c", 35)
+	p.SetTag("job", "")
+	if got := p.String(); got != "gpu,gpu=0 temp_c=35 1000000000" {
+		t.Fatalf("after SetTag(job, \"\"): %s", got)
+	}
+	p.SetTag("gpu", "1").SetTag("job", "43")
+	if got := p.String(); got != "gpu,gpu=1,job=43 temp_c=35 1000000000" {
+		t.Fatalf("after SetTag(gpu, 1), SetTag(job, 43): %s", got)
+	}
+}
