@@ -77,17 +77,8 @@ func (s *Series) Tag(key string) string {
 // Key returns the series' identity in line-protocol form with the field:
 // "gpu,gpu=0,uuid=GPU-1 temp_c".
 func (s *Series) Key() string {
-	var b strings.Builder
-	b.WriteString(s.Measurement)
-	for _, t := range s.Tags {
-		b.WriteByte(',')
-		b.WriteString(t.Key)
-		b.WriteByte('=')
-		b.WriteString(t.Value)
-	}
-	b.WriteByte(' ')
-	b.WriteString(s.Field)
-	return b.String()
+	b := point.AppendSeriesKey(make([]byte, 0, 64), s.Measurement, s.Tags)
+	return string(append(append(b, ' '), s.Field...))
 }
 
 // CheckTimes reports why the series cannot be analysed as a time series, or
@@ -348,13 +339,7 @@ func (l *loader) add(p *point.Point) error {
 	if !slices.IsSortedFunc(p.Tags, cmpTag) {
 		slices.SortFunc(p.Tags, cmpTag)
 	}
-	l.key = append(l.key[:0], p.Measurement...)
-	for _, tg := range p.Tags {
-		l.key = append(l.key, ',')
-		l.key = append(l.key, tg.Key...)
-		l.key = append(l.key, '=')
-		l.key = append(l.key, tg.Value...)
-	}
+	l.key = point.AppendSeriesKey(l.key[:0], p.Measurement, p.Tags)
 	g, ok := l.groups[string(l.key)]
 	if !ok {
 		g = &group{key: string(l.key), measurement: p.Measurement, tags: p.Tags, colIdx: map[string]int{}}

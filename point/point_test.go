@@ -143,3 +143,19 @@ func TestSetTagWithEmptyValueRemovesTheTag(t *testing.T) {
 		t.Fatalf("after SetTag(gpu, 1), SetTag(job, 43): %s", got)
 	}
 }
+
+func TestSeriesKeySortsTagsAndAppendSeriesKeyReusesTheBuffer(t *testing.T) {
+	p := New("gpu", time.Unix(1, 0))
+	p.AddTag("uuid", "GPU-1").AddTag("gpu", "0").AddFloat("temp_c", 35)
+	if got := p.SeriesKey(); got != "gpu,gpu=0,uuid=GPU-1" {
+		t.Errorf("SeriesKey = %q", got)
+	}
+	buf := make([]byte, 0, 64)
+	b := AppendSeriesKey(buf, "cpu", []Tag{{"cpu", "total"}})
+	if string(b) != "cpu,cpu=total" || &b[0] != &buf[:1][0] {
+		t.Errorf("AppendSeriesKey = %q, or it did not write into the buffer given", b)
+	}
+	if b := AppendSeriesKey(b[:0], "mem", nil); string(b) != "mem" {
+		t.Errorf("AppendSeriesKey without tags = %q", b)
+	}
+}

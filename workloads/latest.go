@@ -96,22 +96,15 @@ func (l *Latest) update(p *point.Point, field string, v float64) {
 // seriesName is the series key without the host tag (every point of a run
 // has the same one) followed by the field.
 func seriesName(p *point.Point, field string) string {
-	var b strings.Builder
-	b.WriteString(p.Measurement)
-	tags := slices.Clone(p.Tags)
-	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
-	for _, t := range tags {
-		if t.Key == "host" {
-			continue
+	tags := make([]point.Tag, 0, len(p.Tags))
+	for _, t := range p.Tags {
+		if t.Key != "host" {
+			tags = append(tags, t)
 		}
-		b.WriteByte(',')
-		b.WriteString(t.Key)
-		b.WriteByte('=')
-		b.WriteString(t.Value)
 	}
-	b.WriteByte(' ')
-	b.WriteString(field)
-	return b.String()
+	slices.SortFunc(tags, func(a, b point.Tag) int { return strings.Compare(a.Key, b.Key) })
+	b := point.AppendSeriesKey(make([]byte, 0, 128), p.Measurement, tags)
+	return string(append(append(b, ' '), field...))
 }
 
 // waitTick waits until the collector has recorded a tick stamped at or after
