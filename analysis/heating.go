@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Peak returns the largest finite reading of v with from <= t <= to and the
@@ -78,7 +80,7 @@ func SteepestRise(t, v []float64, from, to, win, maxGap float64) (sPerC, atS flo
 			continue
 		}
 		windows++
-		if s := slope(t[i:k+1], v[i:k+1]); s > best {
+		if _, s := stat.LinearRegression(t[i:k+1], v[i:k+1], nil, false); s > best {
 			best, bestAt = s, t[i]
 		}
 	}
@@ -89,27 +91,4 @@ func SteepestRise(t, v []float64, from, to, win, maxGap float64) (sPerC, atS flo
 		return 0, bestAt, errors.New("the series never rises over a fit window")
 	}
 	return 1 / best, bestAt, nil
-}
-
-// slope returns the least-squares slope of y on x, computed about the means
-// so that large times lose no precision.
-func slope(x, y []float64) float64 {
-	n := float64(len(x))
-	mx, my := 0.0, 0.0
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	sxy, sxx := 0.0, 0.0
-	for i := range x {
-		dx := x[i] - mx
-		sxy += dx * (y[i] - my)
-		sxx += dx * dx
-	}
-	if sxx == 0 {
-		return 0
-	}
-	return sxy / sxx
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Job is what the guard acts on: the job `heatsink run` started, as a whole
@@ -511,24 +512,11 @@ func (s *series) fit(window time.Duration) (slope, last float64, ok bool) {
 	if n < 2 || ts[n-1]-ts[0] < window.Seconds()/2 {
 		return 0, 0, false
 	}
-	var mt, mv float64
-	for i := range ts {
-		mt += ts[i]
-		mv += vs[i]
+	intercept, slope := stat.LinearRegression(ts, vs, nil, false)
+	if math.IsNaN(slope) || math.IsInf(slope, 0) {
+		return 0, 0, false // every sample at one time: no slope to fit
 	}
-	mt /= float64(n)
-	mv /= float64(n)
-	var sxy, sxx float64
-	for i := range ts {
-		dt := ts[i] - mt
-		sxy += dt * (vs[i] - mv)
-		sxx += dt * dt
-	}
-	if sxx == 0 {
-		return 0, 0, false
-	}
-	slope = sxy / sxx
-	return slope, mv + slope*(ts[n-1]-mt), true
+	return slope, intercept + slope*ts[n-1], true
 }
 
 // outcome is one evaluation of a rule on a series. Its message is built
