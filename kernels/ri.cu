@@ -36,6 +36,12 @@
 // order (memory-level parallelism without changing the summation order).
 #define RI_BATCH 4
 
+// RI_SHARED_ARRAY declares the block's dynamic shared memory; the CPU
+// emulation of this file (kernels/ri/internal/riemu) defines it its own way.
+#ifndef RI_SHARED_ARRAY
+#define RI_SHARED_ARRAY(type, name) extern __shared__ type name[]
+#endif
+
 // Constants the host reads rather than repeating.
 extern "C" {
 __device__ int ri_threads = RI_THREADS;
@@ -157,7 +163,7 @@ extern "C" __global__ void ri_tv_block(const int *__restrict__ units,
                                        const int *__restrict__ idx, int k, int d, int w,
                                        int permute, int window, int *__restrict__ rows)
 {
-    extern __shared__ int acc[];
+    RI_SHARED_ARRAY(int, acc);
     const long long u = blockIdx.x;
     const int lo = units[3 * u], hi = units[3 * u + 1];
     const long long row = units[3 * u + 2];
@@ -403,7 +409,7 @@ __device__ __forceinline__ double normRow(double lane)
     lanes[threadIdx.x] = lane;
     __syncthreads();
     for (int s = RI_THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
+        if ((int)threadIdx.x < s)
             lanes[threadIdx.x] = __dadd_rn(lanes[threadIdx.x], lanes[threadIdx.x + s]);
         __syncthreads();
     }
@@ -458,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(RI_THREADS)
     part[threadIdx.x] = s;
     __syncthreads();
     for (int st = RI_THREADS / 2; st > 0; st >>= 1) {
-        if (threadIdx.x < st)
+        if ((int)threadIdx.x < st)
             part[threadIdx.x] += part[threadIdx.x + st];
         __syncthreads();
     }

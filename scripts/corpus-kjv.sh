@@ -27,5 +27,6 @@ if grep -qE '^[1-3]?[A-Za-z]+[0-9]+:[0-9]+ ' "$tmp"; then
 	exit 1
 fi
 mv "$tmp" "$out"
+chmod 644 "$out"
 trap - EXIT
 echo "$out: $lines verses, $(wc -w <"$out") words"

@@ -29,11 +29,36 @@ type cpuEngine struct {
 	docVecs []float32 // docPlan.rows x d: document vectors of a reflective pass
 }
 
+// newCPUEngine allocates the vectors and touches every page of them, so
+// that no stage's time includes the kernel's first-touch page faults (the
+// GPU engine allocates at setup too).
 func newCPUEngine(sh *shared, threads int) *cpuEngine {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	return &cpuEngine{sh: sh, threads: threads}
+	e := &cpuEngine{sh: sh, threads: threads}
+	cfg := sh.cfg
+	d, v := cfg.Dim, sh.c.Vocab()
+	e.ints = make([]int32, sh.termPlan.rows*d)
+	touch(e.ints, threads)
+	if cfg.Retrain > 0 || cfg.Normalise {
+		e.seeds = make([]float32, v*d)
+		touch(e.seeds, threads)
+	}
+	if cfg.Retrain > 0 {
+		e.floats = make([]float32, sh.termPlan.rows*d)
+		touch(e.floats, threads)
+		if cfg.Contexts == Document {
+			e.docVecs = make([]float32, sh.docPlan.rows*d)
+			touch(e.docVecs, threads)
+		}
+	}
+	return e
+}
+
+// touch writes every element of x, in parallel.
+func touch[T int32 | float32](x []T, threads int) {
+	parallel(len(x), threads, func(_, lo, hi int) { clear(x[lo:hi]) })
 }
 
 func (e *cpuEngine) name() string { return "cpu" }
@@ -100,9 +125,6 @@ func (e *cpuEngine) termVectorsNow(ctx context.Context) error {
 	sh := e.sh
 	d := sh.cfg.Dim
 	p := sh.termPlan
-	if e.ints == nil {
-		e.ints = make([]int32, p.rows*d)
-	}
 	err := e.forEach(ctx, p.nunits(), func(u int) {
 		lo, hi, row := p.units[3*u], p.units[3*u+1], int(p.units[3*u+2])
 		out := e.ints[row*d : (row+1)*d]
@@ -195,9 +217,6 @@ func (e *cpuEngine) normalise(ctx context.Context, fromInts bool) (time.Duration
 func (e *cpuEngine) normaliseNow(ctx context.Context, fromInts bool) error {
 	sh := e.sh
 	d, v := sh.cfg.Dim, sh.c.Vocab()
-	if e.seeds == nil {
-		e.seeds = make([]float32, v*d)
-	}
 	return e.forEach(ctx, v, func(t int) {
 		dst := e.seeds[t*d : (t+1)*d]
 		if fromInts {
@@ -261,18 +280,12 @@ func (e *cpuEngine) retrainNow(ctx context.Context) error {
 	sh := e.sh
 	d := sh.cfg.Dim
 	p := sh.termPlan
-	if e.floats == nil {
-		e.floats = make([]float32, p.rows*d)
-	}
 	scratch := make([][]float64, e.threads)
 	for i := range scratch {
 		scratch[i] = make([]float64, d)
 	}
 	if sh.cfg.Contexts == Document {
 		dp := sh.docPlan
-		if e.docVecs == nil {
-			e.docVecs = make([]float32, dp.rows*d)
-		}
 		// D[j]: the seeds of document j's tokens.
 		err := e.forEachWorker(ctx, dp.nunits(), func(g, u int) {
 			lo, hi, row := dp.units[3*u], dp.units[3*u+1], int(dp.units[3*u+2])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
@@ -26,87 +27,104 @@ var gpuFunctions = []string{
 	"ri_retrain_window", "ri_gather", "ri_normalise_i32", "ri_normalise_f32", "ri_row_sums",
 }
 
+// gpuDevice is what gpuEngine needs of a GPU with ri.cu loaded: the CUDA
+// driver (cudaDevice), or in tests built with -tags riemu, ri.cu compiled
+// for the CPU (internal/riemu), which runs this file's host code unchanged.
+type gpuDevice interface {
+	Info() cuda.DeviceInfo
+	MemFree() (int64, error)
+	Alloc(bytes int64) (gpuBuffer, error)
+	Upload(dst gpuBuffer, src []byte) error
+	Download(dst []byte, src gpuBuffer) error
+	Memset(b gpuBuffer, v byte) error
+	// GlobalInt32 reads a module constant; SetMaxShared allows a kernel
+	// more dynamic shared memory than the default 48 KiB.
+	GlobalInt32(name string) (int32, error)
+	SetMaxShared(kernel string, bytes int) error
+	// Launch queues a kernel; buffers are passed as gpuBuffer.
+	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
+	// Start marks the start of a timed stage; Stop waits for the work since
+	// and returns its device time.
+	Start() error
+	Stop() (time.Duration, error)
+	Close() error
+}
+
+// gpuBuffer is device memory.
+type gpuBuffer interface{ Free() error }
+
 // gpuEngine runs ri.cu on one GPU. Everything stays in device memory from
 // stage to stage; results are copied back only when asked for.
 type gpuEngine struct {
 	sh     *shared
 	kernel string
-	ctx    *cuda.Context
-	mod    *cuda.Module
-	fn     map[string]*cuda.Function
+	dev    gpuDevice
 
 	// The corpus and plans.
-	tok, occPos, occDoc, termBytes, termOffsets *cuda.Buffer
-	termUnits, termComb, docUnits, docComb      *cuda.Buffer
+	tok, occPos, occDoc, termBytes, termOffsets gpuBuffer
+	termUnits, termComb, docUnits, docComb      gpuBuffer
 	// The computed tables and vectors (rows as in cpuEngine).
-	idx, docIdx, ints, seeds, floats, docVecs, sums *cuda.Buffer
-
-	start, stop *cuda.Event
+	idx, docIdx, ints, seeds, floats, docVecs, sums gpuBuffer
 }
 
-func newGPUEngine(_ context.Context, sh *shared, dev Device) (_ *gpuEngine, err error) {
-	kernel := dev.Kernel
+func newGPUEngine(_ context.Context, sh *shared, dev Device) (*gpuEngine, error) {
+	open := dev.open
+	if open == nil {
+		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
+	}
+	d, err := open(dev.GPU)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGPUEngineOn(sh, d, dev.Kernel)
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return g, nil
+}
+
+// newGPUEngineOn prepares the computation on d, which it closes with the
+// engine.
+func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err error) {
 	if kernel == "" {
 		kernel = KernelBlock
 	}
 	if kernel != KernelBlock && kernel != KernelThread {
 		return nil, fmt.Errorf("GPU kernel %q: want %s or %s", kernel, KernelBlock, KernelThread)
 	}
-	drv, err := cuda.Load()
-	if err != nil {
-		return nil, err
-	}
-	cctx, err := drv.Open(dev.GPU)
-	if err != nil {
-		return nil, err
-	}
-	g := &gpuEngine{sh: sh, kernel: kernel, ctx: cctx, fn: map[string]*cuda.Function{}}
+	g := &gpuEngine{sh: sh, kernel: kernel, dev: d}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, g.close())
+			err = errors.Join(err, g.freeBuffers())
 		}
 	}()
-	info := cctx.Device()
-	d := sh.cfg.Dim
-	if kernel == KernelBlock && d*4 > info.SharedPerBlockBytes {
+	info := d.Info()
+	dim := sh.cfg.Dim
+	if kernel == KernelBlock && dim*4 > info.SharedPerBlockBytes {
 		return nil, fmt.Errorf("GPU %d (%s): the block kernel keeps a term vector of dimension %d in %d bytes of shared memory, above the %d a block may have; use kernel=%s",
-			dev.GPU, info.Name, d, d*4, info.SharedPerBlockBytes, KernelThread)
+			info.Ordinal, info.Name, dim, dim*4, info.SharedPerBlockBytes, KernelThread)
 	}
-	free, _, err := cctx.MemInfo()
+	free, err := d.MemFree()
 	if err != nil {
 		return nil, err
 	}
 	if need := g.bytesNeeded(); need > free {
 		return nil, fmt.Errorf("random indexing of %d tokens at dimension %d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
-			sh.c.Tokens(), d, float64(need)/(1<<30), dev.GPU, info.Name, float64(free)/(1<<30))
-	}
-	if g.mod, err = kernels.LoadModule(cctx, "ri"); err != nil {
-		return nil, err
-	}
-	for _, name := range gpuFunctions {
-		if g.fn[name], err = g.mod.Function(name); err != nil {
-			return nil, err
-		}
+			sh.c.Tokens(), dim, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	}
 	for name, want := range map[string]int32{"ri_threads": gpuThreads, "ri_chunk": gpuChunk} {
-		got, err := g.mod.GlobalInt32(name)
+		got, err := d.GlobalInt32(name)
 		if err != nil {
 			return nil, err
 		}
 		if got != want {
-			return nil, fmt.Errorf("module ri: %s is %d, the host expects %d: the embedded kernels do not match this build", name, got, want)
+			return nil, fmt.Errorf("module ri: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
 		}
 	}
-	if d*4 > defaultShared && kernel == KernelBlock {
-		if err := g.fn["ri_tv_block"].SetMaxDynamicShared(d * 4); err != nil {
+	if dim*4 > defaultShared && kernel == KernelBlock {
+		if err := d.SetMaxShared("ri_tv_block", dim*4); err != nil {
 			return nil, err
 		}
-	}
-	if g.start, err = cctx.NewEvent(); err != nil {
-		return nil, err
-	}
-	if g.stop, err = cctx.NewEvent(); err != nil {
-		return nil, err
 	}
 	return g, g.upload()
 }
@@ -146,8 +164,8 @@ func termBytes(c *Corpus) int {
 
 // alloc allocates n elements of size bytes (at least one, so that an empty
 // list still has an address).
-func (g *gpuEngine) alloc(dst **cuda.Buffer, n, size int) error {
-	b, err := g.ctx.Alloc(int64(max(n, 1)) * int64(size))
+func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
+	b, err := g.dev.Alloc(int64(max(n, 1)) * int64(size))
 	if err != nil {
 		return err
 	}
@@ -155,12 +173,29 @@ func (g *gpuEngine) alloc(dst **cuda.Buffer, n, size int) error {
 	return nil
 }
 
+// bytesOf views a slice of plain numbers as its bytes.
+func bytesOf[T cuda.Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
 // uploadNew allocates a buffer for data and copies it there.
-func uploadNew[T cuda.Element](g *gpuEngine, dst **cuda.Buffer, data []T, size int) error {
-	if err := g.alloc(dst, len(data), size); err != nil {
+func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
+	var zero T
+	if err := g.alloc(dst, len(data), int(unsafe.Sizeof(zero))); err != nil {
 		return err
 	}
-	return cuda.Upload(*dst, data)
+	if len(data) == 0 {
+		return nil
+	}
+	return g.dev.Upload(*dst, bytesOf(data))
+}
+
+// download copies the start of src into dst.
+func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
+	return g.dev.Download(bytesOf(dst), src)
 }
 
 // upload copies the corpus and the plans to the GPU and allocates the
@@ -169,30 +204,30 @@ func (g *gpuEngine) upload() error {
 	sh := g.sh
 	c, cfg := sh.c, sh.cfg
 	d, k, v := cfg.Dim, cfg.Nonzeros, c.Vocab()
-	if err := uploadNew(g, &g.tok, c.Stream, 4); err != nil {
+	if err := uploadNew(g, &g.tok, c.Stream); err != nil {
 		return err
 	}
-	if err := uploadNew(g, &g.termUnits, sh.termPlan.units, 4); err != nil {
+	if err := uploadNew(g, &g.termUnits, sh.termPlan.units); err != nil {
 		return err
 	}
-	if err := uploadNew(g, &g.termComb, sh.termPlan.combine, 4); err != nil {
+	if err := uploadNew(g, &g.termComb, sh.termPlan.combine); err != nil {
 		return err
 	}
 	if cfg.Contexts == Document {
-		if err := uploadNew(g, &g.occDoc, sh.occ.doc, 4); err != nil {
+		if err := uploadNew(g, &g.occDoc, sh.occ.doc); err != nil {
 			return err
 		}
-		if err := uploadNew(g, &g.docUnits, sh.docPlan.units, 4); err != nil {
+		if err := uploadNew(g, &g.docUnits, sh.docPlan.units); err != nil {
 			return err
 		}
-		if err := uploadNew(g, &g.docComb, sh.docPlan.combine, 4); err != nil {
+		if err := uploadNew(g, &g.docComb, sh.docPlan.combine); err != nil {
 			return err
 		}
 		if err := g.alloc(&g.docIdx, c.Docs()*k, 4); err != nil {
 			return err
 		}
 	} else {
-		if err := uploadNew(g, &g.occPos, sh.occ.pos, 4); err != nil {
+		if err := uploadNew(g, &g.occPos, sh.occ.pos); err != nil {
 			return err
 		}
 		bytes := make([]byte, 0, termBytes(c))
@@ -202,10 +237,10 @@ func (g *gpuEngine) upload() error {
 			bytes = append(bytes, t...)
 		}
 		offsets = append(offsets, int32(len(bytes)))
-		if err := uploadNew(g, &g.termBytes, bytes, 1); err != nil {
+		if err := uploadNew(g, &g.termBytes, bytes); err != nil {
 			return err
 		}
-		if err := uploadNew(g, &g.termOffsets, offsets, 4); err != nil {
+		if err := uploadNew(g, &g.termOffsets, offsets); err != nil {
 			return err
 		}
 		if err := g.alloc(&g.idx, v*k, 4); err != nil {
@@ -237,33 +272,29 @@ func (g *gpuEngine) upload() error {
 }
 
 func (g *gpuEngine) name() string {
-	info := g.ctx.Device()
+	info := g.dev.Info()
 	return fmt.Sprintf("GPU %d (%s)", info.Ordinal, info.Name)
 }
 
-// timed runs f's launches between two events and returns the GPU time
-// between them, once the GPU has reached the second.
+// timed runs f's launches as one stage and returns its device time, once
+// the GPU has finished it.
 func (g *gpuEngine) timed(ctx context.Context, f func() error) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := g.start.Record(); err != nil {
+	if err := g.dev.Start(); err != nil {
 		return 0, err
 	}
-	if err := f(); err != nil {
-		return 0, errors.Join(err, g.ctx.Synchronize())
+	ferr := f()
+	d, err := g.dev.Stop()
+	if ferr != nil || err != nil {
+		return 0, fmt.Errorf("%s: %w", g.name(), errors.Join(ferr, err))
 	}
-	if err := g.stop.Record(); err != nil {
-		return 0, err
-	}
-	if err := g.stop.Synchronize(); err != nil {
-		return 0, fmt.Errorf("%s: %w", g.name(), err)
-	}
-	return g.stop.Since(g.start)
+	return d, nil
 }
 
 func (g *gpuEngine) launch(name string, grid, block cuda.Dim3, shared int, args ...any) error {
-	return g.fn[name].Launch(grid, block, shared, args...)
+	return g.dev.Launch(name, grid, block, shared, args...)
 }
 
 // grid1 is a one-dimensional grid of ceil(n/block) blocks.
@@ -292,7 +323,7 @@ func (g *gpuEngine) indexVectors(ctx context.Context) (time.Duration, error) {
 }
 
 // combine launches the combine kernel of plan p's partial rows.
-func (g *gpuEngine) combine(name string, comb *cuda.Buffer, p plan, rows *cuda.Buffer) error {
+func (g *gpuEngine) combine(name string, comb gpuBuffer, p plan, rows gpuBuffer) error {
 	if p.ncombine() == 0 {
 		return nil
 	}
@@ -312,7 +343,7 @@ func (g *gpuEngine) termVectors(ctx context.Context) (time.Duration, error) {
 	args := []any{g.tok, idx, int32(cfg.Nonzeros), int32(cfg.Dim), int32(cfg.Window), b2i(cfg.Permute), window, g.ints}
 	return g.timed(ctx, func() error {
 		if g.kernel == KernelThread {
-			if err := g.ints.Memset(0); err != nil {
+			if err := g.dev.Memset(g.ints, 0); err != nil {
 				return err
 			}
 			a := append([]any{g.termUnits, int32(p.nunits()), list}, args...)
@@ -375,17 +406,17 @@ func (g *gpuEngine) retrain(ctx context.Context) (time.Duration, error) {
 
 func (g *gpuEngine) termVectorInts(ctx context.Context) ([]int32, error) {
 	out := make([]int32, g.sh.c.Vocab()*g.sh.cfg.Dim)
-	return out, cuda.Download(out, g.ints)
+	return out, download(g, out, g.ints)
 }
 
 func (g *gpuEngine) retrained(ctx context.Context) ([]float32, error) {
 	out := make([]float32, g.sh.c.Vocab()*g.sh.cfg.Dim)
-	return out, cuda.Download(out, g.floats)
+	return out, download(g, out, g.floats)
 }
 
 func (g *gpuEngine) unit(ctx context.Context) ([]float32, error) {
 	out := make([]float32, g.sh.c.Vocab()*g.sh.cfg.Dim)
-	return out, cuda.Download(out, g.seeds)
+	return out, download(g, out, g.seeds)
 }
 
 func (g *gpuEngine) rowSums(ctx context.Context) ([]int64, error) {
@@ -396,22 +427,118 @@ func (g *gpuEngine) rowSums(ctx context.Context) ([]int64, error) {
 		return nil, err
 	}
 	out := make([]int64, v)
-	return out, cuda.Download(out, g.sums)
+	return out, download(g, out, g.sums)
 }
 
 func (g *gpuEngine) close() error {
+	err := g.freeBuffers()
+	if g.dev != nil {
+		err = errors.Join(err, g.dev.Close())
+		g.dev = nil
+	}
+	return err
+}
+
+func (g *gpuEngine) freeBuffers() error {
 	var errs []error
-	for _, b := range []**cuda.Buffer{&g.tok, &g.occPos, &g.occDoc, &g.termBytes, &g.termOffsets,
+	for _, b := range []*gpuBuffer{&g.tok, &g.occPos, &g.occDoc, &g.termBytes, &g.termOffsets,
 		&g.termUnits, &g.termComb, &g.docUnits, &g.docComb,
 		&g.idx, &g.docIdx, &g.ints, &g.seeds, &g.floats, &g.docVecs, &g.sums} {
-		errs = append(errs, (*b).Free())
-		*b = nil
-	}
-	errs = append(errs, g.start.Destroy(), g.stop.Destroy(), g.mod.Unload())
-	g.start, g.stop, g.mod = nil, nil, nil
-	if g.ctx != nil {
-		errs = append(errs, g.ctx.Close())
-		g.ctx = nil
+		if *b != nil {
+			errs = append(errs, (*b).Free())
+			*b = nil
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// cudaDevice is a GPU through the CUDA driver, with ri.cu loaded.
+type cudaDevice struct {
+	ctx         *cuda.Context
+	mod         *cuda.Module
+	fn          map[string]*cuda.Function
+	start, stop *cuda.Event
+}
+
+func openCUDADevice(gpu int) (_ *cudaDevice, err error) {
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := drv.Open(gpu)
+	if err != nil {
+		return nil, err
+	}
+	d := &cudaDevice{ctx: ctx, fn: map[string]*cuda.Function{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, d.Close())
+		}
+	}()
+	if d.mod, err = kernels.LoadModule(ctx, "ri"); err != nil {
+		return nil, err
+	}
+	for _, name := range gpuFunctions {
+		if d.fn[name], err = d.mod.Function(name); err != nil {
+			return nil, err
+		}
+	}
+	if d.start, err = ctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	if d.stop, err = ctx.NewEvent(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *cudaDevice) Info() cuda.DeviceInfo { return d.ctx.Device() }
+
+func (d *cudaDevice) MemFree() (int64, error) {
+	free, _, err := d.ctx.MemInfo()
+	return free, err
+}
+
+func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.ctx.Alloc(bytes) }
+
+func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
+	return cuda.Upload(dst.(*cuda.Buffer), src)
+}
+
+func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
+	return cuda.Download(dst, src.(*cuda.Buffer))
+}
+
+func (d *cudaDevice) Memset(b gpuBuffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }
+
+func (d *cudaDevice) GlobalInt32(name string) (int32, error) { return d.mod.GlobalInt32(name) }
+
+func (d *cudaDevice) SetMaxShared(kernel string, bytes int) error {
+	return d.fn[kernel].SetMaxDynamicShared(bytes)
+}
+
+func (d *cudaDevice) Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error {
+	return d.fn[kernel].Launch(grid, block, shared, args...)
+}
+
+func (d *cudaDevice) Start() error { return d.start.Record() }
+
+func (d *cudaDevice) Stop() (time.Duration, error) {
+	if err := d.stop.Record(); err != nil {
+		return 0, err
+	}
+	if err := d.stop.Synchronize(); err != nil {
+		return 0, err
+	}
+	return d.stop.Since(d.start)
+}
+
+func (d *cudaDevice) Close() error {
+	err := errors.Join(d.start.Destroy(), d.stop.Destroy(), d.mod.Unload())
+	d.start, d.stop, d.mod = nil, nil, nil
+	if d.ctx != nil {
+		err = errors.Join(err, d.ctx.Close())
+		d.ctx = nil
+	}
+	return err
 }

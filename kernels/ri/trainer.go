@@ -21,6 +21,10 @@ type Device struct {
 	// Kernel picks the GPU's term-vector kernel: KernelBlock (default) or
 	// KernelThread.
 	Kernel string
+
+	// open, when set, opens the GPU instead of the CUDA driver (the tests'
+	// CPU emulation of ri.cu).
+	open func(gpu int) (gpuDevice, error)
 }
 
 // GPU term-vector kernels.

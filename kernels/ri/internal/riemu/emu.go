@@ -1,0 +1,259 @@
+//go:build riemu
+
+// Package riemu runs ri.cu on the CPU: the CUDA source compiled as C++
+// against a shim of the built-ins it uses (shim.h), every block's threads
+// as real threads where a kernel synchronises. It lets the ri package's GPU
+// tests exercise the kernels and their host code on a machine with no GPU
+// (go test -tags riemu ./kernels/ri): slow, and blind to what only a GPU
+// shows (memory races between blocks, timing), which compute-sanitizer
+// and the device tests cover.
+package riemu
+
+/*
+#cgo CXXFLAGS: -std=c++20 -O2 -pthread -Wno-unused-function
+#cgo LDFLAGS: -pthread
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID unsigned gx, unsigned gy, unsigned bx, unsigned long sh
+int emu_ri_threads(void);
+int emu_ri_chunk(void);
+void emu_ri_index_vectors(GRID, const unsigned char *bytes, const int *offsets, int n, int docs,
+                          unsigned long long seed, int k, int d, int *out);
+void emu_ri_tv_block(GRID, const int *units, const int *list, const int *tok, const int *idx, int k,
+                     int d, int w, int permute, int window, int *rows);
+void emu_ri_tv_thread(GRID, const int *units, int nunits, const int *list, const int *tok,
+                      const int *idx, int k, int d, int w, int permute, int window, int *rows);
+void emu_ri_combine_i32(GRID, const int *comb, int d, int *rows);
+void emu_ri_combine_f32(GRID, const int *comb, int d, float *rows);
+void emu_ri_retrain_window(GRID, const int *units, const int *occ, const int *tok, const float *seeds,
+                           int d, int w, int permute, float *rows);
+void emu_ri_gather(GRID, const int *units, const int *list, const float *src, int d, float *rows);
+void emu_ri_normalise_i32(GRID, const int *x, int d, float *out);
+void emu_ri_normalise_f32(GRID, const float *x, int d, float *out);
+void emu_ri_row_sums(GRID, const int *x, int d, long long *out);
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// SharedPerBlock is the shared memory a block may have, as on an H100.
+const SharedPerBlock = 227 << 10
+
+// Device is the emulated GPU.
+type Device struct {
+	start time.Time
+}
+
+// Open returns an emulated GPU.
+func Open() *Device { return &Device{} }
+
+// Buffer is emulated device memory (C memory, so kernels may keep no Go
+// pointer).
+type Buffer struct {
+	p     unsafe.Pointer
+	bytes int64
+}
+
+// Free releases the memory; it is idempotent.
+func (b *Buffer) Free() error {
+	if b.p != nil {
+		C.free(b.p)
+		b.p = nil
+	}
+	return nil
+}
+
+// Info describes the emulated GPU.
+func (d *Device) Info() cuda.DeviceInfo {
+	return cuda.DeviceInfo{Name: "ri.cu on the CPU (riemu)", Major: 9, SMs: 1, SharedPerBlockBytes: SharedPerBlock, MemoryBytes: 1 << 40}
+}
+
+// MemFree is what the host may allocate (unbounded for the tests' sizes).
+func (d *Device) MemFree() (int64, error) { return 1 << 40, nil }
+
+// Alloc allocates bytes of zeroed memory.
+func (d *Device) Alloc(bytes int64) (*Buffer, error) {
+	p := C.calloc(C.size_t(bytes), 1)
+	if p == nil {
+		return nil, fmt.Errorf("allocate %d bytes: out of memory", bytes)
+	}
+	return &Buffer{p: p, bytes: bytes}, nil
+}
+
+func (b *Buffer) bytesView() []byte { return unsafe.Slice((*byte)(b.p), b.bytes) }
+
+// Upload copies src to the start of dst.
+func (d *Device) Upload(dst *Buffer, src []byte) error {
+	if int64(len(src)) > dst.bytes {
+		return fmt.Errorf("upload %d bytes into a buffer of %d", len(src), dst.bytes)
+	}
+	copy(dst.bytesView(), src)
+	return nil
+}
+
+// Download copies the start of src into dst.
+func (d *Device) Download(dst []byte, src *Buffer) error {
+	if int64(len(dst)) > src.bytes {
+		return fmt.Errorf("download %d bytes from a buffer of %d", len(dst), src.bytes)
+	}
+	copy(dst, src.bytesView())
+	return nil
+}
+
+// Memset sets every byte of b to v.
+func (d *Device) Memset(b *Buffer, v byte) error {
+	C.memset(b.p, C.int(v), C.size_t(b.bytes))
+	return nil
+}
+
+// GlobalInt32 reads a module constant.
+func (d *Device) GlobalInt32(name string) (int32, error) {
+	switch name {
+	case "ri_threads":
+		return int32(C.emu_ri_threads()), nil
+	case "ri_chunk":
+		return int32(C.emu_ri_chunk()), nil
+	}
+	return 0, fmt.Errorf("module ri: no global %s", name)
+}
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error {
+	if bytes > SharedPerBlock {
+		return fmt.Errorf("kernel %s: %d bytes of shared memory, above %d", kernel, bytes, SharedPerBlock)
+	}
+	return nil
+}
+
+// Start starts the stage clock.
+func (d *Device) Start() error { d.start = time.Now(); return nil }
+
+// Stop returns the time since Start (launches run synchronously).
+func (d *Device) Stop() (time.Duration, error) { return time.Since(d.start), nil }
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }
+
+// args checks launch arguments against a kernel's parameter types as the
+// driver would need them, and converts them.
+type args struct {
+	kernel string
+	a      []any
+	err    error
+}
+
+func (a *args) at(i int) any {
+	if i >= len(a.a) {
+		if a.err == nil {
+			a.err = fmt.Errorf("kernel %s: %d arguments, parameter %d missing", a.kernel, len(a.a), i)
+		}
+		return nil
+	}
+	return a.a[i]
+}
+
+func (a *args) ptr(i int) unsafe.Pointer {
+	b, ok := a.at(i).(*Buffer)
+	if !ok || b == nil || b.p == nil {
+		if a.err == nil {
+			a.err = fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", a.kernel, i, a.at(i))
+		}
+		return nil
+	}
+	return b.p
+}
+
+func (a *args) i32(i int) C.int {
+	v, ok := a.at(i).(int32)
+	if !ok && a.err == nil {
+		a.err = fmt.Errorf("kernel %s: argument %d is %T, want int32", a.kernel, i, a.at(i))
+	}
+	return C.int(v)
+}
+
+func (a *args) u64(i int) C.ulonglong {
+	v, ok := a.at(i).(uint64)
+	if !ok && a.err == nil {
+		a.err = fmt.Errorf("kernel %s: argument %d is %T, want uint64", a.kernel, i, a.at(i))
+	}
+	return C.ulonglong(v)
+}
+
+// Launch runs a kernel of ri.cu to completion. Arguments must have the
+// kernel's parameter types exactly (buffers as *Buffer), as on the GPU.
+func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
+	if grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || grid.X == 0 || grid.Y == 0 {
+		return fmt.Errorf("launch %s grid %v block %v: shape unsupported or invalid", kernel, grid, block)
+	}
+	if shared > SharedPerBlock {
+		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	}
+	a := &args{kernel: kernel, a: argv}
+	gx, gy, bx, sh := C.uint(grid.X), C.uint(grid.Y), C.uint(block.X), C.ulong(shared)
+	nargs := map[string]int{
+		"ri_index_vectors": 8, "ri_tv_block": 10, "ri_tv_thread": 11, "ri_combine_i32": 3, "ri_combine_f32": 3,
+		"ri_retrain_window": 8, "ri_gather": 5, "ri_normalise_i32": 3, "ri_normalise_f32": 3, "ri_row_sums": 3,
+	}
+	n, ok := nargs[kernel]
+	if !ok {
+		return fmt.Errorf("module ri: no kernel %s", kernel)
+	}
+	if len(argv) != n {
+		return fmt.Errorf("kernel %s: %d arguments, want %d", kernel, len(argv), n)
+	}
+	var call func()
+	switch kernel {
+	case "ri_index_vectors":
+		bytes, offsets, nn, docs, seed, k, dd, out := a.ptr(0), a.ptr(1), a.i32(2), a.i32(3), a.u64(4), a.i32(5), a.i32(6), a.ptr(7)
+		call = func() {
+			C.emu_ri_index_vectors(gx, gy, bx, sh, (*C.uchar)(bytes), (*C.int)(offsets), nn, docs, seed, k, dd, (*C.int)(out))
+		}
+	case "ri_tv_block":
+		units, list, tok, idx, k, dd, w, perm, win, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3), a.i32(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.ptr(9)
+		call = func() {
+			C.emu_ri_tv_block(gx, gy, bx, sh, (*C.int)(units), (*C.int)(list), (*C.int)(tok), (*C.int)(idx), k, dd, w, perm, win, (*C.int)(rows))
+		}
+	case "ri_tv_thread":
+		units, nu, list, tok, idx, k, dd, w, perm, win, rows := a.ptr(0), a.i32(1), a.ptr(2), a.ptr(3), a.ptr(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.i32(9), a.ptr(10)
+		call = func() {
+			C.emu_ri_tv_thread(gx, gy, bx, sh, (*C.int)(units), nu, (*C.int)(list), (*C.int)(tok), (*C.int)(idx), k, dd, w, perm, win, (*C.int)(rows))
+		}
+	case "ri_combine_i32":
+		comb, dd, rows := a.ptr(0), a.i32(1), a.ptr(2)
+		call = func() { C.emu_ri_combine_i32(gx, gy, bx, sh, (*C.int)(comb), dd, (*C.int)(rows)) }
+	case "ri_combine_f32":
+		comb, dd, rows := a.ptr(0), a.i32(1), a.ptr(2)
+		call = func() { C.emu_ri_combine_f32(gx, gy, bx, sh, (*C.int)(comb), dd, (*C.float)(rows)) }
+	case "ri_retrain_window":
+		units, occ, tok, seeds, dd, w, perm, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3), a.i32(4), a.i32(5), a.i32(6), a.ptr(7)
+		call = func() {
+			C.emu_ri_retrain_window(gx, gy, bx, sh, (*C.int)(units), (*C.int)(occ), (*C.int)(tok), (*C.float)(seeds), dd, w, perm, (*C.float)(rows))
+		}
+	case "ri_gather":
+		units, list, src, dd, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.i32(3), a.ptr(4)
+		call = func() {
+			C.emu_ri_gather(gx, gy, bx, sh, (*C.int)(units), (*C.int)(list), (*C.float)(src), dd, (*C.float)(rows))
+		}
+	case "ri_normalise_i32":
+		x, dd, out := a.ptr(0), a.i32(1), a.ptr(2)
+		call = func() { C.emu_ri_normalise_i32(gx, gy, bx, sh, (*C.int)(x), dd, (*C.float)(out)) }
+	case "ri_normalise_f32":
+		x, dd, out := a.ptr(0), a.i32(1), a.ptr(2)
+		call = func() { C.emu_ri_normalise_f32(gx, gy, bx, sh, (*C.float)(x), dd, (*C.float)(out)) }
+	case "ri_row_sums":
+		x, dd, out := a.ptr(0), a.i32(1), a.ptr(2)
+		call = func() { C.emu_ri_row_sums(gx, gy, bx, sh, (*C.int)(x), dd, (*C.longlong)(out)) }
+	}
+	if a.err != nil {
+		return a.err
+	}
+	call()
+	return nil
+}
