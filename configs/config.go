@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/sensors/pdu"
 	"github.com/heatsink-hpc/heatsink/sensors/tank"
 	"github.com/heatsink-hpc/heatsink/workloads"
@@ -181,24 +182,14 @@ func yamlError(name string, err error) error {
 
 // ValueError is a configuration value that decoded but makes no sense; Path
 // is the chain of keys leading to it, so the loader can name its line.
-type ValueError struct {
-	Path []string
-	Msg  string
-}
-
-func (e *ValueError) Error() string { return strings.Join(e.Path, ".") + ": " + e.Msg }
-
-// ConfigPath implements PathError.
-func (e *ValueError) ConfigPath() []string { return e.Path }
-
-// ConfigMessage implements PathError.
-func (e *ValueError) ConfigMessage() string { return e.Msg }
+type ValueError = keypath.Error
 
 // PathError is a validation error that knows which key is wrong. Packages
 // with their own configuration sections (sensors/pdu, workloads/alerts...)
-// return one from their Validate methods, with the path inside their section
-// (e.g. ["rules", "3", "threshold"]); the loader prefixes the section's key
-// and names the file and line. Sequence indices are written as decimal strings.
+// return one (a *keypath.Error) from their Validate methods, with the path
+// inside their section (e.g. ["rules", "3", "threshold"]); the loader
+// prefixes the section's key and names the file and line. Sequence indices
+// are written as decimal strings.
 type PathError interface {
 	error
 	ConfigPath() []string
@@ -257,10 +248,10 @@ func LineOf(root *yaml.Node, path ...string) int {
 
 func (c *Config) validate() error {
 	if c.Interval < 10*time.Millisecond {
-		return &ValueError{[]string{"interval"}, fmt.Sprintf("%v is below the 10ms minimum", c.Interval)}
+		return &ValueError{Path: []string{"interval"}, Msg: fmt.Sprintf("%v is below the 10ms minimum", c.Interval)}
 	}
 	if c.Deadline <= 0 || c.Deadline > c.Interval {
-		return &ValueError{[]string{"deadline"}, fmt.Sprintf("%v must be positive and at most the interval (%v)", c.Deadline, c.Interval)}
+		return &ValueError{Path: []string{"deadline"}, Msg: fmt.Sprintf("%v must be positive and at most the interval (%v)", c.Deadline, c.Interval)}
 	}
 	if err := c.Alerts.Validate(c.Interval); err != nil {
 		return InSection(err, "alerts")
@@ -277,14 +268,14 @@ func (c *Config) validate() error {
 	switch c.Sinks.Stdout {
 	case "", "lp", "json":
 	default:
-		return &ValueError{[]string{"sinks", "stdout"}, fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
+		return &ValueError{Path: []string{"sinks", "stdout"}, Msg: fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
 	}
 	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "hwmon": c.Sources.Hwmon, "cpufreq": c.Sources.Cpufreq,
 		"rapl": c.Sources.Rapl, "nvme": c.Sources.Nvme, "nvml": c.Sources.Nvml} {
 		for key, re := range map[string]string{"device_include": s.DeviceInclude, "device_exclude": s.DeviceExclude,
 			"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
 			if _, err := regexp.Compile(re); err != nil {
-				return &ValueError{[]string{"sources", name, key}, fmt.Sprintf("bad regular expression: %v", err)}
+				return &ValueError{Path: []string{"sources", name, key}, Msg: fmt.Sprintf("bad regular expression: %v", err)}
 			}
 		}
 	}
@@ -293,7 +284,7 @@ func (c *Config) validate() error {
 	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "cpufreq": c.Sources.Cpufreq, "rapl": c.Sources.Rapl} {
 		for key, re := range map[string]string{"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
 			if re != "" {
-				return &ValueError{[]string{"sources", name, key}, name + " has no sensors to filter; use device_include or device_exclude"}
+				return &ValueError{Path: []string{"sources", name, key}, Msg: name + " has no sensors to filter; use device_include or device_exclude"}
 			}
 		}
 	}
@@ -319,7 +310,7 @@ func JSON(c *Config) ([]byte, error) {
 func (s *Sources) validateFacility() error {
 	for i, h := range s.FacilityHosts {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " ,") {
-			return &ValueError{[]string{"sources", "facility_hosts", strconv.Itoa(i)}, fmt.Sprintf("%q is not a host name", h)}
+			return &ValueError{Path: []string{"sources", "facility_hosts", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a host name", h)}
 		}
 	}
 	names := map[string]bool{}
@@ -329,7 +320,7 @@ func (s *Sources) validateFacility() error {
 			return InSection(err, at...)
 		}
 		if names["pdu:"+s.PDUs[i].Name] {
-			return &ValueError{append(at, "name"), fmt.Sprintf("a second PDU named %q", s.PDUs[i].Name)}
+			return &ValueError{Path: append(at, "name"), Msg: fmt.Sprintf("a second PDU named %q", s.PDUs[i].Name)}
 		}
 		names["pdu:"+s.PDUs[i].Name] = true
 	}
@@ -339,7 +330,7 @@ func (s *Sources) validateFacility() error {
 			return InSection(err, at...)
 		}
 		if names["tank:"+s.Tanks[i].Name] {
-			return &ValueError{append(at, "name"), fmt.Sprintf("a second tank named %q", s.Tanks[i].Name)}
+			return &ValueError{Path: append(at, "name"), Msg: fmt.Sprintf("a second tank named %q", s.Tanks[i].Name)}
 		}
 		names["tank:"+s.Tanks[i].Name] = true
 	}

@@ -5,8 +5,9 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/configs/keypath"
 )
 
 // Defaults of the runner section. They are chosen for air-cooled and immersed
@@ -97,14 +98,7 @@ func (c *RunnerConfig) Fill() {
 
 // ConfigError is a runner option that makes no sense. It implements the
 // configs package's PathError, so the loader names the file and line.
-type ConfigError struct {
-	Path []string
-	Msg  string
-}
-
-func (e *ConfigError) Error() string         { return strings.Join(e.Path, ".") + ": " + e.Msg }
-func (e *ConfigError) ConfigPath() []string  { return e.Path }
-func (e *ConfigError) ConfigMessage() string { return e.Msg }
+type ConfigError = keypath.Error
 
 // Validate checks the section after Fill; errors name the offending key.
 func (c *RunnerConfig) Validate() error {
@@ -113,14 +107,14 @@ func (c *RunnerConfig) Validate() error {
 		v   time.Duration
 	}{{"hold", c.Hold}, {"cooldown_max", c.CooldownMax}, {"nominal_max", c.NominalMax}, {"grace", c.Grace}} {
 		if d.v < 0 {
-			return &ConfigError{[]string{d.key}, fmt.Sprintf("%v is negative", d.v)}
+			return &ConfigError{Path: []string{d.key}, Msg: fmt.Sprintf("%v is negative", d.v)}
 		}
 	}
 	if c.ToleranceC < 0 {
-		return &ConfigError{[]string{"tolerance_c"}, fmt.Sprintf("%g is negative", c.ToleranceC)}
+		return &ConfigError{Path: []string{"tolerance_c"}, Msg: fmt.Sprintf("%g is negative", c.ToleranceC)}
 	}
 	if c.CooldownMax > 0 && c.Hold > c.CooldownMax {
-		return &ConfigError{[]string{"hold"}, fmt.Sprintf("%v is longer than cooldown_max (%v): auto cooldown could never settle", c.Hold, c.CooldownMax)}
+		return &ConfigError{Path: []string{"hold"}, Msg: fmt.Sprintf("%v is longer than cooldown_max (%v): auto cooldown could never settle", c.Hold, c.CooldownMax)}
 	}
 	for i, s := range c.Watch {
 		if err := s.validate(); err != nil {
@@ -134,7 +128,7 @@ func (c *RunnerConfig) Validate() error {
 			return err
 		}
 		if l.MaxC <= -273.15 || l.MaxC > 200 {
-			return &ConfigError{[]string{"nominal", strconv.Itoa(i), "max_c"}, fmt.Sprintf("%g °C is not a temperature a sensor can report", l.MaxC)}
+			return &ConfigError{Path: []string{"nominal", strconv.Itoa(i), "max_c"}, Msg: fmt.Sprintf("%g °C is not a temperature a sensor can report", l.MaxC)}
 		}
 	}
 	return nil
@@ -142,14 +136,14 @@ func (c *RunnerConfig) Validate() error {
 
 func (s *Selector) validate() *ConfigError {
 	if s.Measurement == "" {
-		return &ConfigError{[]string{"measurement"}, "required"}
+		return &ConfigError{Path: []string{"measurement"}, Msg: "required"}
 	}
 	if s.Field == "" {
-		return &ConfigError{[]string{"field"}, "required"}
+		return &ConfigError{Path: []string{"field"}, Msg: "required"}
 	}
 	for k, re := range s.Tags {
 		if _, err := regexp.Compile("^(?:" + re + ")$"); err != nil {
-			return &ConfigError{[]string{"tags", k}, fmt.Sprintf("bad regular expression: %v", err)}
+			return &ConfigError{Path: []string{"tags", k}, Msg: fmt.Sprintf("bad regular expression: %v", err)}
 		}
 	}
 	return nil

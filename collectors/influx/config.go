@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/spool"
+	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 )
 
@@ -70,20 +70,9 @@ func (c *Config) Enabled() bool { return c.URL != "" }
 
 // ConfigError is a value in the section that makes no sense; it names the
 // key, so the configuration loader can point at its line.
-type ConfigError struct {
-	Path []string
-	Msg  string
-}
+type ConfigError = keypath.Error
 
-func (e *ConfigError) Error() string { return strings.Join(e.Path, ".") + ": " + e.Msg }
-
-// ConfigPath implements configs.PathError.
-func (e *ConfigError) ConfigPath() []string { return e.Path }
-
-// ConfigMessage implements configs.PathError.
-func (e *ConfigError) ConfigMessage() string { return e.Msg }
-
-func configErr(msg string, path ...string) error { return &ConfigError{Path: path, Msg: msg} }
+func configErr(msg string, path ...string) error { return keypath.New(msg, path...) }
 
 // Validate checks the section without touching the network or the files
 // it names; paths in errors are relative to the section.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/sensors/units"
 )
@@ -104,20 +105,9 @@ type OID struct {
 
 // ConfigError is a configuration value that makes no sense; Path locates it
 // inside one PDU's entry so the configuration loader can name its line.
-type ConfigError struct {
-	Path []string
-	Msg  string
-}
+type ConfigError = keypath.Error
 
-func (e *ConfigError) Error() string { return strings.Join(e.Path, ".") + ": " + e.Msg }
-
-// ConfigPath returns the keys leading to the bad value.
-func (e *ConfigError) ConfigPath() []string { return e.Path }
-
-// ConfigMessage says what is wrong with it.
-func (e *ConfigError) ConfigMessage() string { return e.Msg }
-
-func cfgErr(msg string, path ...string) error { return &ConfigError{Path: path, Msg: msg} }
+func cfgErr(msg string, path ...string) error { return keypath.New(msg, path...) }
 
 var (
 	nameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

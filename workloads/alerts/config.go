@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 )
 
@@ -153,14 +154,7 @@ const (
 // Error is a rule that makes no sense, located by the keys that lead to it
 // inside the alerts section (["rules", "3", "threshold", "value"]). It
 // implements configs.PathError, so the loader names the file and line.
-type Error struct {
-	Path []string
-	Msg  string
-}
-
-func (e *Error) Error() string         { return strings.Join(e.Path, ".") + ": " + e.Msg }
-func (e *Error) ConfigPath() []string  { return e.Path }
-func (e *Error) ConfigMessage() string { return e.Msg }
+type Error = keypath.Error
 
 // Validate checks every rule, webhook and command. interval is the sampling
 // interval the rules will see (windows must hold enough samples); zero means 1s.
@@ -281,11 +275,11 @@ func compile(c Config, interval time.Duration) ([]*rule, error) {
 		p := []string{"commands", name}
 		switch {
 		case !hookName.MatchString(name):
-			return nil, &Error{p, fmt.Sprintf("command name %q may hold only letters, digits and _ . : -", name)}
+			return nil, &Error{Path: p, Msg: fmt.Sprintf("command name %q may hold only letters, digits and _ . : -", name)}
 		case len(cmd.Argv) == 0 || cmd.Argv[0] == "":
-			return nil, &Error{append(p, "argv"), "a command needs argv: [program, args...]"}
+			return nil, &Error{Path: append(p, "argv"), Msg: "a command needs argv: [program, args...]"}
 		case cmd.Timeout < 0:
-			return nil, &Error{append(p, "timeout"), fmt.Sprintf("%v is negative", cmd.Timeout)}
+			return nil, &Error{Path: append(p, "timeout"), Msg: fmt.Sprintf("%v is negative", cmd.Timeout)}
 		}
 	}
 	rules := make([]*rule, 0, len(c.Rules))
@@ -296,7 +290,7 @@ func compile(c Config, interval time.Duration) ([]*rule, error) {
 			return nil, err
 		}
 		if j, dup := seen[r.Name]; dup {
-			return nil, &Error{[]string{"rules", strconv.Itoa(i), "name"}, fmt.Sprintf("%q is also the name of rule %d", r.Name, j)}
+			return nil, &Error{Path: []string{"rules", strconv.Itoa(i), "name"}, Msg: fmt.Sprintf("%q is also the name of rule %d", r.Name, j)}
 		}
 		seen[r.Name] = i
 		rules = append(rules, cr)
@@ -307,33 +301,33 @@ func compile(c Config, interval time.Duration) ([]*rule, error) {
 func checkWebhook(name string, w Webhook) error {
 	p := []string{"webhooks", name}
 	if !hookName.MatchString(name) {
-		return &Error{p, fmt.Sprintf("webhook name %q may hold only letters, digits and _ . : -", name)}
+		return &Error{Path: p, Msg: fmt.Sprintf("webhook name %q may hold only letters, digits and _ . : -", name)}
 	}
 	if !w.URL.IsSet() {
-		return &Error{p, "a webhook needs url"}
+		return &Error{Path: p, Msg: "a webhook needs url"}
 	}
 	if w.URL.Env == "" && w.URL.File == "" {
 		if err := checkURL(w.URL.Reveal()); err != nil {
 			// The URL may hold a token: name the problem, not the URL.
-			return &Error{append(p, "url"), err.Error()}
+			return &Error{Path: append(p, "url"), Msg: err.Error()}
 		}
 	}
 	switch w.Format {
 	case "", "generic", "slack", "alertmanager":
 	default:
-		return &Error{append(p, "format"), fmt.Sprintf("%q is not one of generic, slack, alertmanager", w.Format)}
+		return &Error{Path: append(p, "format"), Msg: fmt.Sprintf("%q is not one of generic, slack, alertmanager", w.Format)}
 	}
 	if w.Timeout < 0 {
-		return &Error{append(p, "timeout"), fmt.Sprintf("%v is negative", w.Timeout)}
+		return &Error{Path: append(p, "timeout"), Msg: fmt.Sprintf("%v is negative", w.Timeout)}
 	}
 	if w.Retries != nil && (*w.Retries < 0 || *w.Retries > 20) {
-		return &Error{append(p, "retries"), fmt.Sprintf("%d is outside 0..20", *w.Retries)}
+		return &Error{Path: append(p, "retries"), Msg: fmt.Sprintf("%d is outside 0..20", *w.Retries)}
 	}
 	if w.Backoff < 0 {
-		return &Error{append(p, "backoff"), fmt.Sprintf("%v is negative", w.Backoff)}
+		return &Error{Path: append(p, "backoff"), Msg: fmt.Sprintf("%v is negative", w.Backoff)}
 	}
 	if w.Repeat < 0 {
-		return &Error{append(p, "repeat"), fmt.Sprintf("%v is negative", w.Repeat)}
+		return &Error{Path: append(p, "repeat"), Msg: fmt.Sprintf("%v is negative", w.Repeat)}
 	}
 	return nil
 }
@@ -354,7 +348,7 @@ func checkURL(s string) error {
 
 func compileRule(c Config, i int, r Rule, interval time.Duration) (*rule, error) {
 	at := func(keys ...string) []string { return append([]string{"rules", strconv.Itoa(i)}, keys...) }
-	bad := func(msg string, keys ...string) error { return &Error{at(keys...), msg} }
+	bad := func(msg string, keys ...string) error { return &Error{Path: at(keys...), Msg: msg} }
 	cr := &rule{Rule: r, index: i}
 	if r.Name == "" {
 		return nil, bad("a rule needs a name")
