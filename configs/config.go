@@ -92,6 +92,14 @@ type NodeSource struct {
 	SensorExclude string `yaml:"sensor_exclude"`
 }
 
+// filters lists the expressions under their keys, device ones first.
+func (s NodeSource) filters() []struct{ key, re string } {
+	return []struct{ key, re string }{
+		{"device_include", s.DeviceInclude}, {"device_exclude", s.DeviceExclude},
+		{"sensor_include", s.SensorInclude}, {"sensor_exclude", s.SensorExclude},
+	}
+}
+
 // Sinks configures where points go besides the run directory.
 type Sinks struct {
 	// Stdout writes every point to standard output: "", "lp" or "json".
@@ -270,21 +278,30 @@ func (c *Config) validate() error {
 	default:
 		return &ValueError{Path: []string{"sinks", "stdout"}, Msg: fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
 	}
-	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "hwmon": c.Sources.Hwmon, "cpufreq": c.Sources.Cpufreq,
-		"rapl": c.Sources.Rapl, "nvme": c.Sources.Nvme, "nvml": c.Sources.Nvml} {
-		for key, re := range map[string]string{"device_include": s.DeviceInclude, "device_exclude": s.DeviceExclude,
-			"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
-			if _, err := regexp.Compile(re); err != nil {
-				return &ValueError{Path: []string{"sources", name, key}, Msg: fmt.Sprintf("bad regular expression: %v", err)}
+	// In a fixed order, that of Sources, so that of two bad values the
+	// same one is named on every run (ranging over a map was random).
+	nodes := []struct {
+		name string
+		src  NodeSource
+		// sensors is false for sources whose devices (cpuN, zones,
+		// mem/load) have no sensors of their own: a sensor filter there
+		// would be silently ignored.
+		sensors bool
+	}{
+		{"host", c.Sources.Host, false}, {"hwmon", c.Sources.Hwmon, true}, {"cpufreq", c.Sources.Cpufreq, false},
+		{"rapl", c.Sources.Rapl, false}, {"nvme", c.Sources.Nvme, true}, {"nvml", c.Sources.Nvml, true},
+	}
+	for _, n := range nodes {
+		for _, e := range n.src.filters() {
+			if _, err := regexp.Compile(e.re); err != nil {
+				return &ValueError{Path: []string{"sources", n.name, e.key}, Msg: fmt.Sprintf("bad regular expression: %v", err)}
 			}
 		}
 	}
-	// These sources' devices (cpuN, zones, mem/load) have no sensors of
-	// their own: a sensor filter there would be silently ignored.
-	for name, s := range map[string]NodeSource{"host": c.Sources.Host, "cpufreq": c.Sources.Cpufreq, "rapl": c.Sources.Rapl} {
-		for key, re := range map[string]string{"sensor_include": s.SensorInclude, "sensor_exclude": s.SensorExclude} {
-			if re != "" {
-				return &ValueError{Path: []string{"sources", name, key}, Msg: name + " has no sensors to filter; use device_include or device_exclude"}
+	for _, n := range nodes {
+		for _, e := range n.src.filters() {
+			if !n.sensors && strings.HasPrefix(e.key, "sensor_") && e.re != "" {
+				return &ValueError{Path: []string{"sources", n.name, e.key}, Msg: n.name + " has no sensors to filter; use device_include or device_exclude"}
 			}
 		}
 	}

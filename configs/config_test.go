@@ -77,3 +77,20 @@ func TestSectionErrorsMapToLines(t *testing.T) {
 		t.Errorf("line %d, want 6 (path %v)", got, pe.ConfigPath())
 	}
 }
+
+func TestOfTwoBadFiltersTheSameIsNamedEveryTime(t *testing.T) {
+	doc := "sources:\n  host:\n    device_include: \"(\"\n  hwmon:\n    sensor_exclude: \"[\"\n  rapl:\n    sensor_include: x\n  cpufreq:\n    sensor_include: x\n"
+	for range 20 {
+		_, err := Parse("node.yaml", []byte(doc))
+		if err == nil || !strings.HasPrefix(err.Error(), "node.yaml:3: sources.host.device_include: bad regular expression") {
+			t.Fatalf("err = %v, want the host's device_include at line 3", err)
+		}
+	}
+	doc = "sources:\n  rapl:\n    sensor_include: x\n  cpufreq:\n    sensor_exclude: x\n"
+	for range 20 {
+		_, err := Parse("node.yaml", []byte(doc))
+		if err == nil || !strings.HasPrefix(err.Error(), "node.yaml:5: sources.cpufreq.sensor_exclude: cpufreq has no sensors to filter") {
+			t.Fatalf("err = %v, want cpufreq's sensor_exclude at line 5", err)
+		}
+	}
+}
