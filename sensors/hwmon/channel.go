@@ -1,6 +1,7 @@
 package hwmon
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,6 +168,29 @@ func (c *Channel) Close() error {
 		return nil
 	}
 	return c.in.Close()
+}
+
+// Limits are a temperature channel's thresholds in °C. A threshold the
+// channel lacks, reports as unset, or could not be read is absent (its Has
+// flag false), never 0.
+type Limits struct {
+	MaxC, CritC     float64
+	HasMax, HasCrit bool
+}
+
+// ReadLimits reads the channel's tempN_max and tempN_crit, each on its own:
+// one that cannot be read is absent from the result, and its error joined
+// into the error returned.
+func (c *Channel) ReadLimits() (Limits, error) {
+	var l Limits
+	var errMax, errCrit error
+	if c.Max != "" {
+		l.MaxC, l.HasMax, errMax = ReadLimit(c.Max)
+	}
+	if c.Crit != "" {
+		l.CritC, l.HasCrit, errCrit = ReadLimit(c.Crit)
+	}
+	return l, errors.Join(errMax, errCrit)
 }
 
 // ReadLimit reads a temperature threshold (tempN_max, tempN_crit) in °C.

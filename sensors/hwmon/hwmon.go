@@ -61,10 +61,8 @@ type chip struct {
 
 type channel struct {
 	Channel
-	tags      []point.Tag
-	max, crit float64
-	hasMax    bool
-	hasCrit   bool
+	tags   []point.Tag
+	limits Limits // read every refresh samples
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
@@ -320,17 +318,19 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 				continue
 			}
 			if refresh && ch.Kind == Temp {
-				errs = ch.readLimits(c, errs)
+				if ch.limits, err = ch.ReadLimits(); err != nil {
+					errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
+				}
 			}
 			p := point.Point{Measurement: "hwmon", Tags: ch.tags, Time: t, Fields: make([]point.Field, 0, 3)}
 			switch ch.Kind {
 			case Temp:
 				p.AddFloat("temp_c", v)
-				if ch.hasMax {
-					p.AddFloat("max_c", ch.max)
+				if ch.limits.HasMax {
+					p.AddFloat("max_c", ch.limits.MaxC)
 				}
-				if ch.hasCrit {
-					p.AddFloat("crit_c", ch.crit)
+				if ch.limits.HasCrit {
+					p.AddFloat("crit_c", ch.limits.CritC)
 				}
 			case Fan:
 				p.AddFloat("fan_rpm", v)
@@ -341,19 +341,4 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 		}
 	}
 	return buf, errors.Join(errs...)
-}
-
-func (ch *channel) readLimits(c *chip, errs []error) []error {
-	var err error
-	if ch.Max != "" {
-		if ch.max, ch.hasMax, err = ReadLimit(ch.Max); err != nil {
-			errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
-		}
-	}
-	if ch.Crit != "" {
-		if ch.crit, ch.hasCrit, err = ReadLimit(ch.Crit); err != nil {
-			errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
-		}
-	}
-	return errs
 }

@@ -402,6 +402,29 @@ func TestReadLimitTreatsSentinelsAsUnset(t *testing.T) {
 	}
 }
 
+func TestReadLimitsReadsEachThresholdOnItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ch := Channel{Kind: Temp, Name: "temp1", Max: write("temp1_max", "84000\n"), Crit: write("temp1_crit", "N/A\n")}
+	l, err := ch.ReadLimits()
+	if err == nil || !strings.Contains(err.Error(), "temp1_crit") {
+		t.Errorf("unreadable crit: err = %v, want one naming temp1_crit", err)
+	}
+	if !l.HasMax || l.MaxC != 84 || l.HasCrit || l.CritC != 0 {
+		t.Errorf("limits = %+v, want max 84 and no crit", l)
+	}
+	// A channel without threshold files has none, and no error.
+	if l, err := (&Channel{Kind: Temp, Name: "temp2"}).ReadLimits(); err != nil || l != (Limits{}) {
+		t.Errorf("no thresholds: %+v, %v", l, err)
+	}
+}
+
 func BenchmarkHwmonSampleBenchNode(b *testing.B) {
 	s := New(fixture("bench-node"), filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {

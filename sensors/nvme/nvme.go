@@ -54,9 +54,8 @@ type controller struct {
 
 type sensor struct {
 	*hwmon.Channel
-	tags             []point.Tag
-	warn, crit       float64
-	hasWarn, hasCrit bool
+	tags   []point.Tag
+	limits hwmon.Limits // MaxC is the drive's warning threshold
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
@@ -252,24 +251,17 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 				continue
 			}
 			if refresh {
-				if se.Max != "" {
-					if se.warn, se.hasWarn, err = hwmon.ReadLimit(se.Max); err != nil {
-						errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
-					}
-				}
-				if se.Crit != "" {
-					if se.crit, se.hasCrit, err = hwmon.ReadLimit(se.Crit); err != nil {
-						errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
-					}
+				if se.limits, err = se.ReadLimits(); err != nil {
+					errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
 				}
 			}
 			p := point.Point{Measurement: "nvme", Tags: se.tags, Time: t, Fields: make([]point.Field, 0, 3)}
 			p.AddFloat("temp_c", v)
-			if se.hasWarn {
-				p.AddFloat("warn_c", se.warn)
+			if se.limits.HasMax {
+				p.AddFloat("warn_c", se.limits.MaxC)
 			}
-			if se.hasCrit {
-				p.AddFloat("crit_c", se.crit)
+			if se.limits.HasCrit {
+				p.AddFloat("crit_c", se.limits.CritC)
 			}
 			buf = append(buf, p)
 		}
