@@ -13,32 +13,14 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
+	"github.com/heatsink-hpc/heatsink/sensors/fixture"
 )
-
-func fixture(name string) string { return filepath.Join("..", "testdata", name, "sys") }
-
-func copySys(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "sys")
-	if err := os.CopyFS(dst, os.DirFS(fixture(name))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 var stamp = time.Unix(1700000000, 0)
 
 func discover(t *testing.T, root string, spec filter.Spec) *Source {
 	t.Helper()
-	f, err := filter.New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(root, f)
-	if err := s.Discover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return fixture.Discover(t, New, root, spec)
 }
 
 func render(p point.Point) string {
@@ -68,7 +50,7 @@ func TestCpufreqReadsEveryPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.node, func(t *testing.T) {
-			s := discover(t, fixture(tt.node), filter.Spec{})
+			s := discover(t, fixture.Sys(tt.node), filter.Spec{})
 			pts, err := s.Sample(context.Background(), stamp, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +78,7 @@ func TestCpufreqReadsEveryPolicy(t *testing.T) {
 }
 
 func TestCpufreqFilterAndErrors(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	s := discover(t, sys, filter.Spec{DeviceInclude: `^cpu[0-3]$`})
 	s.SetRefresh(1)
 	pol := func(cpu int, f string) string {
@@ -125,7 +107,7 @@ func TestCpufreqFilterAndErrors(t *testing.T) {
 // policy stops answering (EBUSY on Linux; an empty file here); that is one
 // error, and the next sample has rediscovered without it.
 func TestCpufreqOfflineCPU(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	s := discover(t, sys, filter.Spec{})
 	if pts, err := s.Sample(context.Background(), stamp, nil); len(pts) != 12 || err != nil {
 		t.Fatalf("%d points, %v", len(pts), err)
@@ -165,7 +147,7 @@ func TestCpufreqUnsupportedWithoutDriver(t *testing.T) {
 }
 
 func BenchmarkCpufreqSampleBenchNode(b *testing.B) {
-	s := New(fixture("bench-node"), filter.Filter{})
+	s := New(fixture.Sys("bench-node"), filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -12,18 +12,8 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
+	"github.com/heatsink-hpc/heatsink/sensors/fixture"
 )
-
-// node copies the procfs tree of a fixture machine (../testdata/NAME/proc)
-// into a temporary directory, so a test can change it, and returns the copy.
-func node(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), name, "proc")
-	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "testdata", name, "proc"))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 func sample(t *testing.T, s *Source) ([]point.Point, error) {
 	t.Helper()
@@ -54,7 +44,7 @@ func checkFields(t *testing.T, p *point.Point, want map[string]float64) {
 }
 
 func TestHostReadsMemLoadThenCPUUtilisation(t *testing.T) {
-	proc := node(t, "intel-node")
+	proc := fixture.CopyProc(t, "intel-node")
 	s := New(proc, filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {
 		t.Fatal(err)
@@ -118,7 +108,7 @@ func TestHostReadsMemLoadThenCPUUtilisation(t *testing.T) {
 }
 
 func TestHostDeviceFilterKeepsTotalOnly(t *testing.T) {
-	proc := node(t, "amd-node")
+	proc := fixture.CopyProc(t, "amd-node")
 	f, err := filter.New(filter.Spec{DeviceExclude: `^(cpu[0-9]+|load)$`})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +163,7 @@ func TestHostBadFilesFailAlone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			proc := node(t, "intel-node")
+			proc := fixture.CopyProc(t, "intel-node")
 			s := New(proc, filter.Filter{})
 			if err := s.Discover(context.Background()); err != nil {
 				t.Fatal(err)
@@ -206,7 +196,7 @@ func TestHostWithoutProcfs(t *testing.T) {
 	}
 	// A tree that vanishes after discovery: no points and an error, so the
 	// collector discovers again.
-	proc := node(t, "intel-node")
+	proc := fixture.CopyProc(t, "intel-node")
 	s = New(proc, filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {
 		t.Fatal(err)
@@ -216,7 +206,7 @@ func TestHostWithoutProcfs(t *testing.T) {
 	if len(pts) != 0 || err == nil {
 		t.Errorf("after the tree vanished: %d points, %v", len(pts), err)
 	}
-	if d := New(node(t, "bench-node"), filter.Filter{}); d.Discover(context.Background()) != nil ||
+	if d := New(fixture.CopyProc(t, "bench-node"), filter.Filter{}); d.Discover(context.Background()) != nil ||
 		!strings.Contains(strings.Join(d.Describe(), "\n"), "total and 128 cpus") {
 		t.Errorf("bench-node: %q", d.Describe())
 	}

@@ -14,33 +14,12 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
+	"github.com/heatsink-hpc/heatsink/sensors/fixture"
 )
-
-// fixture returns the sysfs root of a fixture machine, read in place.
-func fixture(name string) string { return filepath.Join("..", "testdata", name, "sys") }
-
-// copySys copies a fixture machine's sysfs tree, symlinks and all, into a
-// temporary directory a test may change, and returns the copy.
-func copySys(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "sys")
-	if err := os.CopyFS(dst, os.DirFS(fixture(name))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 func discover(t *testing.T, root string, spec filter.Spec) *Source {
 	t.Helper()
-	f, err := filter.New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(root, f)
-	if err := s.Discover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return fixture.Discover(t, New, root, spec)
 }
 
 var stamp = time.Unix(1700000000, 0)
@@ -115,7 +94,7 @@ func TestHwmonReadsRealLayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.node, func(t *testing.T) {
-			s := discover(t, fixture(tt.node), filter.Spec{})
+			s := discover(t, fixture.Sys(tt.node), filter.Spec{})
 			pts, err := s.Sample(context.Background(), stamp, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -129,7 +108,7 @@ func TestHwmonReadsRealLayouts(t *testing.T) {
 }
 
 func TestHwmonDescribeNamesChipsNotHwmonNumbers(t *testing.T) {
-	s := discover(t, fixture("intel-node"), filter.Spec{})
+	s := discover(t, fixture.Sys("intel-node"), filter.Spec{})
 	want := []string{
 		"nvme_nvme0 nvme (hwmon2): temp1 Composite, temp2 Sensor 1, temp3 Sensor 2",
 		"platform_coretemp_0 coretemp (hwmon1): temp1 Package id 0, temp2 Core 0, temp3 Core 1, temp4 Core 2, temp5 Core 3, temp6 Core 4, temp7 Core 5",
@@ -155,7 +134,7 @@ func TestHwmonFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := discover(t, fixture("intel-node"), tt.spec)
+			s := discover(t, fixture.Sys("intel-node"), tt.spec)
 			pts, err := s.Sample(context.Background(), stamp, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -176,7 +155,7 @@ func TestHwmonFilters(t *testing.T) {
 		})
 	}
 	f, _ := filter.New(filter.Spec{DeviceInclude: "^no-such-chip$"})
-	if err := New(fixture("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
+	if err := New(fixture.Sys("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("everything filtered out: %v, want ErrUnsupported", err)
 	}
 }
@@ -184,7 +163,7 @@ func TestHwmonFilters(t *testing.T) {
 // TestHwmonBadValuesArePerSensorErrors: each broken channel is one error
 // naming its file; every other channel is still recorded.
 func TestHwmonBadValuesArePerSensorErrors(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	core := filepath.Join(sys, "class/hwmon/hwmon1")
 	s := discover(t, sys, filter.Spec{})
 	bad := map[string]string{
@@ -236,7 +215,7 @@ func TestHwmonBadValuesArePerSensorErrors(t *testing.T) {
 // the sample has no points and an error, so the collector discovers again;
 // a chip that comes back under a new hwmonN is found again.
 func TestHwmonVanishedChips(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	s := discover(t, sys, filter.Spec{})
 	ctx := context.Background()
 	core := filepath.Join(sys, "devices/platform/coretemp.0")
@@ -291,7 +270,7 @@ func TestHwmonVanishedChips(t *testing.T) {
 }
 
 func TestHwmonThresholdsAreRefreshedRarely(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	s := discover(t, sys, filter.Spec{DeviceInclude: "coretemp", SensorInclude: "^Package"})
 	s.SetRefresh(3)
 	maxFile := filepath.Join(sys, "devices/platform/coretemp.0/hwmon/hwmon1/temp1_max")
@@ -314,7 +293,7 @@ func TestHwmonThresholdsAreRefreshedRarely(t *testing.T) {
 }
 
 func TestHwmonPowerAverageWhenNoInput(t *testing.T) {
-	sys := copySys(t, "amd-node")
+	sys := fixture.CopySys(t, "amd-node")
 	gpu := filepath.Join(sys, "devices/pci0000:00/0000:00:03.1/0000:0a:00.0/0000:0b:00.0/0000:0c:00.0/hwmon/hwmon3")
 	// Older amdgpu kernels expose power1_average only.
 	os.Rename(filepath.Join(gpu, "power1_input"), filepath.Join(gpu, "power1_average"))
@@ -348,7 +327,7 @@ func TestChipIDsStayUniqueWithoutDeviceLinks(t *testing.T) {
 }
 
 func TestBenchNodeHasTheReadingsTheBenchmarkCounts(t *testing.T) {
-	s := discover(t, fixture("bench-node"), filter.Spec{})
+	s := discover(t, fixture.Sys("bench-node"), filter.Spec{})
 	pts, err := s.Sample(context.Background(), stamp, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +405,7 @@ func TestReadLimitsReadsEachThresholdOnItsOwn(t *testing.T) {
 }
 
 func BenchmarkHwmonSampleBenchNode(b *testing.B) {
-	s := New(fixture("bench-node"), filter.Filter{})
+	s := New(fixture.Sys("bench-node"), filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -13,32 +13,14 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
+	"github.com/heatsink-hpc/heatsink/sensors/fixture"
 )
-
-func fixture(name string) string { return filepath.Join("..", "testdata", name, "sys") }
-
-func copySys(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "sys")
-	if err := os.CopyFS(dst, os.DirFS(fixture(name))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 var stamp = time.Unix(1700000000, 0)
 
 func discover(t *testing.T, root string, spec filter.Spec) *Source {
 	t.Helper()
-	f, err := filter.New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(root, f)
-	if err := s.Discover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return fixture.Discover(t, New, root, spec)
 }
 
 func render(p point.Point) string {
@@ -72,7 +54,7 @@ func TestNvmeReadsBothHwmonLayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.node, func(t *testing.T) {
-			s := discover(t, fixture(tt.node), filter.Spec{})
+			s := discover(t, fixture.Sys(tt.node), filter.Spec{})
 			pts, err := s.Sample(context.Background(), stamp, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -92,23 +74,23 @@ func TestNvmeReadsBothHwmonLayouts(t *testing.T) {
 }
 
 func TestNvmeFilters(t *testing.T) {
-	s := discover(t, fixture("intel-node"), filter.Spec{SensorExclude: "^Sensor"})
+	s := discover(t, fixture.Sys("intel-node"), filter.Spec{SensorExclude: "^Sensor"})
 	pts, _ := s.Sample(context.Background(), stamp, nil)
 	if len(pts) != 1 || pts[0].Tag("sensor") != "Composite" {
 		t.Errorf("Sensor N excluded: %v", pts)
 	}
 	f, _ := filter.New(filter.Spec{DeviceInclude: "^WDS"}) // by model
-	if err := New(fixture("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
+	if err := New(fixture.Sys("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("no drive kept: %v", err)
 	}
-	s = discover(t, fixture("amd-node"), filter.Spec{DeviceInclude: "^WDS"})
+	s = discover(t, fixture.Sys("amd-node"), filter.Spec{DeviceInclude: "^WDS"})
 	if pts, _ := s.Sample(context.Background(), stamp, nil); len(pts) != 1 {
 		t.Errorf("drive kept by model: %v", pts)
 	}
 }
 
 func TestNvmeErrorsAndHotUnplug(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	s := discover(t, sys, filter.Spec{})
 	s.SetRefresh(1)
 	hw := filepath.Join(sys, "class/nvme/nvme0/hwmon2")
@@ -147,7 +129,7 @@ func TestNvmeErrorsAndHotUnplug(t *testing.T) {
 }
 
 func TestNvmeWithoutHwmon(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	os.RemoveAll(filepath.Join(sys, "class/nvme/nvme0/hwmon2"))
 	s := New(sys, filter.Filter{})
 	err := s.Discover(context.Background())

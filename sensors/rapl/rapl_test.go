@@ -13,18 +13,8 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
+	"github.com/heatsink-hpc/heatsink/sensors/fixture"
 )
-
-func fixture(name string) string { return filepath.Join("..", "testdata", name, "sys") }
-
-func copySys(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "sys")
-	if err := os.CopyFS(dst, os.DirFS(fixture(name))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 var stamp = time.Unix(1700000000, 0)
 
@@ -98,7 +88,7 @@ func TestCounterUnwrapsAcrossWraparound(t *testing.T) {
 }
 
 func TestRaplSamplesZonesAndDerivesPower(t *testing.T) {
-	sys := copySys(t, "intel-node")
+	sys := fixture.CopySys(t, "intel-node")
 	clk := &clock{time.Unix(1000, 0)}
 	s := New(sys, filter.Filter{})
 	s.now = clk.now
@@ -171,7 +161,7 @@ func TestRaplSamplesZonesAndDerivesPower(t *testing.T) {
 // TestRaplEnergyStaysMonotonicAcrossRediscovery: the counter state outlives
 // a re-discovery, so energy_j never jumps back to the kernel's raw value.
 func TestRaplEnergyStaysMonotonicAcrossRediscovery(t *testing.T) {
-	sys := copySys(t, "amd-node")
+	sys := fixture.CopySys(t, "amd-node")
 	clk := &clock{time.Unix(1000, 0)}
 	f, _ := filter.New(filter.Spec{DeviceInclude: "package"})
 	s := New(sys, f)
@@ -209,13 +199,13 @@ func TestRaplUnsupported(t *testing.T) {
 		t.Errorf("no powercap: %v", err)
 	}
 	f, _ := filter.New(filter.Spec{DeviceExclude: "."})
-	if err := New(fixture("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
+	if err := New(fixture.Sys("intel-node"), f).Discover(context.Background()); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("all filtered: %v", err)
 	}
 }
 
 func TestRaplBenchNode(t *testing.T) {
-	s := New(fixture("bench-node"), filter.Filter{})
+	s := New(fixture.Sys("bench-node"), filter.Filter{})
 	if err := s.Discover(context.Background()); err != nil {
 		t.Fatal(err)
 	}
