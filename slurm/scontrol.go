@@ -30,8 +30,23 @@ func (c Client) path(name string) string {
 	if c.Bin != "" {
 		return filepath.Join(c.Bin, name)
 	}
+	if _, err := exec.LookPath(name); err == nil {
+		return name
+	}
+	// slurmd and slurmctld run the Prolog, the Epilogs and the health
+	// check with no PATH at all: look where packages put the commands.
+	for _, dir := range binDirs {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
 	return name
 }
+
+// binDirs are where Slurm's commands live when PATH does not say:
+// distribution packages, source installs, and the common site prefix.
+var binDirs = []string{"/usr/bin", "/usr/local/bin", "/opt/slurm/bin"}
 
 // Run runs a Slurm command and returns its standard output; the error
 // names the command and carries what it printed on standard error.
