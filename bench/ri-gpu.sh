@@ -10,12 +10,15 @@
 #   bench/ri-gpu-build.sh                 # on a machine with Go: .devcarry/ri.test, .devcarry/kjv.txt
 #   bench/ri-gpu.sh [BIN_DIR] [STEP...]   # on the GPU machine, from the repo root
 #
-# STEPs: gen tests memcheck bench (default: all four, in order; each after
-# gen needs gen's output in $OUT/gen). Environment: OUT (logs and the
-# generated kernels, default a temp dir; commit $OUT/gen/ri.* into
-# kernels/gen), RI_BENCH_ZIPF (the synthetic corpus, default
-# zipf:tokens=100M,vocab=100k,s=1,doc=1000,seed=1), RI_BENCH_RUNS,
-# RI_BENCH_CPU_RUNS. Exits non-zero if any step fails.
+# STEPs: gen tests memcheck bench (default: all four, in order). A call
+# without gen uses the kernels an earlier gen compiled on this machine, or
+# else those embedded in the binary. All four take about 8 minutes: under a
+# 10-minute limit per command, run `gen tests memcheck` and `bench` as two.
+# Environment: OUT (logs and the compiled kernels, default a temp dir;
+# commit $OUT/gen/ri.{ptx,sm90.ptx,fatbin,resources} into kernels/gen),
+# RI_BENCH_ZIPF (the synthetic corpus, default
+# zipf:tokens=100M,vocab=100k,s=1,doc=1000,seed=1), RI_BENCH_RUNS (GPU runs,
+# default 5), RI_BENCH_CPU_RUNS. Exits non-zero if any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.devcarry}
@@ -34,25 +37,36 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limi
 nproc
 nvcc --version | tail -n 2
 
+# The kernels compiled by the gen step are also kept in $keep, so that a
+# later call on the same machine (a fresh $OUT) can run the other steps.
+keep=/tmp/heatsink-ri-gen
+gen=$out/gen
 if has gen; then
-	step "compile the kernels (kernels/scripts/gen.sh $out/gen)"
-	if kernels/scripts/gen.sh "$out/gen"; then
-		grep -A3 -E "Function properties for ri_|Compiling entry function 'ri_" "$out/gen/ri.resources" | grep -E "ri_|registers|spill" | sed 's/^/  /'
+	step "compile the kernels (kernels/scripts/gen.sh $gen)"
+	if kernels/scripts/gen.sh "$gen"; then
+		grep -A3 -E "Function properties for ri_|Compiling entry function 'ri_" "$gen/ri.resources" | grep -E "ri_|registers|spill" | sed 's/^/  /'
 		if [ -f kernels/gen/ri.ptx ]; then
-			diff -q kernels/gen/ri.ptx "$out/gen/ri.ptx" >/dev/null && echo "match   kernels/gen/ri.ptx" ||
-				echo "STALE   kernels/gen/ri.ptx: commit $out/gen/ri.{ptx,sm90.ptx,fatbin,resources}"
+			diff -q kernels/gen/ri.ptx "$gen/ri.ptx" >/dev/null && echo "match   kernels/gen/ri.ptx" ||
+				echo "STALE   kernels/gen/ri.ptx: commit $gen/ri.{ptx,sm90.ptx,fatbin,resources}"
 		else
-			echo "kernels/gen/ri.* not committed yet: commit $out/gen/ri.{ptx,sm90.ptx,fatbin,resources}"
+			echo "kernels/gen/ri.* not committed yet: commit $gen/ri.{ptx,sm90.ptx,fatbin,resources}"
 		fi
+		rm -rf "$keep" && cp -r "$gen" "$keep"
 	else
 		echo "FAIL: nvcc could not build the kernels"
 		exit 1
 	fi
+elif [ -f "$keep/ri.fatbin" ]; then
+	gen=$keep
 fi
 # The carried binary may predate the committed ri module: load every module
-# from the fresh build.
-export HEATSINK_KERNELS_DIR=$out/gen
-[ -f "$HEATSINK_KERNELS_DIR/ri.fatbin" ] || { echo "no $HEATSINK_KERNELS_DIR/ri.fatbin: run the gen step"; exit 2; }
+# from the fresh build when there is one.
+if [ -f "$gen/ri.fatbin" ]; then
+	export HEATSINK_KERNELS_DIR=$gen
+	echo "kernels from $gen"
+else
+	echo "no freshly compiled kernels: using those embedded in $bin/ri.test"
+fi
 
 if has tests; then
 	step "GPU tests (GPU against the Go reference; KJV included)"

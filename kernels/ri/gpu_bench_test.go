@@ -29,8 +29,11 @@ func TestGPUBenchTable(t *testing.T) {
 	if os.Getenv("RI_BENCH") != "1" {
 		t.Skip("set RI_BENCH=1 (bench/ri-gpu.sh does) to run the device benchmark")
 	}
-	needRealGPU(t)
-	triad := measureTriad(t)
+	needGPU(t)
+	triad := math.NaN()
+	if testOpen == nil { // under emulation the table's code runs without STREAM
+		triad = measureTriad(t)
+	}
 	fmt.Printf("\nSTREAM triad (kernels.Stream, 3 x 1 GiB FP64 arrays, best of 3 iterations): %.3f TB/s\n", triad/1e12)
 	fmt.Printf("CPU: %d goroutines (GOMAXPROCS) on %d logical CPUs\n\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
 
@@ -49,7 +52,7 @@ func TestGPUBenchTable(t *testing.T) {
 	sources = append(sources, source{"zipf", zipf, envInt("RI_BENCH_CPU_RUNS", 1)})
 	gpuRuns := envInt("RI_BENCH_RUNS", 5)
 
-	fmt.Printf("%-5s %-13s %-20s %11s %13s %9s  %s\n", "CORPUS", "STAGE", "DEVICE", "TIME", "RATE", "SPEEDUP", "GOAL")
+	fmt.Printf("%-5s %-13s %-20s %11s %13s %9s  %s\n", "DATA", "STAGE", "DEVICE", "TIME", "RATE", "SPEEDUP", "GOAL")
 	for _, src := range sources {
 		t0 := time.Now()
 		c, err := OpenCorpus(src.spec, Lines, 0)
@@ -60,9 +63,9 @@ func TestGPUBenchTable(t *testing.T) {
 		cfg := DefaultConfig()
 		fmt.Printf("%-5s %d tokens, %d terms, %d documents (read or generated in %v)\n", src.name, c.Tokens(), c.Vocab(), c.Docs(), load.Round(time.Millisecond))
 
-		gpu := benchRuns(t, c, cfg, Device{GPU: 0}, gpuRuns, true)
+		gpu := benchRuns(t, c, cfg, gpu0(KernelBlock), gpuRuns, true)
 		thread := benchRuns(t, c, Config{Dim: cfg.Dim, Nonzeros: cfg.Nonzeros, Window: cfg.Window, Seed: cfg.Seed, Slice: cfg.Slice},
-			Device{GPU: 0, Kernel: KernelThread}, gpuRuns, true)
+			gpu0(KernelThread), gpuRuns, true)
 		cpu := benchRuns(t, c, cfg, CPU(0), src.cpuRuns, false)
 
 		// Agreement, from the last runs' results.
