@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,5 +100,25 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, MetaFile), []byte(`{"schema": 99}`), 0o644)
 	if _, err := ReadMeta(dir); err == nil {
 		t.Fatal("schema 99 accepted")
+	}
+}
+
+func TestCheckNewRefusesADirectoryThatHoldsPoints(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckNew(filepath.Join(dir, "absent")); err != nil {
+		t.Errorf("absent directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, PointsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNew(dir); err != nil {
+		t.Errorf("empty points.lp: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, PointsFile), []byte("m f=1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckNew(dir)
+	if !errors.Is(err, ErrRunExists) || err.Error() != dir+" already holds a run (points.lp)" {
+		t.Errorf("points.lp with a point: %v", err)
 	}
 }

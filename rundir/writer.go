@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +41,22 @@ func Create(dir string) (*Writer, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return &Writer{dir: dir, SyncEvery: 5 * time.Second, f: f, w: bufio.NewWriterSize(f, 256<<10), lastSync: time.Now()}, nil
+}
+
+// ErrRunExists is returned by CheckNew for a directory that already holds
+// a run.
+var ErrRunExists = errors.New("already holds a run")
+
+// CheckNew returns an error wrapping ErrRunExists when dir's points.lp
+// already holds points. Whatever writes a run that must start empty (an
+// import, an export) checks first, so that two recordings are never mixed
+// into one run; an absent or empty points.lp is no run yet.
+func CheckNew(dir string) error {
+	st, err := os.Stat(filepath.Join(dir, PointsFile))
+	if err == nil && st.Size() > 0 {
+		return fmt.Errorf("%s %w (%s)", dir, ErrRunExists, PointsFile)
+	}
+	return nil
 }
 
 // Dir returns the run directory.

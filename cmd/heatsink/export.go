@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
-	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/recordings"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/spf13/cobra"
@@ -32,12 +30,9 @@ workload iterations are rebuilt from the run's event and iteration points. With
 The server comes from --influx-* flags or the sinks.influx section of --config.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := configs.Default()
-			if configPath != "" {
-				var err error
-				if cfg, err = configs.Load(configPath); err != nil {
-					return err
-				}
+			cfg, err := loadConfig(cmd, configPath)
+			if err != nil {
+				return err
 			}
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err
@@ -50,9 +45,6 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 			}
 			if runID == "" && (len(hosts) == 0 || from == "" || to == "") {
 				return errors.New("give --run ID, or --host with --from and --to")
-			}
-			if st, err := os.Stat(filepath.Join(out, rundir.PointsFile)); err == nil && st.Size() > 0 {
-				return fmt.Errorf("%s already holds a run (%s); export into a new directory", out, rundir.PointsFile)
 			}
 			loc := time.Local
 			if tz != "" {
@@ -78,6 +70,9 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := influx.Export(ctx, cfg.Sinks.Influx, o, out)
+			if errors.Is(err, rundir.ErrRunExists) {
+				return fmt.Errorf("%w; export into a new directory", err)
+			}
 			if err != nil {
 				return err
 			}

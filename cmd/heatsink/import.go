@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -70,12 +69,9 @@ that cannot be read is reported with its file and line and skipped.`,
 				}
 				o.Phases = append(o.Phases, ps)
 			}
-			cfg := configs.Default()
-			if configPath != "" {
-				var err error
-				if cfg, err = configs.Load(configPath); err != nil {
-					return err
-				}
+			cfg, err := loadConfig(cmd, configPath)
+			if err != nil {
+				return err
 			}
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err
@@ -119,8 +115,8 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 	var dests fanout
 	var runW *rundir.Writer
 	if to != "" {
-		if st, err := os.Stat(filepath.Join(to, rundir.PointsFile)); err == nil && st.Size() > 0 {
-			return fmt.Errorf("%s already holds a run (%s); import into a new directory", to, rundir.PointsFile)
+		if err := rundir.CheckNew(to); err != nil {
+			return fmt.Errorf("%w; import into a new directory", err)
 		}
 		w, err := rundir.Create(to)
 		if err != nil {

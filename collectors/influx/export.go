@@ -52,6 +52,9 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 	if err := cfg.Token.Resolve(); err != nil {
 		return nil, fmt.Errorf("influx token: %w", err)
 	}
+	if err := rundir.CheckNew(dir); err != nil {
+		return nil, fmt.Errorf("influx export: %w", err)
+	}
 	if o.Window <= 0 {
 		o.Window = 15 * time.Minute
 	}

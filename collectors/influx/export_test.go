@@ -2,6 +2,7 @@ package influx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -175,5 +176,30 @@ func assertSamePoints(t *testing.T, got, want []point.Point) {
 				t.Errorf("%s: %s = %v, want %v", key(w), f.Key, gv, f.Value)
 			}
 		}
+	}
+}
+
+func TestExportRefusesARunDirectoryThatHoldsARun(t *testing.T) {
+	dir := t.TempDir()
+	w, err := rundir.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := point.New("cpu", time.Unix(1, 0))
+	p.AddFloat("usage_pct", 50)
+	if err := w.Write([]point.Point{p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The directory is refused before any query: no server is needed.
+	_, err = Export(context.Background(), Config{URL: "http://127.0.0.1:1", Bucket: "db"}, ExportOptions{RunID: "r1"}, dir)
+	if !errors.Is(err, rundir.ErrRunExists) {
+		t.Fatalf("Export into a run directory: %v, want rundir.ErrRunExists", err)
+	}
+	n := 0
+	if err := rundir.ForEachPoint(dir, func(*point.Point) error { n++; return nil }, nil); err != nil || n != 1 {
+		t.Errorf("points.lp holds %d points after the refused export (%v), want the 1 recorded", n, err)
 	}
 }
