@@ -88,7 +88,6 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 	}
 	tr := tracker{r: res}
 	seen := map[string]bool{}
-	devices := map[string]bool{}
 	marks := map[string]time.Time{}
 	at := func(sec float64) time.Time {
 		return o.Start.Add(time.Duration(math.Round(sec * 1e9)))
@@ -144,13 +143,7 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 			}
 			pts := lstPoints(m, at(sec), o.Host, res, lineOf, seen)
 			for i := range pts {
-				if !res.storable(line, &pts[i]) {
-					continue
-				}
-				devices[describe(&pts[i])] = true
-				tr.see(&pts[i])
-				res.Points++
-				if err := fn(&pts[i]); err != nil {
+				if err := tr.keep(line, &pts[i], fn); err != nil {
 					return err
 				}
 			}
@@ -172,7 +165,6 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 	if o.Host == "" {
 		res.Warnings = append(res.Warnings, "LibSensorsTools output does not name its host (give --host)")
 	}
-	res.Devices = sortedKeys(devices)
 	tr.finish()
 	return nil
 }

@@ -52,7 +52,6 @@ func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Po
 	rd := point.NewReader(r, res.Path)
 	tr := tracker{r: res}
 	seen := map[string]bool{}
-	devices := map[string]bool{}
 	noHost := false
 	for {
 		p, lerr, ok := rd.Next()
@@ -94,13 +93,7 @@ func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Po
 				noHost = true
 			}
 		}
-		if !res.storable(rd.Line(), &p) {
-			continue
-		}
-		devices[describe(&p)] = true
-		tr.see(&p)
-		res.Points++
-		if err := fn(&p); err != nil {
+		if err := tr.keep(rd.Line(), &p, fn); err != nil {
 			return err
 		}
 	}
@@ -110,7 +103,6 @@ func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Po
 	if noHost {
 		res.Warnings = append(res.Warnings, "some points have no host tag (give --host to set one)")
 	}
-	res.Devices = sortedKeys(devices)
 	tr.finish()
 	return nil
 }

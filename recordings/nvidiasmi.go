@@ -97,7 +97,6 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	tr := tracker{r: res}
 	seen := map[string]bool{}
-	devices := map[string]bool{}
 	var cols []smiColumn
 	line := 0
 	for sc.Scan() {
@@ -132,13 +131,7 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 		if o.Host != "" {
 			p.AddTag("host", o.Host)
 		}
-		if !res.storable(line, &p) {
-			continue
-		}
-		devices[describe(&p)] = true
-		tr.see(&p)
-		res.Points++
-		if err := fn(&p); err != nil {
+		if err := tr.keep(line, &p, fn); err != nil {
 			return err
 		}
 	}
@@ -148,7 +141,6 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 	if o.Host == "" {
 		res.Warnings = append(res.Warnings, "nvidia-smi logs do not name their host (give --host)")
 	}
-	res.Devices = sortedKeys(devices)
 	tr.finish()
 	return nil
 }

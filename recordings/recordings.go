@@ -110,12 +110,29 @@ func (r *FileResult) warnOnce(seen map[string]bool, msg string) {
 	}
 }
 
-// tracker notes points' times for First, Last and the interval estimate,
-// which is the median gap between successive readings of one series.
+// tracker keeps the points read from one file: it notes their times for
+// First, Last and the interval estimate, which is the median gap between
+// successive readings of one series, and their devices.
 type tracker struct {
-	r     *FileResult
-	prev  map[string]time.Time
-	diffs []time.Duration
+	r       *FileResult
+	prev    map[string]time.Time
+	diffs   []time.Duration
+	devices map[string]bool
+}
+
+// keep passes the point read at line to fn and counts it, or, when it
+// cannot be stored, reports the line as bad and skips it.
+func (t *tracker) keep(line int, p *point.Point, fn func(*point.Point) error) error {
+	if !t.r.storable(line, p) {
+		return nil
+	}
+	if t.devices == nil {
+		t.devices = map[string]bool{}
+	}
+	t.devices[describe(p)] = true
+	t.see(p)
+	t.r.Points++
+	return fn(p)
 }
 
 func (t *tracker) see(p *point.Point) {
@@ -139,7 +156,9 @@ func (t *tracker) see(p *point.Point) {
 	t.prev[key] = ts
 }
 
+// finish sets the file's devices and interval from the points kept.
 func (t *tracker) finish() {
+	t.r.Devices = sortedKeys(t.devices)
 	if len(t.diffs) == 0 {
 		return
 	}
