@@ -3,6 +3,7 @@ package collectors
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,15 +51,19 @@ func ToJSON(p *point.Point) JSONPoint {
 	return j
 }
 
-// Write implements Sink.
+// Write implements Sink. A point that cannot be written (one without
+// fields, say) is skipped and reported in the error; the others are
+// written, as the run directory's writer does.
 func (s *StreamSink) Write(points []point.Point) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var bad []error
 	for i := range points {
 		if s.json {
 			b, err := json.Marshal(ToJSON(&points[i]))
 			if err != nil {
-				return fmt.Errorf("stdout sink: %w", err)
+				bad = append(bad, fmt.Errorf("stdout sink: point %s: %w", points[i].Measurement, err))
+				continue
 			}
 			s.w.Write(b)
 			s.w.WriteByte('\n')
@@ -66,11 +71,12 @@ func (s *StreamSink) Write(points []point.Point) error {
 		}
 		s.enc.Reset()
 		if err := s.enc.Encode(&points[i]); err != nil {
+			bad = append(bad, fmt.Errorf("stdout sink: %w", err))
 			continue
 		}
 		s.w.Write(s.enc.Bytes())
 	}
-	return s.w.Flush()
+	return errors.Join(append(bad, s.w.Flush())...)
 }
 
 // Flush implements Sink.
