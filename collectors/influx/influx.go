@@ -666,23 +666,23 @@ func (s *Sink) report() {
 	switch {
 	case newDrops > 0:
 		s.alerting = true
-		a := point.New("alert", now)
-		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
-		a.AddString("state", "firing")
-		a.AddFloat("value", float64(st.Spool.UnsentBytes))
-		a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))
-		a.AddString("message", fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
-			s.spool.Dir(), newDrops, s.opts.MetricsEvery, st.Spool.DroppedPoints))
-		pts = append(pts, a)
+		pts = append(pts, s.spoolAlert(now, "firing", st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
+			s.spool.Dir(), newDrops, s.opts.MetricsEvery, st.Spool.DroppedPoints)))
 	case s.alerting:
 		s.alerting = false
-		a := point.New("alert", now)
-		a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
-		a.AddString("state", "cleared")
-		a.AddFloat("value", float64(st.Spool.UnsentBytes))
-		a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))
-		a.AddString("message", "InfluxDB spool accepts points again")
-		pts = append(pts, a)
+		pts = append(pts, s.spoolAlert(now, "cleared", st, "InfluxDB spool accepts points again"))
 	}
 	fn(pts...)
+}
+
+// spoolAlert is the alert point of a spool that drops points (state firing)
+// or takes them again (cleared), shaped like the alert engine's.
+func (s *Sink) spoolAlert(now time.Time, state string, st Stats, msg string) point.Point {
+	a := point.New("alert", now)
+	a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
+	a.AddString("state", state)
+	a.AddFloat("value", float64(st.Spool.UnsentBytes))
+	a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))
+	a.AddString("message", msg)
+	return a
 }
