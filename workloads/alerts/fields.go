@@ -1,11 +1,6 @@
 package alerts
 
-import (
-	"regexp"
-	"strings"
-
-	"github.com/heatsink-hpc/heatsink/docs"
-)
+import "github.com/heatsink-hpc/heatsink/docs/datamodel"
 
 // kind is what a field holds, so that a rule can be checked against the
 // field it watches when the configuration loads rather than never firing.
@@ -53,35 +48,21 @@ var (
 
 // measurements is the table of docs/data-model.md, read once; it is never
 // written after.
-var measurements = parseDataModel(docs.DataModel)
+var measurements = schemas(datamodel.Measurements())
 
-var (
-	backticked    = regexp.MustCompile("`([a-z][a-z0-9_]*)`")
-	parenthesised = regexp.MustCompile(`\([^()]*\)`)
-)
-
-// parseDataModel reads the measurement table: rows of
-// | `measurement` (note) | tags | fields |, names in backticks. Notes in
-// parentheses are dropped, so example values are not taken for names.
-func parseDataModel(md string) map[string]schema {
+// schemas adds to the data model's table what rules need to know of each
+// measurement: the kind of each field, and which sets are open.
+func schemas(table map[string]datamodel.Measurement) map[string]schema {
 	out := map[string]schema{}
-	for _, line := range strings.Split(md, "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
-			continue
-		}
-		m := backticked.FindStringSubmatch(cells[1])
-		if m == nil {
-			continue
-		}
+	for name, m := range table {
 		s := schema{tags: map[string]bool{}, fields: map[string]kind{}}
-		for _, t := range names(cells[2]) {
+		for _, t := range m.Tags {
 			s.tags[t] = true
 		}
-		for _, f := range names(cells[3]) {
+		for _, f := range m.Fields {
 			s.fields[f] = numeric
 		}
-		out[m[1]] = s
+		out[name] = s
 	}
 	for m, fs := range booleanFields {
 		for _, f := range fs {
@@ -108,21 +89,6 @@ func parseDataModel(md string) map[string]schema {
 	set(openFieldSets, func(s *schema) { s.openFields = true })
 	set(openTagSets, func(s *schema) { s.openTags = true })
 	set(sensors, func(s *schema) { s.sensor = true })
-	return out
-}
-
-func names(cell string) []string {
-	for {
-		c := parenthesised.ReplaceAllString(cell, "")
-		if c == cell {
-			break
-		}
-		cell = c
-	}
-	var out []string
-	for _, m := range backticked.FindAllStringSubmatch(cell, -1) {
-		out = append(out, m[1])
-	}
 	return out
 }
 
