@@ -124,6 +124,12 @@ nodes' readings to reach the job's end.`,
 			if err != nil {
 				return err
 			}
+			if run := slurm.RunOf(job.Name); run != "" {
+				// heatsink run --launcher slurm summarises its own job, over
+				// its load phase, into its run directory.
+				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: job %s is heatsink run %s, which writes its own summary\n", jobID, run)
+				return nil
+			}
 			if job.End.IsZero() {
 				job.End = time.Now()
 			}

@@ -270,6 +270,7 @@ func TestSlurmFleet(t *testing.T) {
 		cmd := exec.Command(bin, "run", "--config", launcherCfg, "--launcher", "slurm", "--nodes", "2",
 			"--baseline", "3s", "--cooldown", "4s", "--out", runDir, "--", "sh", "-c", job)
 		cmd.Env = env
+		cmd.Dir = dir // the allocation's working directory
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("heatsink run --launcher slurm: %v\n%s", err, out)
@@ -290,6 +291,14 @@ func TestSlurmFleet(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(runDir, slurm.FileName(jobID))); err != nil {
 			t.Errorf("no thermal summary beside the job's output: %v", err)
+		}
+		// EpilogSlurmctld leaves a heatsink run's job to the run.
+		eventually(t, 30*time.Second, "EpilogSlurmctld for the run's job", func() bool {
+			b, _ := os.ReadFile(filepath.Join(dir, "summary.log"))
+			return strings.Contains(string(b), "job "+jobID+" is heatsink run")
+		})
+		if _, err := os.Stat(filepath.Join(dir, slurm.FileName(jobID))); err == nil {
+			t.Error("EpilogSlurmctld wrote a second summary of the run's job in its working directory")
 		}
 		hosts := map[string]int{}
 		err = rundir.ForEachPoint(runDir, func(p *point.Point) error {
