@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -235,6 +236,9 @@ func Analyze(r *Run, o Options) *Report {
 	for _, c := range comps {
 		rep.Components = append(rep.Components, a.component(c, coolantList))
 	}
+	if len(comps) == 0 && r.Points > 0 {
+		rep.Notes = append(rep.Notes, noTemperatureNotes(r)...)
+	}
 	a.pumps()
 	a.coolingEnergy()
 	a.slowdown()
@@ -242,6 +246,38 @@ func Analyze(r *Run, o Options) *Report {
 		rep.NotComputed = nil
 	}
 	return rep
+}
+
+// ownMeasurements are heatsink's records of itself and of the job, not
+// readings of the machine.
+var ownMeasurements = map[string]bool{"event": true, "iteration": true, "alert": true,
+	"collector_tick": true, "collector_source": true, "influx_sink": true}
+
+// noTemperatureNotes explain a run without a single temperature, a VM's
+// usual case: what it recorded instead, and why each source that could have
+// given a temperature gave nothing, as run.json's sources say.
+func noTemperatureNotes(r *Run) []string {
+	var recorded []string
+	seen := map[string]bool{}
+	for _, s := range r.Series {
+		if !ownMeasurements[s.Measurement] && !seen[s.Measurement] {
+			seen[s.Measurement] = true
+			recorded = append(recorded, s.Measurement)
+		}
+	}
+	sort.Strings(recorded)
+	note := "the run holds no temperature (GPU, CPU chip, NVMe, coolant or water), so nothing that needs one could be computed"
+	if len(recorded) > 0 {
+		note += "; it recorded only " + strings.Join(recorded, ", ")
+	}
+	notes := []string{note}
+	for _, s := range r.Meta.Sources {
+		if s.Error != "" {
+			why := strings.TrimSuffix(strings.TrimPrefix(s.Error, "discover: "), ": "+errors.ErrUnsupported.Error())
+			notes = append(notes, fmt.Sprintf("source %s was unavailable: %s", s.Name, why))
+		}
+	}
+	return notes
 }
 
 type analyzer struct {
@@ -761,7 +797,11 @@ func (a *analyzer) slowdown() {
 		its = append(its, struct{ from, to, rt float64 }{it.Start.Sub(a.r.Start).Seconds(), it.End.Sub(a.r.Start).Seconds(), it.RuntimeS})
 	}
 	if len(its) < 3 {
-		rep.NotComputed["slowdown"] = fmt.Sprintf("%d successful iterations with a runtime; a regression needs at least 3", len(its))
+		s := "s"
+		if len(its) == 1 {
+			s = ""
+		}
+		rep.NotComputed["slowdown"] = fmt.Sprintf("only %d successful iteration%s with a runtime; a regression needs at least 3", len(its), s)
 		return
 	}
 	for _, cr := range rep.Components {

@@ -408,6 +408,21 @@ func baselineMessage(d time.Duration, means map[string]float64) string {
 		return fmt.Sprintf("%v idle; no watched temperature", d.Round(time.Millisecond))
 	}
 	keys := slices.Sorted(maps.Keys(means))
+	if len(keys) > 4 {
+		// A node's dozens of cores and sensors would make one unreadable
+		// line: say how many, and the range with the hottest.
+		lo, hi := keys[0], keys[0]
+		for _, k := range keys {
+			if means[k] < means[lo] {
+				lo = k
+			}
+			if means[k] > means[hi] {
+				hi = k
+			}
+		}
+		return fmt.Sprintf("%v idle; %d watched temperatures, means %.2f to %.2f (hottest %s)",
+			d.Round(time.Millisecond), len(keys), means[lo], means[hi], hi)
+	}
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s mean %.2f", k, means[k]))

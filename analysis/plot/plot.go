@@ -64,7 +64,12 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 		perKind[c.Kind]++
 	}
 	legend := map[string]bool{}
-	n := 0
+	n, entries := 0, 0
+	for _, sp := range []*analysis.Span{rep.Phases.Baseline, rep.Phases.Load, rep.Phases.Cooldown} {
+		if sp != nil {
+			entries++
+		}
+	}
 	for i, c := range rep.Components {
 		s := c.Series
 		if s == nil || len(s.T) == 0 {
@@ -97,9 +102,11 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 		switch {
 		case !byKind:
 			p.Legend.Add(c.ID, l)
+			entries++
 		case !legend[c.Kind]:
 			legend[c.Kind] = true
 			p.Legend.Add(fmt.Sprintf("%s (%d)", analysis.KindNames[c.Kind], perKind[c.Kind]), l)
+			entries++
 		}
 		n++
 	}
@@ -107,15 +114,19 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 		return nil, fmt.Errorf("temperatures: %w", ErrNothingToPlot)
 	}
 	p.Add(plotter.NewGrid())
-	// Headroom above the hottest curve for the legend.
-	p.Y.Max += 0.25 * (p.Y.Max - p.Y.Min)
+	// Headroom above the hottest curve for the legend, a line per entry.
+	p.Y.Max += max(0.25, 0.06*float64(entries)) * (p.Y.Max - p.Y.Min)
 	return p, nil
 }
 
-// timeScale picks minutes or hours for the time axis.
+// timeScale picks seconds, minutes or hours for the time axis, so that a
+// short run's ticks are not fractions of a minute.
 func timeScale(endS float64) (float64, string) {
-	if endS > 3*3600 {
+	switch {
+	case endS > 3*3600:
 		return 1.0 / 3600, "h"
+	case endS <= 300:
+		return 1, "s"
 	}
 	return 1.0 / 60, "min"
 }

@@ -53,7 +53,12 @@ func num(p *float64, prec int) string {
 
 func reportDocument(rep *analysis.Report, figs []Figure) document {
 	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
-	d.Sections = append(d.Sections, runSection(rep), componentSection(rep, ""))
+	d.Sections = append(d.Sections, runSection(rep))
+	// What is wrong with the input comes before the results it explains.
+	if len(rep.Notes) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
+	}
+	d.Sections = append(d.Sections, componentSection(rep, ""))
 	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
@@ -61,9 +66,6 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 	d.Sections = append(d.Sections, definitionSection(rep))
 	if len(rep.Components) > 0 {
 		d.Sections = append(d.Sections, sensorSection(rep))
-	}
-	if len(rep.Notes) > 0 {
-		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
 	}
 	return d
 }
@@ -134,8 +136,39 @@ func componentSection(rep *analysis.Report, title string) section {
 			num(c.HeatIntervalSPerC, 2), num(c.SteepestSPerC, 2), num(c.ReturnToIdleS, 0),
 			num(c.CoolantDiffC, 1), num(c.CoolantLagS, 0)})
 	}
+	s.Table.dropEmptyColumns(2)
 	s.List = notComputed(rep.Components)
 	return s
+}
+
+// dropEmptyColumns removes the columns after the first keep in which no row
+// has a number (an air-cooled run's coolant columns), so the table fits a
+// terminal; the reasons listed under it still name them.
+func (t *table) dropEmptyColumns(keep int) {
+	var cols []int
+	for j := range t.Head {
+		empty := j >= keep
+		for _, r := range t.Rows {
+			if r[j] != dash {
+				empty = false
+				break
+			}
+		}
+		if !empty {
+			cols = append(cols, j)
+		}
+	}
+	pick := func(r []string) []string {
+		out := make([]string, 0, len(cols))
+		for _, j := range cols {
+			out = append(out, r[j])
+		}
+		return out
+	}
+	t.Head = pick(t.Head)
+	for i, r := range t.Rows {
+		t.Rows[i] = pick(r)
+	}
 }
 
 // sensorSection says what each component measured.
@@ -325,7 +358,7 @@ func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
 	for i, r := range cmp.Runs {
 		e := r.CoolingEnergy
 		until := dash
-		if e.ToS != nil {
+		if e.ToS != nil && e.EnergyKJ != nil {
 			until = fmt.Sprintf("%.0f s", *e.ToS)
 			if !e.Normalised {
 				until += " (end of recording, lower bound)"

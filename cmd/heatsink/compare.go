@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,12 @@ intervals and their ratios ("CPU accumulates heat 1.30x faster in B than in
 A"), return-to-idle times, cooling energy, and each run's component table.
 With --out it writes comparison.<format> and the heat-interval bar chart
 (SVG and PNG) into that directory.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return fmt.Errorf("give two or more run directories: heatsink compare RUN_DIR RUN_DIR... (got %s)", count(len(args), "argument"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := report.ParseFormat(format)
 			if err != nil {

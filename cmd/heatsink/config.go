@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"time"
+
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/spf13/cobra"
 )
@@ -16,16 +20,39 @@ func loadConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
 		}
 	}
 	f := cmd.Flags()
-	if f.Changed("sysfs-root") {
-		cfg.SysfsRoot, _ = f.GetString("sysfs-root")
-	}
-	if f.Changed("proc-root") {
-		cfg.ProcfsRoot, _ = f.GetString("proc-root")
+	// A root given by hand that does not exist is a typo, not a machine
+	// without sensors: every source would quietly report itself unavailable.
+	for _, r := range []struct {
+		flag string
+		dst  *string
+	}{{"sysfs-root", &cfg.SysfsRoot}, {"proc-root", &cfg.ProcfsRoot}} {
+		if !f.Changed(r.flag) {
+			continue
+		}
+		*r.dst, _ = f.GetString(r.flag)
+		if st, err := os.Stat(*r.dst); err != nil {
+			return nil, fmt.Errorf("--%s: %w", r.flag, err)
+		} else if !st.IsDir() {
+			return nil, fmt.Errorf("--%s: %s is not a directory", r.flag, *r.dst)
+		}
 	}
 	if f.Changed("interval") {
 		cfg.Interval, _ = f.GetDuration("interval")
 		if !f.Changed("deadline") {
 			cfg.Deadline = cfg.Interval / 2
+		}
+	}
+	if f.Changed("deadline") {
+		cfg.Deadline, _ = f.GetDuration("deadline")
+	}
+	// The configuration was validated as loaded; the flags are checked
+	// against the same limits here.
+	if f.Changed("interval") && cfg.Interval < 10*time.Millisecond {
+		return nil, fmt.Errorf("--interval %v: below the 10ms minimum", cfg.Interval)
+	}
+	if f.Changed("interval") || f.Changed("deadline") {
+		if cfg.Deadline <= 0 || cfg.Deadline > cfg.Interval {
+			return nil, fmt.Errorf("--deadline %v: must be positive and at most the interval (%v)", cfg.Deadline, cfg.Interval)
 		}
 	}
 	return cfg, nil

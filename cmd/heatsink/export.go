@@ -96,5 +96,6 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 	f.StringVar(&out, "out", "", "run directory to write (must not hold a run)")
 	addInfluxFlags(cmd)
 	f.MarkHidden("influx-spool")
+	f.Lookup("influx-url").Usage = "InfluxDB to read from (overrides sinks.influx.url)"
 	return cmd
 }

@@ -23,10 +23,10 @@ func newImportCmd() *cobra.Command {
 		phases                                                    []string
 	)
 	cmd := &cobra.Command{
-		Use:   "import SOURCE... (--to RUN_DIR | --influx-url URL --influx-bucket B)",
+		Use:   "import SOURCE... (--out RUN_DIR | --influx-url URL --influx-bucket B)",
 		Short: "Read recordings made by other tools into a run directory or InfluxDB",
 		Long: `import reads telemetry recorded by other tools and writes it as heatsink
-points, into a run directory (--to) and/or InfluxDB (--influx-url ...):
+points, into a run directory (--out) and/or InfluxDB (--influx-url ...):
 
   line protocol      InfluxDB line protocol, e.g. Telegraf's file output; the
                      timestamp precision is detected per file (--precision
@@ -77,7 +77,7 @@ that cannot be read is reported with its file and line and skipped.`,
 				return err
 			}
 			if to == "" && !cfg.Sinks.Influx.Enabled() {
-				return errors.New("nowhere to write: give --to RUN_DIR, --influx-url, or both")
+				return errors.New("nowhere to write: give --out RUN_DIR, --influx-url, or both")
 			}
 			if err := recordings.Preflight(args, o.Options); err != nil {
 				return err
@@ -87,7 +87,10 @@ that cannot be read is reported with its file and line and skipped.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", "", "configuration file (YAML), for its sinks.influx section")
-	f.StringVar(&to, "to", "", "write a run directory here (it must not hold a run already)")
+	f.StringVar(&to, "out", "", "write a run directory here (it must not hold a run already)")
+	// --to was its first name; it stays for the scripts that use it.
+	f.StringVar(&to, "to", "", "the same as --out")
+	f.MarkHidden("to")
 	f.StringVar(&host, "host", "", "host tag for readings that name none (nvidia-smi, LibSensorsTools)")
 	f.StringVar(&start, "start", "", "wall-clock time a LibSensorsTools recording started (RFC 3339 or 2006-01-02 15:04:05 in --timezone)")
 	f.StringVar(&tz, "timezone", "", "time zone of times without one: nvidia-smi timestamps, --start, --phase (default local)")
@@ -195,8 +198,8 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 		if to != "" {
 			dest = absDir(to)
 		}
-		fmt.Fprintf(stderr, "heatsink: run %s: %d points from %d files, %d lines skipped -> %s\n",
-			res.Meta.ID, res.Points, len(res.Files), res.Bad, dest)
+		fmt.Fprintf(stderr, "heatsink: run %s: %d points from %s, %s skipped -> %s\n",
+			res.Meta.ID, res.Points, count(len(res.Files), "file"), count(res.Bad, "line"), dest)
 	}
 	return nil
 }
@@ -212,7 +215,7 @@ func reportImport(w io.Writer, res *recordings.Result) {
 		if len(fr.Phases) > 0 {
 			fmt.Fprintf(w, ", %d phases", len(fr.Phases))
 		}
-		fmt.Fprintf(w, ", %d lines skipped\n", len(fr.Bad))
+		fmt.Fprintf(w, ", %s skipped\n", count(len(fr.Bad), "line"))
 		for i, b := range fr.Bad {
 			if i == show {
 				fmt.Fprintf(w, "  ... and %d more skipped lines\n", len(fr.Bad)-show)

@@ -38,3 +38,11 @@ func (e *exitError) Error() string {
 	}
 	return fmt.Sprintf("exit status %d", e.code)
 }
+
+// count says n nouns, in the singular for one.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -28,7 +28,12 @@ pump cycles with heat removed and pump energy; cooling energy; and thermal
 slowdown of the workload. The report states every definition and says why
 anything could not be computed. With --out it writes report.<format> and the
 figures (SVG and PNG) into that directory; otherwise it prints the report.`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("give one run directory: heatsink report RUN_DIR (got %s)", count(len(args), "argument"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := report.ParseFormat(format)
 			if err != nil {
@@ -37,20 +42,35 @@ figures (SVG and PNG) into that directory; otherwise it prints the report.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			run, err := analysis.Load(args[0])
+			rep, err := analyseRun(args[0], opts)
 			if err != nil {
 				return err
 			}
-			rep := analysis.Analyze(run, opts)
-			return emit(cmd, out, "report", f, func(w io.Writer, figs []report.Figure) error {
-				return report.Write(w, f, rep, figs)
-			}, func(dir string) ([]report.Figure, error) { return plot.WriteReport(dir, rep) })
+			return writeReport(cmd, rep, f, out)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
 	cmd.Flags().StringVar(&out, "out", "", "write report.<format> and the figures into this directory")
 	addAnalysisFlags(cmd.Flags(), &opts)
 	return cmd
+}
+
+// analyseRun loads the run directory dir and analyses it with opts.
+func analyseRun(dir string, opts analysis.Options) (*analysis.Report, error) {
+	run, err := analysis.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Analyze(run, opts), nil
+}
+
+// writeReport renders rep in format f to the command's output, or with out
+// set writes out/report.<ext> beside its figures. heatsink report and
+// heatsink run --report both go through it, so they always agree.
+func writeReport(cmd *cobra.Command, rep *analysis.Report, f report.Format, out string) error {
+	return emit(cmd, out, "report", f, func(w io.Writer, figs []report.Figure) error {
+		return report.Write(w, f, rep, figs)
+	}, func(dir string) ([]report.Figure, error) { return plot.WriteReport(dir, rep) })
 }
 
 // addAnalysisFlags binds the analysis options shared by report and compare.

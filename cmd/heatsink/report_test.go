@@ -138,8 +138,8 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "nope")}, "run.json"},
 		{[]string{"report", dir, "--tolerance", "-1"}, "tolerance -1 °C is negative"},
 		{[]string{"report", dir, "--window", "0s"}, "window 0s must be positive"},
-		{[]string{"report"}, "accepts 1 arg"},
-		{[]string{"compare", dir}, "requires at least 2 arg"},
+		{[]string{"report"}, "give one run directory"},
+		{[]string{"compare", dir}, "give two or more run directories"},
 	} {
 		_, stderr, err := heatsink(t, tc.args...)
 		if err == nil || !strings.Contains(stderr, tc.want) {

@@ -13,8 +13,17 @@ var version = "dev"
 func newRootCmd() *cobra.Command {
 	var logLevel string
 	root := &cobra.Command{
-		Use:           "heatsink",
-		Short:         "Run HPC and GPU workloads under thermal monitoring and analyse the heat",
+		Use:   "heatsink",
+		Short: "Run HPC and GPU workloads under thermal monitoring and analyse the heat",
+		Long: `heatsink records a node's sensors (CPU and NVMe temperatures, cpufreq, RAPL,
+NVIDIA GPUs, rack PDUs, immersion tanks) once a second while a workload runs,
+and analyses the recording: how fast each component heats up, how long it
+takes to return to idle, and what cooling cost.
+
+  heatsink sensors        what this machine exposes, one sample of each
+  heatsink run --workload cpu-stream --baseline 30s --load 2m --cooldown 2m --out run1 --report
+                          idle, load, cooldown recorded into run1, then the report
+  heatsink report run1    the report again (--format md, html or json)`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/analysis/report"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +26,7 @@ func newRunCmd() *cobra.Command {
 		configPath, out, stdout, workload, cooldown string
 		sets                                        []string
 		baseline, load, grace                       time.Duration
-		waitNominal                                 bool
+		waitNominal, withReport                     bool
 		launcher, partition                         string
 		nodes                                       int
 	)
@@ -58,7 +62,14 @@ included, and runs the command once per node with srun in the load phase. The
 nodes' agents (heatsink collect --jobs-dir, with the Prolog of deploy/slurm)
 record the sensors into InfluxDB, which this needs; at the end their readings
 are gathered into the run directory, so heatsink report covers every node, and
-the job's thermal summary is written there as job-ID-thermal.json.`,
+the job's thermal summary is written there as job-ID-thermal.json.
+
+With --report, once the run is closed, heatsink analyses it as heatsink report
+does (default thresholds): the text report on stdout (stderr when stdout
+carries points), and report.html with its figures (SVG and PNG) in the run
+directory. It is off by default: the run directory is the record, stdout
+belongs to the job, and heatsink report RUN_DIR re-analyses a run at any time
+with other thresholds.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, configPath)
 			if err != nil {
@@ -72,6 +83,20 @@ the job's thermal summary is written there as job-ID-thermal.json.`,
 			}
 			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !cfg.Sinks.Influx.Enabled() {
 				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+			}
+			if withReport && out == "" {
+				return errors.New("--report analyses the run directory: give --out DIR too")
+			}
+			if out != "" {
+				if err := checkNewRunDir(out); err != nil {
+					return err
+				}
+			}
+			// --stdout alone means lp, so "--stdout json" leaves json as the
+			// command to run: say what was meant instead of running it.
+			if f := cmd.Flags().Lookup("stdout"); f.Changed && stdout == f.NoOptDefVal && len(args) > 0 &&
+				cmd.ArgsLenAtDash() != 0 && (args[0] == "lp" || args[0] == "json") {
+				return fmt.Errorf("--stdout takes its format after '=': --stdout=%s", args[0])
 			}
 			// Everything that can be wrong with the job is found now, before
 			// the run directory exists and before the baseline.
@@ -92,7 +117,8 @@ the job's thermal summary is written there as job-ID-thermal.json.`,
 			opts.Config = cfg.Runner
 			opts.Stdout, opts.Stderr = io.Writer(os.Stdout), io.Writer(os.Stderr)
 			if stdout != "" || cfg.Sinks.Stdout != "" {
-				opts.Stdout = os.Stderr // stdout carries the points
+				opts.Stdout = os.Stderr // stdout carries the points,
+				cmd.SetOut(os.Stderr)   // and so not the report either
 			}
 
 			// Signals are caught from here on: the first stops the job in
@@ -160,11 +186,7 @@ the job's thermal summary is written there as job-ID-thermal.json.`,
 			if res.Status == workloads.StatusInterrupted && code == 0 {
 				code = 128 + int(signo.Load())
 			}
-			its := fmt.Sprintf("%d iterations", res.Iterations)
-			if res.Iterations == 1 {
-				its = "1 iteration"
-			}
-			summary := fmt.Sprintf("heatsink: run %s: %s, %s", c.runID, res.Status, its)
+			summary := fmt.Sprintf("heatsink: run %s: %s, %s", c.runID, res.Status, count(res.Iterations, "iteration"))
 			if res.JobStatus != nil {
 				summary += fmt.Sprintf(", job exit status %d", *res.JobStatus)
 			}
@@ -172,7 +194,12 @@ the job's thermal summary is written there as job-ID-thermal.json.`,
 				summary += " -> " + absDir(c.runDir)
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), summary)
-			if err := errors.Join(res.Err, finishErr); err != nil {
+			var reportErr error
+			if withReport && c.runDir != "" {
+				signal.Stop(sigs) // the job is over: a signal now ends heatsink at once
+				reportErr = reportRun(cmd, c.runDir)
+			}
+			if err := errors.Join(res.Err, finishErr, reportErr); err != nil {
 				return &exitError{code: max(code, 1), err: err}
 			}
 			if code != 0 {
@@ -196,12 +223,37 @@ the job's thermal summary is written there as job-ID-thermal.json.`,
 	f.StringVar(&launcher, "launcher", "local", "local, or slurm: run the command with srun on --nodes nodes of an allocation held for the whole run, recorded by the nodes' agents")
 	f.IntVar(&nodes, "nodes", 1, "with --launcher slurm, the number of nodes")
 	f.StringVar(&partition, "partition", "", "with --launcher slurm, the partition")
+	f.BoolVar(&withReport, "report", false, "after the run, print its report and write report.html and its figures into the run directory (needs --out)")
 	f.DurationVar(&grace, "grace", workloads.DefaultGrace, "time between SIGTERM and SIGKILL when the job is stopped (overrides runner.grace)")
 	f.Duration("interval", time.Second, "sampling interval")
 	f.Duration("deadline", 0, "per-source deadline (default half the interval)")
 	addRootFlags(cmd)
 	addInfluxFlags(cmd)
 	return cmd
+}
+
+// checkNewRunDir refuses a directory that already holds a run: the new run's
+// points would be appended to the old one's and its run.json replaced.
+func checkNewRunDir(dir string) error {
+	for _, name := range []string{rundir.MetaFile, rundir.PointsFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("--out %s already holds a run (%s): give a new directory", dir, name)
+		}
+	}
+	return nil
+}
+
+// reportRun analyses the run just recorded in dir: the text report on the
+// command's output, report.html and its figures in dir.
+func reportRun(cmd *cobra.Command, dir string) error {
+	rep, err := analyseRun(dir, analysis.DefaultOptions())
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := writeReport(cmd, rep, report.Text, ""); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return writeReport(cmd, rep, report.HTML, dir)
 }
 
 // jobOptions resolves the job: a built-in workload with validated

@@ -24,7 +24,13 @@ func newSensorsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sensors",
 		Short: "Discover every source and print one sample (like sensors + nvidia-smi)",
-		Args:  cobra.NoArgs,
+		Long: `sensors discovers every configured source, says what it found (or why a
+source is unavailable here), and prints one sample of each. It samples twice,
+one interval apart, and prints the second sample, so that readings derived
+from two (CPU utilisation, RAPL power) are there too. --sysfs-root and
+--proc-root read another machine's tree, such as the fixtures under
+sensors/testdata.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, configPath)
 			if err != nil {
@@ -35,7 +41,7 @@ func newSensorsCmd() *cobra.Command {
 				return err
 			}
 			defer closeSources(srcs)
-			snap := snapshot(cmd.Context(), srcs, cfg.Deadline*4)
+			snap := snapshot(cmd.Context(), srcs, cfg.Deadline*4, cfg.Interval)
 			if asJSON {
 				return writeSnapshotJSON(cmd.OutOrStdout(), snap)
 			}
@@ -58,28 +64,40 @@ type sourceSnapshot struct {
 	JSON      []collectors.JSONPoint `json:"points"`
 }
 
-// snapshot discovers and samples each source once, concurrently, each under
-// the timeout, so one hung source cannot hold up the listing.
-func snapshot(ctx context.Context, srcs []collectors.Source, timeout time.Duration) []sourceSnapshot {
+// snapshot discovers each source and samples it twice, interval apart,
+// keeping the second sample: a rate (CPU utilisation, RAPL power) needs a
+// reading before it. Sources run concurrently, each step under the timeout,
+// so one hung source cannot hold up the listing.
+func snapshot(ctx context.Context, srcs []collectors.Source, timeout, interval time.Duration) []sourceSnapshot {
 	out := make([]sourceSnapshot, len(srcs))
 	done := make(chan int, len(srcs))
-	now := time.Now().Truncate(time.Second)
+	first := time.Now().Truncate(interval)
+	second := first.Add(interval)
 	for i, s := range srcs {
 		out[i].Name = s.Name()
 		go func() {
 			defer func() { done <- i }()
-			sctx, cancel := context.WithTimeout(ctx, timeout)
+			dctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			t0 := time.Now()
-			if err := s.Discover(sctx); err != nil {
-				out[i].Error = err.Error()
+			if err := s.Discover(dctx); err != nil {
+				out[i].Error = absentReason(err)
 				return
 			}
 			out[i].Available = true
 			if d, ok := s.(collectors.Describer); ok {
 				out[i].Devices = d.Describe()
 			}
-			pts, err := s.Sample(sctx, now, nil)
+			// The first sample only primes the rates; its errors show
+			// again in the second if they last.
+			s.Sample(dctx, first, nil)
+			select {
+			case <-time.After(time.Until(second)):
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			t0 := time.Now()
+			pts, err := s.Sample(sctx, second, nil)
 			out[i].LatencyS = time.Since(t0).Seconds()
 			out[i].Points = pts
 			if err != nil {
@@ -87,7 +105,7 @@ func snapshot(ctx context.Context, srcs []collectors.Source, timeout time.Durati
 			}
 		}()
 	}
-	timer := time.NewTimer(timeout + time.Second)
+	timer := time.NewTimer(2*timeout + interval + time.Second)
 	defer timer.Stop()
 	for range srcs {
 		select {
@@ -102,6 +120,16 @@ func snapshot(ctx context.Context, srcs []collectors.Source, timeout time.Durati
 		}
 	}
 	return out
+}
+
+// absentReason is the text of a discovery error. A source whose hardware is
+// absent wraps errors.ErrUnsupported, for the collector to tell absent from
+// broken; its "unsupported operation" suffix says nothing to a reader.
+func absentReason(err error) string {
+	if errors.Is(err, errors.ErrUnsupported) {
+		return strings.TrimSuffix(err.Error(), ": "+errors.ErrUnsupported.Error())
+	}
+	return err.Error()
 }
 
 func writeSnapshotJSON(w io.Writer, snap []sourceSnapshot) error {
