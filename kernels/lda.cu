@@ -13,7 +13,9 @@
 // Per iteration:
 //   lda_topics, lda_tables      T -> denominators, shared-branch tables
 //   lda_prep_dense, _sparse     W -> per-word φ̂, e prefixes, statistics
-//   lda_sample_dense, _sparse   every token's new topic (three-branch)
+//   lda_sample_dense, _sparse   every token's new topic (three-branch):
+//                               dense and medium words a block per unit,
+//                               small words in chunks
 //   lda_count_topics, lda_count_dense, lda_rows_small, lda_rows_large
 //                               the rebuild of T, W and D from the topics
 // plus lda_init (the initial topics), lda_ll_* (log-likelihood terms),
@@ -366,9 +368,11 @@ __device__ __forceinline__ u32 lda_word_phi(const u32 *phiRow, const u32 *sTop, 
 }
 
 // lda_token samples word-major token p of a word whose statistics are
-// st32/st64: a dense word (phiRow, epreRow set) or a sparse one (sTop,
-// sPhi, sEpre, sLen). It returns the topic, and adds 1 to *took when the
-// shortcut decided.
+// st32/st64. φ̂ comes from phiRow (K entries: a dense row, or a medium
+// word's row expanded) or, when phiRow is null, from merging the sparse
+// row (sTop, sPhi, sLen) with the document's; the word branch searches
+// epreRow (a dense row's prefix of e) or, when null, sEpre (by entry). It
+// returns the topic, and adds 1 to *took when the shortcut decided.
 __device__ u32 lda_token(u32 p, const u32 *st32, const u64 *st64, const u32 *phiRow, const u64 *epreRow,
                          const u32 *sTop, const u32 *sPhi, const u64 *sEpre, u32 sLen, const u32 *zphi,
                          const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx, const u32 *docOff,
@@ -418,17 +422,17 @@ __device__ u32 lda_token(u32 p, const u32 *st32, const u64 *st64, const u32 *phi
     x -= sdoc;
     if (x < ew - e1) {
         // Smallest index with prefix - (topic >= kmax ? e1 : 0) > x.
-        u32 n = phiRow ? K : sLen, lo = 0, hi = n - 1;
+        u32 n = epreRow ? K : sLen, lo = 0, hi = n - 1;
         while (lo < hi) {
             u32 mid = (lo + hi) / 2;
-            u32 k = phiRow ? mid : sTop[mid];
-            u64 v = (phiRow ? epreRow[mid] : sEpre[mid]) - (k >= kmax ? e1 : 0);
+            u32 k = epreRow ? mid : sTop[mid];
+            u64 v = (epreRow ? epreRow[mid] : sEpre[mid]) - (k >= kmax ? e1 : 0);
             if (v > x)
                 hi = mid;
             else
                 lo = mid + 1;
         }
-        return phiRow ? lo : sTop[lo];
+        return epreRow ? lo : sTop[lo];
     }
     x -= ew - e1;
     const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
@@ -443,35 +447,51 @@ __device__ u32 lda_token(u32 p, const u32 *st32, const u64 *st64, const u32 *phi
     return lo;
 }
 
-// lda_sample_dense: block per dense unit (word, lo, hi); the word's φ̂ row
-// is staged in shared memory when phiShared (K·4 bytes of dynamic shared
-// memory), read from global memory otherwise.
-extern "C" __global__ void lda_sample_dense(const u32 *units, const u32 *phiD, const u64 *epreD, const u32 *ws32,
-                                            const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K,
-                                            const u32 *tokDoc, const u32 *tokIdx, const u32 *docOff, const u32 *dTop,
-                                            const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter, u32 shortcut,
-                                            u32 phiShared, u32 *znew, u64 *nshort)
+// lda_sample_dense: block per unit (word, lo, hi) of a dense word, or of a
+// medium word when medium is set; the word's φ̂ of every topic is staged
+// in shared memory (K·4 bytes of dynamic shared memory): its dense row, or
+// its sparse row expanded over the shared zero-count values.
+extern "C" __global__ void lda_sample_dense(const u32 *units, u32 medium, const u32 *phiD, const u64 *epreD,
+                                            const u32 *wordOff, u32 sparseBase, const u32 *wTop, const u32 *wLen,
+                                            const u32 *phiS, const u64 *epreS, const u32 *ws32, const u64 *ws64,
+                                            const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc,
+                                            const u32 *tokIdx, const u32 *docOff, const u32 *dTop, const u32 *dCnt,
+                                            const u32 *dLen, u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
 {
     LDA_DYNAMIC_SHARED(u32, rowBuf);
     u32 w = units[3 * (u64)blockIdx.x], lo = units[3 * (u64)blockIdx.x + 1], hi = units[3 * (u64)blockIdx.x + 2];
-    const u32 *row = phiD + (u64)w * K;
-    if (phiShared) {
+    const u32 *sTop = 0, *sPhi = 0;
+    const u64 *sEpre = 0, *epreRow = 0;
+    u32 sLen = 0;
+    if (medium) {
+        u32 base = wordOff[w] - sparseBase;
+        sTop = wTop + base;
+        sPhi = phiS + base;
+        sEpre = epreS + base;
+        sLen = wLen[w];
+        const u32 *zrow = zphi + (u64)(ws32[4 * (u64)w] - LDA_MIN_SCALE) * K;
         for (u32 k = threadIdx.x; k < K; k += blockDim.x)
-            rowBuf[k] = row[k];
+            rowBuf[k] = zrow[k];
         __syncthreads();
-        row = rowBuf;
+        for (u32 i = threadIdx.x; i < sLen; i += blockDim.x)
+            rowBuf[sTop[i]] = sPhi[i];
+    } else {
+        epreRow = epreD + (u64)w * K;
+        for (u32 k = threadIdx.x; k < K; k += blockDim.x)
+            rowBuf[k] = phiD[(u64)w * K + k];
     }
+    __syncthreads();
     u32 took = 0;
     for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x)
-        znew[p] = lda_token(p, ws32 + 4 * (u64)w, ws64 + 3 * (u64)w, row, epreD + (u64)w * K, 0, 0, 0, 0, zphi, gpre,
-                            K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed, iter, shortcut, &took);
+        znew[p] = lda_token(p, ws32 + 4 * (u64)w, ws64 + 3 * (u64)w, rowBuf, epreRow, sTop, sPhi, sEpre, sLen, zphi,
+                            gpre, K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed, iter, shortcut, &took);
     if (took)
         atomicAdd(nshort, (u64)took);
 }
 
-// lda_sample_sparse: persistent blocks take sparse units (lo, hi, first
-// word, last word) from *counter (zeroed before the launch) until none
-// are left: EZLDA's atomic hand-out of small words.
+// lda_sample_sparse: persistent blocks take units (lo, hi, first word,
+// last word) of small words from *counter (zeroed before the launch) until
+// none are left: EZLDA's atomic hand-out of small words.
 extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 nunits, u32 *counter, const u32 *wordOff,
                                              u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS,
                                              const u64 *epreS, const u32 *ws32, const u64 *ws64, const u32 *zphi,

@@ -227,47 +227,108 @@ func (e *cpuEngine) prepare() {
 	})
 }
 
+// wordView is what sampling a word's tokens reads of the word.
+type wordView struct {
+	st *wordStat
+	// phi is the word's φ̂ of every topic (its dense row, or its sparse
+	// row expanded), or nil: then φ̂ comes from merging top/phiS with the
+	// document's row, zphi for topics the word lacks.
+	phi []uint32
+	// epre is the dense row's prefix of e, or nil: then epreS, by entry.
+	epre            []uint64
+	top, phiS, zphi []uint32
+	epreS           []uint64
+	// cum and cumTop are the goroutine's scratch for the document branch
+	// (room for the longest document).
+	cum    []uint64
+	cumTop []uint32
+}
+
+// view prepares word w's view; expand is the goroutine's K-entry scratch
+// for a medium word's expanded row.
+func (e *cpuEngine) view(w uint32, expand []uint32) wordView {
+	l, c, tc := e.l, e.c, e.tc
+	st := &e.stats[w]
+	v := wordView{st: st, zphi: tc.zphi[int(st.s)-minScale]}
+	if int(w) < l.dense {
+		v.phi, v.epre = e.phiD[int(w)*l.k:int(w+1)*l.k], e.epreD[int(w)*l.k:int(w+1)*l.k]
+		return v
+	}
+	base := l.wordOff[w] - l.sparseBase
+	n := c.wLen[w]
+	v.top, v.phiS, v.epreS = c.wTop[base:base+n], e.phiS[base:base+n], e.epreS[base:base+n]
+	if int(w) < l.medium {
+		copy(expand, v.zphi)
+		for i, t := range v.top {
+			expand[t] = v.phiS[i]
+		}
+		v.phi = expand
+	}
+	return v
+}
+
 // sample draws every token's new topic into znew and returns how many
 // took the shortcut.
 func (e *cpuEngine) sample() int64 {
 	l := e.l
-	nd, ns := l.nDenseUnits(), l.nSparseUnits()
+	nd, nm, ns := l.nDenseUnits(), l.nMediumUnits(), l.nSparseUnits()
 	var shortcuts atomic.Int64
+	type scratch struct {
+		expand, cumTop []uint32
+		cum            []uint64
+	}
+	pool := sync.Pool{New: func() any {
+		return &scratch{expand: make([]uint32, l.k), cumTop: make([]uint32, l.maxDocLen), cum: make([]uint64, l.maxDocLen)}
+	}}
 	unit := func(u int) {
 		var n int64
-		if u < nd {
-			w, lo, hi := l.denseUnits[3*u], l.denseUnits[3*u+1], l.denseUnits[3*u+2]
-			for p := lo; p < hi; p++ {
-				n += e.sampleToken(p, w, true)
+		sc := pool.Get().(*scratch)
+		defer pool.Put(sc)
+		switch {
+		case u < nd+nm:
+			units := l.denseUnits
+			if u >= nd {
+				units, u = l.mediumUnits, u-nd
 			}
-		} else {
-			u -= nd
-			lo, hi, w := l.sparseUnits[4*u], l.sparseUnits[4*u+1], l.sparseUnits[4*u+2]
+			w, lo, hi := units[3*u], units[3*u+1], units[3*u+2]
+			v := e.view(w, sc.expand)
+			v.cum, v.cumTop = sc.cum, sc.cumTop
 			for p := lo; p < hi; p++ {
-				for l.wordOff[w+1] <= p {
-					w++
+				n += e.sampleToken(p, &v)
+			}
+		default:
+			u -= nd + nm
+			lo, hi, w := l.sparseUnits[4*u], l.sparseUnits[4*u+1], l.sparseUnits[4*u+2]
+			v := e.view(w, nil)
+			v.cum, v.cumTop = sc.cum, sc.cumTop
+			for p := lo; p < hi; p++ {
+				if l.wordOff[w+1] <= p {
+					for l.wordOff[w+1] <= p {
+						w++
+					}
+					v = e.view(w, nil)
+					v.cum, v.cumTop = sc.cum, sc.cumTop
 				}
-				n += e.sampleToken(p, w, false)
+				n += e.sampleToken(p, &v)
 			}
 		}
 		shortcuts.Add(n)
 	}
 	if e.opt.Static {
-		staticUnits(nd+ns, e.threadsCount, unit)
+		staticUnits(nd+nm+ns, e.threadsCount, unit)
 	} else {
-		balancedUnits(nd+ns, e.threadsCount, unit)
+		balancedUnits(nd+nm+ns, e.threadsCount, unit)
 	}
 	return shortcuts.Load()
 }
 
-// sampleToken samples word-major token p of word w into znew; it returns
-// 1 if the shortcut decided it.
-func (e *cpuEngine) sampleToken(p, w uint32, dense bool) int64 {
-	l, c, tc := e.l, e.c, e.tc
+// sampleToken samples word-major token p of the word v views into znew;
+// it returns 1 if the shortcut decided it.
+func (e *cpuEngine) sampleToken(p uint32, v *wordView) int64 {
+	l, c := e.l, e.c
 	d := l.tokDoc[p]
 	r := tokenUniform(e.cfg.Seed, e.iter, l.tokIdx[p])
-	st := &e.stats[w]
-	s := int(st.s)
+	st := v.st
 	dlo := l.docOff[d]
 	dTop, dCnt := c.dTop[dlo:dlo+c.dLen[d]], c.dCnt[dlo:dlo+c.dLen[d]]
 	b1 := uint32(0)
@@ -283,73 +344,68 @@ func (e *cpuEngine) sampleToken(p, w uint32, dense bool) int64 {
 			return 1
 		}
 	}
-	// φ̂ of the document's topics for this word.
-	var phiDense []uint32
-	var wTop, phiSparse []uint32
-	var epreSparse []uint64
-	zphi := tc.zphi[s-minScale]
-	if dense {
-		phiDense = e.phiD[int(w)*l.k : int(w+1)*l.k]
-	} else {
-		base := l.wordOff[w] - l.sparseBase
-		n := c.wLen[w]
-		wTop, phiSparse, epreSparse = c.wTop[base:base+n], e.phiS[base:base+n], e.epreS[base:base+n]
-	}
-	phiAt := func(k uint32, j *int) uint32 {
-		if dense {
-			return phiDense[k]
-		}
-		for *j < len(wTop) && wTop[*j] < k {
-			*j++
-		}
-		if *j < len(wTop) && wTop[*j] == k {
-			return phiSparse[*j]
-		}
-		return zphi[k]
-	}
+	m := v.docBranch(dTop, dCnt)
 	sDoc := uint64(0)
-	j := 0
-	for i, k := range dTop {
-		if k != st.kmax {
-			sDoc += uint64(dCnt[i]) * uint64(phiAt(k, &j))
-		}
+	if m > 0 {
+		sDoc = v.cum[m-1]
 	}
 	x := scaleUniform(r, front+sDoc+rest)
-	if x < front {
+	switch {
+	case x < front:
 		e.znew[p] = st.kmax
 		return 0
-	}
-	x -= front
-	if x < sDoc {
-		acc := uint64(0)
-		j = 0
-		for i, k := range dTop {
-			if k != st.kmax {
-				acc += uint64(dCnt[i]) * uint64(phiAt(k, &j))
-				if acc > x {
-					e.znew[p] = k
-					return 0
-				}
-			}
-		}
-		panic("lda: document branch overran its total")
-	}
-	x -= sDoc
-	if x < st.ew-st.e1 {
-		// Smallest k with P'(k) = epre[k] - (k >= kmax ? e1 : 0) > x.
-		if dense {
-			epre := e.epreD[int(w)*l.k : int(w+1)*l.k]
-			k := firstAbove(len(epre), func(i int) uint64 { return epre[i] - excl(uint32(i), st.kmax, st.e1) }, x)
-			e.znew[p] = uint32(k)
-			return 0
-		}
-		i := firstAbove(len(epreSparse), func(i int) uint64 { return epreSparse[i] - excl(wTop[i], st.kmax, st.e1) }, x)
-		e.znew[p] = wTop[i]
+	case x-front < sDoc:
+		e.znew[p] = v.cumTop[firstAbove(m, func(i int) uint64 { return v.cum[i] }, x-front)]
 		return 0
 	}
-	x -= st.ew - st.e1
-	e.znew[p] = tc.searchShared(s, x)
+	x -= front + sDoc
+	if x < st.ew-st.e1 {
+		// Smallest k with P'(k) = prefix(k) - (k >= kmax ? e1 : 0) > x.
+		if v.epre != nil {
+			e.znew[p] = uint32(firstAbove(len(v.epre), func(i int) uint64 { return v.epre[i] - excl(uint32(i), st.kmax, st.e1) }, x))
+		} else {
+			e.znew[p] = v.top[firstAbove(len(v.epreS), func(i int) uint64 { return v.epreS[i] - excl(v.top[i], st.kmax, st.e1) }, x)]
+		}
+		return 0
+	}
+	e.znew[p] = e.tc.searchShared(int(st.s), x-(st.ew-st.e1))
 	return 0
+}
+
+// docBranch walks the document's topics other than kmax, writing the
+// running sum of D[d][k]·φ̂[k] and the topic of each into cum and cumTop;
+// it returns how many (the sum S is the last).
+func (v *wordView) docBranch(dTop, dCnt []uint32) int {
+	kmax := v.st.kmax
+	acc := uint64(0)
+	m := 0
+	if v.phi != nil {
+		for i, k := range dTop {
+			if k != kmax {
+				acc += uint64(dCnt[i]) * uint64(v.phi[k])
+				v.cum[m], v.cumTop[m] = acc, k
+				m++
+			}
+		}
+		return m
+	}
+	j := 0
+	for i, k := range dTop {
+		if k == kmax {
+			continue
+		}
+		for j < len(v.top) && v.top[j] < k {
+			j++
+		}
+		ph := v.zphi[k]
+		if j < len(v.top) && v.top[j] == k {
+			ph = v.phiS[j]
+		}
+		acc += uint64(dCnt[i]) * uint64(ph)
+		v.cum[m], v.cumTop[m] = acc, k
+		m++
+	}
+	return m
 }
 
 // excl is what the front interval took from the word branch's prefix at k.

@@ -21,6 +21,10 @@ const (
 	gpuHistPerSM = 2 // topic-histogram blocks per SM
 )
 
+// The CPU emulator of lda.cu (internal/ldaemu, -tags ldaemu) records the
+// source's hash, so that Go's build cache rebuilds it when lda.cu changes.
+//go:generate ./internal/ldaemu/stamp.sh
+
 // gpuFunctions are the kernels of lda.cu.
 var gpuFunctions = []string{
 	"lda_init", "lda_topics", "lda_tables", "lda_prep_dense", "lda_prep_sparse", "lda_sample_dense",
@@ -62,13 +66,11 @@ type gpuEngine struct {
 	iter  uint32
 	// twoBranch turns the max-topic shortcut off.
 	twoBranch bool
-	// phiShared: lda_sample_dense stages φ̂ rows in shared memory.
-	phiShared bool
 	allocated int64
 
 	// The layout.
 	wordOff, tokDoc, tokIdx, docOff, docTok      gpuBuffer
-	denseUnits, sparseUnits                      gpuBuffer
+	denseUnits, mediumUnits, sparseUnits         gpuBuffer
 	smallDocs, largeDocs, smallWords, largeWords gpuBuffer
 	// The state: topics and counts.
 	z, znew, t, wd, wTop, wCnt, wLen, dTop, dCnt, dLen gpuBuffer
@@ -132,7 +134,6 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 			}
 		}
 	}
-	g.phiShared = true
 	free, err := d.MemFree()
 	if err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func formatOf(l *layout) string {
 func gpuBytes(l *layout) int64 {
 	v, k, n, d := int64(l.v), int64(l.k), int64(l.n), int64(l.d)
 	dense, ns := int64(l.dense), n-int64(l.sparseBase)
-	b := 4 * (v + 1 + 3*n + d + 1 + int64(len(l.denseUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords)))
+	b := 4 * (v + 1 + 3*n + d + 1 + int64(len(l.denseUnits)+len(l.mediumUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords)))
 	b += 4 * (2*n + k + dense*k + 3*ns + v + 2*n + d) // z, znew, T, Wd, wTop/wCnt/phiS, wLen, dTop/dCnt, dLen
 	b += 8*(k+2) + gpuScales*k*12 + 4*gpuScales + 4   // denom, consts, zphi, gpre, zphiMax, nscales
 	b += 16*v + 12*v + 4*dense*k + 8*dense*k + 8*ns   // ws32, ws64, phiD, epreD, epreS
@@ -215,7 +216,7 @@ func (g *gpuEngine) upload() error {
 		data []uint32
 	}{
 		{&g.wordOff, l.wordOff}, {&g.tokDoc, l.tokDoc}, {&g.tokIdx, l.tokIdx}, {&g.docOff, l.docOff},
-		{&g.docTok, l.docTok}, {&g.denseUnits, l.denseUnits}, {&g.sparseUnits, l.sparseUnits},
+		{&g.docTok, l.docTok}, {&g.denseUnits, l.denseUnits}, {&g.mediumUnits, l.mediumUnits}, {&g.sparseUnits, l.sparseUnits},
 		{&g.smallDocs, l.smallDocs}, {&g.largeDocs, l.largeDocs}, {&g.smallWords, l.smallWords},
 		{&g.largeWords, l.largeWords},
 	} {
@@ -327,14 +328,16 @@ func (g *gpuEngine) step(ctx context.Context) (stepStats, error) {
 		if g.twoBranch {
 			shortcut = 0
 		}
-		phiShared, smem := uint32(0), 0
-		if g.phiShared {
-			phiShared, smem = 1, 4*l.k
-		}
-		if err := g.launch("lda_sample_dense", l.nDenseUnits(), smem, g.denseUnits, g.phiD, g.epreD, g.ws32, g.ws64,
-			g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut,
-			phiShared, g.znew, g.nshort); err != nil {
-			return err
+		for _, u := range []struct {
+			units  gpuBuffer
+			n      int
+			medium uint32
+		}{{g.denseUnits, l.nDenseUnits(), 0}, {g.mediumUnits, l.nMediumUnits(), 1}} {
+			if err := g.launch("lda_sample_dense", u.n, 4*l.k, u.units, u.medium, g.phiD, g.epreD, g.wordOff, l.sparseBase,
+				g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
+				g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
+				return err
+			}
 		}
 		persist := min(l.nSparseUnits(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
 		return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(l.nSparseUnits()), g.counter,
@@ -553,7 +556,7 @@ func (g *gpuEngine) close() error {
 func (g *gpuEngine) freeBuffers() error {
 	var errs []error
 	for _, b := range []*gpuBuffer{
-		&g.wordOff, &g.tokDoc, &g.tokIdx, &g.docOff, &g.docTok, &g.denseUnits, &g.sparseUnits,
+		&g.wordOff, &g.tokDoc, &g.tokIdx, &g.docOff, &g.docTok, &g.denseUnits, &g.mediumUnits, &g.sparseUnits,
 		&g.smallDocs, &g.largeDocs, &g.smallWords, &g.largeWords,
 		&g.z, &g.znew, &g.t, &g.wd, &g.wTop, &g.wCnt, &g.wLen, &g.dTop, &g.dCnt, &g.dLen,
 		&g.denom, &g.consts, &g.zphi, &g.gpre, &g.zphiMax, &g.nscales,

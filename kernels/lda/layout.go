@@ -53,17 +53,19 @@ type layout struct {
 	// Word w's tokens are [wordOff[w], wordOff[w+1]) in word-major order.
 	wordOff []uint32
 	// Words [0, dense) have dense rows; sparseBase is wordOff[dense],
-	// where the sparse words' tokens (and their rows' room) begin.
-	dense      int
-	sparseBase uint32
+	// where the sparse words' tokens (and their rows' room) begin. Sparse
+	// words [dense, medium) are medium, the rest small.
+	dense, medium int
+	sparseBase    uint32
 	// Per word-major token: its document and its corpus index.
 	tokDoc, tokIdx []uint32
 	// docOff is the corpus's; docTok[j] is the word-major position of
 	// corpus token j, so document d's tokens are docTok[docOff[d]:docOff[d+1]].
 	docOff, docTok []uint32
-	// denseUnits: (word, lo, hi) triples; sparseUnits: (lo, hi, first
-	// word, last word) quadruples, in word-major token positions.
-	denseUnits, sparseUnits []uint32
+	// denseUnits and mediumUnits: (word, lo, hi) triples; sparseUnits:
+	// (lo, hi, first word, last word) quadruples over the small words; in
+	// word-major token positions.
+	denseUnits, mediumUnits, sparseUnits []uint32
 	// Rows the rebuild handles per thread (small) or per block (large).
 	smallDocs, largeDocs, smallWords, largeWords []uint32
 	// Largest document, for the CPU's scratch space.
@@ -71,6 +73,7 @@ type layout struct {
 }
 
 func (l *layout) nDenseUnits() int  { return len(l.denseUnits) / 3 }
+func (l *layout) nMediumUnits() int { return len(l.mediumUnits) / 3 }
 func (l *layout) nSparseUnits() int { return len(l.sparseUnits) / 4 }
 
 // newLayout lays c out for k topics.
@@ -119,13 +122,22 @@ func newLayout(c *Corpus, k int, f Format) (*layout, error) {
 		}
 	}
 
-	for w := 0; w < l.dense; w++ {
+	l.medium = l.dense
+	for l.medium < l.v && count[l.orig[l.medium]] > mediumMin(k) {
+		l.medium++
+	}
+	for w := 0; w < l.medium; w++ {
 		for lo := l.wordOff[w]; lo < l.wordOff[w+1]; lo += DenseUnit {
-			l.denseUnits = append(l.denseUnits, uint32(w), lo, min(lo+DenseUnit, l.wordOff[w+1]))
+			u := []uint32{uint32(w), lo, min(lo+DenseUnit, l.wordOff[w+1])}
+			if w < l.dense {
+				l.denseUnits = append(l.denseUnits, u...)
+			} else {
+				l.mediumUnits = append(l.mediumUnits, u...)
+			}
 		}
 	}
-	w := l.dense
-	for lo := l.sparseBase; lo < uint32(l.n); lo += SparseChunk {
+	w := l.medium
+	for lo := l.wordOff[l.medium]; lo < uint32(l.n); lo += SparseChunk {
 		hi := min(lo+SparseChunk, uint32(l.n))
 		for l.wordOff[w+1] <= lo {
 			w++
@@ -153,6 +165,14 @@ func newLayout(c *Corpus, k int, f Format) (*layout, error) {
 	return l, nil
 }
 
+// mediumMin is the most tokens a small word has at k topics. A sparse
+// word with more is medium: it gets units of its own, and its row is
+// expanded into K φ̂ values (in shared memory on the GPU) for them, so a
+// token finds φ̂ of its document's topics at once; a small word's tokens
+// are packed into chunks, and find φ̂ by merging the word's row (at most
+// mediumMin entries) with the document's.
+func mediumMin(k int) int { return max(smallRow, k/16) }
+
 // wordOf is the word of word-major token p among words [lo, hi].
 func (l *layout) wordOf(p uint32, lo, hi uint32) uint32 {
 	for lo < hi {
@@ -172,5 +192,5 @@ func (l *layout) docLen(d uint32) uint32 { return l.docOff[d+1] - l.docOff[d] }
 // Bytes is what the layout's arrays take, for the memory comparison.
 func (l *layout) bytes() int64 {
 	return 4 * int64(len(l.wordOff)+len(l.tokDoc)+len(l.tokIdx)+len(l.docOff)+len(l.docTok)+
-		len(l.denseUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords))
+		len(l.denseUnits)+len(l.mediumUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords))
 }

@@ -61,22 +61,22 @@ func newModel(l *layout, cfg Config, corp *Corpus, c *counts, z []uint32) *Model
 	return m
 }
 
-// TopWords are topic k's n words with the most tokens, most first (ties
-// by word id).
-func (m *Model) TopWords(k, n int) []string {
-	type wc struct{ w, c int }
-	var all []wc
+// TopWords are each topic's n words with the most tokens, most first
+// (ties by word id).
+func (m *Model) TopWords(n int) [][]string {
+	type wc struct{ w, c uint32 }
+	byTopic := make([][]wc, len(m.T))
 	for v := range m.Vocab {
 		for _, e := range m.Words[m.WordOff[v]:m.WordOff[v+1]] {
-			if int(e.Topic) == k {
-				all = append(all, wc{v, int(e.Count)})
-			}
+			byTopic[e.Topic] = append(byTopic[e.Topic], wc{uint32(v), e.Count})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b wc) int { return b.c - a.c })
-	out := make([]string, 0, n)
-	for _, x := range all[:min(n, len(all))] {
-		out = append(out, m.Vocab[x.w])
+	out := make([][]string, len(m.T))
+	for k, all := range byTopic {
+		slices.SortStableFunc(all, func(a, b wc) int { return int(b.c) - int(a.c) })
+		for _, x := range all[:min(n, len(all))] {
+			out[k] = append(out[k], m.Vocab[x.w])
+		}
 	}
 	return out
 }
@@ -90,10 +90,11 @@ func (m *Model) WriteTopics(w io.Writer, n int) error {
 	for _, t := range m.T {
 		total += int(t)
 	}
+	top := m.TopWords(n)
 	bw := bufio.NewWriter(w)
 	for k := range m.T {
 		fmt.Fprintf(bw, "topic %d (%.1f%% of tokens):", k, 100*float64(m.T[k])/float64(total))
-		for _, word := range m.TopWords(k, n) {
+		for _, word := range top[k] {
 			fmt.Fprintf(bw, " %s", word)
 		}
 		fmt.Fprintln(bw)

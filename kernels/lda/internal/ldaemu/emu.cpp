@@ -2,6 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
+// lda.cu sha256: e0b89595e70f03b5dbe4e390001d006f2354edf7bc4594f1074b9ac095c865e1
 #include "shim.h"
 #include "../../../lda.cu"
 
