@@ -135,20 +135,43 @@ func TestSlurmFleet(t *testing.T) {
 		}
 		return p
 	}
+	// The scripts of deploy/slurm, their settings pointed at this test's
+	// directories: each node's jobs directory is its own, as on separate
+	// machines.
+	deployScript := func(name string, set map[string]string, export string) string {
+		b, err := os.ReadFile(filepath.Join("../../deploy/slurm", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if k, _, ok := strings.Cut(l, "="); ok && set[k] != "" {
+				lines[i] = k + "=" + set[k]
+				delete(set, k)
+			}
+		}
+		if len(set) > 0 {
+			t.Fatalf("deploy/slurm/%s has no setting %v", name, set)
+		}
+		if export != "" {
+			lines = append(lines[:1], append([]string{export}, lines[1:]...)...)
+		}
+		return script(name, strings.Join(lines[1:], "\n"))
+	}
 	conf := filepath.Join(dir, "summary.yaml")
 	os.WriteFile(conf, []byte(fmt.Sprintf("interval: 500ms\nsinks:\n  influx: {url: %s, bucket: %s, spool_dir: %s}\n",
 		db.URL(), influxtest.Bucket, filepath.Join(dir, "spool-ctld"))), 0o644)
-	// The scripts of deploy/slurm, pointed at this test's directories: each
-	// node's jobs directory is its own, as on separate machines.
+	jobsDir := dir + "/jobs/$SLURMD_NODENAME"
 	cluster := slurmtest.Start(t, slurmtest.Options{
 		Nodes:           2,
-		Prolog:          script("prolog", "exec "+bin+" slurm prolog --jobs-dir "+dir+"/jobs/$SLURMD_NODENAME"),
-		Epilog:          script("epilog", "exec "+bin+" slurm epilog --jobs-dir "+dir+"/jobs/$SLURMD_NODENAME"),
-		EpilogSlurmctld: script("epilog-ctld", "exit 0"), // written below, once slurm.conf exists
+		Prolog:          deployScript("prolog.sh", map[string]string{"HEATSINK": bin, "JOBS_DIR": jobsDir}, ""),
+		Epilog:          deployScript("epilog.sh", map[string]string{"HEATSINK": bin, "JOBS_DIR": jobsDir}, ""),
+		EpilogSlurmctld: script("epilog-slurmctld.sh", "exit 0"), // written below, once slurm.conf exists
 	})
-	// slurmctld gives EpilogSlurmctld neither PATH nor SLURM_CONF; a site's
-	// slurm.conf is where scontrol looks by default, this one is not.
-	script("epilog-ctld", "export SLURM_CONF="+cluster.Conf+"\nexec "+bin+" slurm summary --config "+conf+" --baseline 2s --wait 60s >>"+dir+"/summary.log 2>&1")
+	// slurmctld gives EpilogSlurmctld no SLURM_CONF; a site's slurm.conf is
+	// where scontrol looks by default, this one is not.
+	deployScript("epilog-slurmctld.sh", map[string]string{"HEATSINK": bin, "CONFIG": conf, "LOG": dir + "/summary.log"},
+		"export SLURM_CONF="+cluster.Conf)
 	env := append(os.Environ(), cluster.Client.Env...)
 
 	var nodes []*fleetNode
