@@ -191,6 +191,59 @@ extern "C" __global__ void ri_tv_block(const int *__restrict__ units,
         out[e] = acc[e];
 }
 
+// ri_tv_warp is ri_tv_block with a warp per occurrence: the lanes share out
+// the occurrence's (neighbour, entry) pairs, so the lanes reading one
+// neighbour's index vector read consecutive words (one or two sectors
+// instead of a sector per lane), and a warp's loop bounds are uniform.
+// Same parameters, shared memory and result as ri_tv_block.
+extern "C" __global__ void ri_tv_warp(const int *__restrict__ units,
+                                      const int *__restrict__ list,
+                                      const int *__restrict__ tok,
+                                      const int *__restrict__ idx, int k, int d, int w,
+                                      int permute, int window, int *__restrict__ rows)
+{
+    RI_SHARED_ARRAY(int, acc);
+    const long long u = blockIdx.x;
+    const int lo = units[3 * u], hi = units[3 * u + 1];
+    const long long row = units[3 * u + 2];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int e = threadIdx.x; e < d; e += blockDim.x)
+        acc[e] = 0;
+    __syncthreads();
+    for (int i = lo + warp; i < hi; i += warps) {
+        const int p = list[i];
+        if (!window) {
+            const int *v = idx + (long long)p * k;
+            for (int x = lane; x < k; x += 32) {
+                const int ent = v[x];
+                atomicAdd(&acc[ent >= 0 ? ent : ~ent], ent >= 0 ? 1 : -1);
+            }
+            continue;
+        }
+        int a, b;
+        windowOf(tok, p, w, a, b);
+        const int total = (b - a) * k; // neighbours (the window less p) times entries
+        for (int x = lane; x < total; x += 32) {
+            const int j = x / k;
+            int q = a + j;
+            if (q >= p)
+                q++;
+            const int ent = idx[(long long)tok[q] * k + (x - j * k)];
+            int pos = ent >= 0 ? ent : ~ent;
+            if (permute) {
+                pos += rotation(q - p, d);
+                if (pos >= d)
+                    pos -= d;
+            }
+            atomicAdd(&acc[pos], ent >= 0 ? 1 : -1);
+        }
+    }
+    __syncthreads();
+    int *out = rows + row * d;
+    for (int e = threadIdx.x; e < d; e += blockDim.x)
+        out[e] = acc[e];
+}
+
 // ri_tv_thread is the paper's kernel: one thread per unit, adding into the
 // unit's own row of global memory (zeroed by the host), no atomics.
 extern "C" __global__ void ri_tv_thread(const int *__restrict__ units, int nunits,

@@ -23,7 +23,7 @@ const (
 
 // gpuFunctions are the kernels of ri.cu.
 var gpuFunctions = []string{
-	"ri_index_vectors", "ri_tv_block", "ri_tv_thread", "ri_combine_i32", "ri_combine_f32",
+	"ri_index_vectors", "ri_tv_block", "ri_tv_warp", "ri_tv_thread", "ri_combine_i32", "ri_combine_f32",
 	"ri_retrain_window", "ri_gather", "ri_normalise_i32", "ri_normalise_f32", "ri_row_sums",
 }
 
@@ -87,10 +87,10 @@ func newGPUEngine(_ context.Context, sh *shared, dev Device) (*gpuEngine, error)
 // engine.
 func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err error) {
 	if kernel == "" {
-		kernel = KernelBlock
+		kernel = KernelWarp
 	}
-	if kernel != KernelBlock && kernel != KernelThread {
-		return nil, fmt.Errorf("GPU kernel %q: want %s or %s", kernel, KernelBlock, KernelThread)
+	if kernel != KernelBlock && kernel != KernelWarp && kernel != KernelThread {
+		return nil, fmt.Errorf("GPU kernel %q: want %s, %s or %s", kernel, KernelWarp, KernelBlock, KernelThread)
 	}
 	g := &gpuEngine{sh: sh, kernel: kernel, dev: d}
 	defer func() {
@@ -100,9 +100,9 @@ func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err e
 	}()
 	info := d.Info()
 	dim := sh.cfg.Dim
-	if kernel == KernelBlock && dim*4 > info.SharedPerBlockBytes {
-		return nil, fmt.Errorf("GPU %d (%s): the block kernel keeps a term vector of dimension %d in %d bytes of shared memory, above the %d a block may have; use kernel=%s",
-			info.Ordinal, info.Name, dim, dim*4, info.SharedPerBlockBytes, KernelThread)
+	if kernel != KernelThread && dim*4 > info.SharedPerBlockBytes {
+		return nil, fmt.Errorf("GPU %d (%s): the %s kernel keeps a term vector of dimension %d in %d bytes of shared memory, above the %d a block may have; use kernel=%s",
+			info.Ordinal, info.Name, kernel, dim, dim*4, info.SharedPerBlockBytes, KernelThread)
 	}
 	free, err := d.MemFree()
 	if err != nil {
@@ -121,8 +121,8 @@ func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err e
 			return nil, fmt.Errorf("module ri: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
 		}
 	}
-	if dim*4 > defaultShared && kernel == KernelBlock {
-		if err := d.SetMaxShared("ri_tv_block", dim*4); err != nil {
+	if dim*4 > defaultShared && kernel != KernelThread {
+		if err := d.SetMaxShared("ri_tv_"+kernel, dim*4); err != nil {
 			return nil, err
 		}
 	}
@@ -352,7 +352,7 @@ func (g *gpuEngine) termVectors(ctx context.Context) (time.Duration, error) {
 			}
 		} else {
 			a := append([]any{g.termUnits, list}, args...)
-			if err := g.launch("ri_tv_block", cuda.Dim1(p.nunits()), cuda.Dim1(gpuThreads), 4*cfg.Dim, a...); err != nil {
+			if err := g.launch("ri_tv_"+g.kernel, cuda.Dim1(p.nunits()), cuda.Dim1(gpuThreads), 4*cfg.Dim, a...); err != nil {
 				return err
 			}
 		}

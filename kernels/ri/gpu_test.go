@@ -236,7 +236,7 @@ func TestGPUMatchesTheCPU(t *testing.T) {
 				}
 				wantInts, _ := cpu.TermVectors(ctx)
 				wantVecs, _ := cpu.Vectors(ctx)
-				for _, kernel := range []string{KernelBlock, KernelThread} {
+				for _, kernel := range []string{KernelWarp, KernelBlock, KernelThread} {
 					gpu, err := NewTrainer(ctx, c, cfg, gpu0(kernel))
 					if err != nil {
 						t.Fatal(err)

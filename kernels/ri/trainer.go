@@ -18,8 +18,8 @@ type Device struct {
 	// Threads is the goroutines of the CPU computation and of the host's
 	// preparation (occurrence lists); 0 means GOMAXPROCS.
 	Threads int
-	// Kernel picks the GPU's term-vector kernel: KernelBlock (default) or
-	// KernelThread.
+	// Kernel picks the GPU's term-vector kernel: KernelWarp (default),
+	// KernelBlock or KernelThread.
 	Kernel string
 
 	// open, when set, opens the GPU instead of the CUDA driver (the tests'
@@ -29,8 +29,11 @@ type Device struct {
 
 // GPU term-vector kernels.
 const (
-	// KernelBlock gives each slice of a term's occurrence list a thread
-	// block that accumulates the term vector in shared memory.
+	// KernelWarp gives each slice of a term's occurrence list a thread
+	// block that accumulates the term vector in shared memory, a warp per
+	// occurrence (its lanes over the contexts' index-vector entries).
+	KernelWarp = "warp"
+	// KernelBlock is KernelWarp with a thread per occurrence.
 	KernelBlock = "block"
 	// KernelThread is the paper's design: one thread per slice, adding
 	// straight into its own row of global memory, no atomics.

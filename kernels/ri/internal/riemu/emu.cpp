@@ -93,6 +93,12 @@ void emu_ri_tv_block(GRID, const int *units, const int *list, const int *tok, co
     launch(gx, gy, bx, sh, true, [&] { ri_tv_block(units, list, tok, idx, k, d, w, permute, window, rows); });
 }
 
+void emu_ri_tv_warp(GRID, const int *units, const int *list, const int *tok, const int *idx, int k,
+                    int d, int w, int permute, int window, int *rows)
+{
+    launch(gx, gy, bx, sh, true, [&] { ri_tv_warp(units, list, tok, idx, k, d, w, permute, window, rows); });
+}
+
 void emu_ri_tv_thread(GRID, const int *units, int nunits, const int *list, const int *tok,
                       const int *idx, int k, int d, int w, int permute, int window, int *rows)
 {

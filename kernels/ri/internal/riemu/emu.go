@@ -22,6 +22,8 @@ void emu_ri_index_vectors(GRID, const unsigned char *bytes, const int *offsets, 
                           unsigned long long seed, int k, int d, int *out);
 void emu_ri_tv_block(GRID, const int *units, const int *list, const int *tok, const int *idx, int k,
                      int d, int w, int permute, int window, int *rows);
+void emu_ri_tv_warp(GRID, const int *units, const int *list, const int *tok, const int *idx, int k,
+                    int d, int w, int permute, int window, int *rows);
 void emu_ri_tv_thread(GRID, const int *units, int nunits, const int *list, const int *tok,
                       const int *idx, int k, int d, int w, int permute, int window, int *rows);
 void emu_ri_combine_i32(GRID, const int *comb, int d, int *rows);
@@ -198,7 +200,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	a := &args{kernel: kernel, a: argv}
 	gx, gy, bx, sh := C.uint(grid.X), C.uint(grid.Y), C.uint(block.X), C.ulong(shared)
 	nargs := map[string]int{
-		"ri_index_vectors": 8, "ri_tv_block": 10, "ri_tv_thread": 11, "ri_combine_i32": 3, "ri_combine_f32": 3,
+		"ri_index_vectors": 8, "ri_tv_block": 10, "ri_tv_warp": 10, "ri_tv_thread": 11, "ri_combine_i32": 3, "ri_combine_f32": 3,
 		"ri_retrain_window": 8, "ri_gather": 5, "ri_normalise_i32": 3, "ri_normalise_f32": 3, "ri_row_sums": 3,
 	}
 	n, ok := nargs[kernel]
@@ -219,6 +221,11 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		units, list, tok, idx, k, dd, w, perm, win, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3), a.i32(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.ptr(9)
 		call = func() {
 			C.emu_ri_tv_block(gx, gy, bx, sh, (*C.int)(units), (*C.int)(list), (*C.int)(tok), (*C.int)(idx), k, dd, w, perm, win, (*C.int)(rows))
+		}
+	case "ri_tv_warp":
+		units, list, tok, idx, k, dd, w, perm, win, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3), a.i32(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.ptr(9)
+		call = func() {
+			C.emu_ri_tv_warp(gx, gy, bx, sh, (*C.int)(units), (*C.int)(list), (*C.int)(tok), (*C.int)(idx), k, dd, w, perm, win, (*C.int)(rows))
 		}
 	case "ri_tv_thread":
 		units, nu, list, tok, idx, k, dd, w, perm, win, rows := a.ptr(0), a.i32(1), a.ptr(2), a.ptr(3), a.ptr(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.i32(9), a.ptr(10)
