@@ -12,8 +12,8 @@ import (
 )
 
 // gpuThreads is the block size of ri.cu's dense kernels (RI_THREADS) and
-// of the term-vector block kernel; gpuChunk the elements a dense block
-// covers (RI_CHUNK). The module's own values are checked at load.
+// of the warp and block term-vector kernels; gpuChunk the elements a dense
+// block covers (RI_CHUNK). The module's own values are checked at load.
 const (
 	gpuThreads       = 256
 	gpuChunk         = 2048

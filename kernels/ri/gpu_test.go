@@ -63,7 +63,8 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 	}
 }
 
-// These tests need a GPU; without one they skip, saying why.
+// These tests need a GPU; without one they skip, saying why. Built with
+// -tags riemu they run ri.cu compiled for the CPU instead (gpu_emu_test.go).
 
 // testOpen, when set (gpu_emu_test.go does under -tags riemu), opens the
 // device the GPU tests run on instead of the CUDA driver.
