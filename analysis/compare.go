@@ -52,10 +52,25 @@ type Ratio struct {
 	Text      string   `json:"text"`
 }
 
-// KindNames are the component kinds as people say them.
-var KindNames = map[string]string{
-	KindGPUCore: "GPU core", KindGPUMem: "GPU memory", KindCPU: "CPU", KindNVMe: "NVMe",
-	KindCoolant: "coolant", KindWater: "facility water",
+// KindName returns a component kind as people say it ("GPU core"), or ""
+// for a kind the analysis does not know. It is a function, not an exported
+// map, so no importer can change what every report calls a kind.
+func KindName(kind string) string {
+	switch kind {
+	case KindGPUCore:
+		return "GPU core"
+	case KindGPUMem:
+		return "GPU memory"
+	case KindCPU:
+		return "CPU"
+	case KindNVMe:
+		return "NVMe"
+	case KindCoolant:
+		return "coolant"
+	case KindWater:
+		return "facility water"
+	}
+	return ""
 }
 
 // Compare compares reports; the first is the reference.
@@ -189,7 +204,7 @@ func summarise(label, kind string, r *Report) KindSummary {
 // reference: a shorter heat interval (s/°C) is faster.
 func heatRatio(kind string, ref, s KindSummary) Ratio {
 	q := Ratio{Quantity: "heat_interval_s_per_c", Run: s.Run, Reference: ref.Run}
-	name := KindNames[kind]
+	name := KindName(kind)
 	if ref.HeatIntervalSPerC == nil || s.HeatIntervalSPerC == nil {
 		q.Text = fmt.Sprintf("%s heat accumulation not compared: no heat interval for %s", name,
 			missing(ref.Run, ref.HeatIntervalSPerC == nil, s.Run, s.HeatIntervalSPerC == nil))
@@ -211,7 +226,7 @@ func heatRatio(kind string, ref, s KindSummary) Ratio {
 // idleRatio compares return-to-idle times.
 func idleRatio(kind string, ref, s KindSummary) Ratio {
 	q := Ratio{Quantity: "return_to_idle_s", Run: s.Run, Reference: ref.Run}
-	name := KindNames[kind]
+	name := KindName(kind)
 	switch {
 	case ref.ReturnToIdleS == nil || s.ReturnToIdleS == nil:
 		q.Text = fmt.Sprintf("%s return to idle not compared: not reached or not computed in %s", name,

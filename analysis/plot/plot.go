@@ -105,7 +105,7 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 			entries++
 		case !legend[c.Kind]:
 			legend[c.Kind] = true
-			p.Legend.Add(fmt.Sprintf("%s (%d)", analysis.KindNames[c.Kind], perKind[c.Kind]), l)
+			p.Legend.Add(fmt.Sprintf("%s (%d)", analysis.KindName(c.Kind), perKind[c.Kind]), l)
 			entries++
 		}
 		n++
@@ -325,7 +325,7 @@ func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 		return nil, fmt.Errorf("compare heat intervals: %w", ErrNothingToPlot)
 	}
 	for _, kc := range cmp.Kinds {
-		kinds = append(kinds, analysis.KindNames[kc.Kind])
+		kinds = append(kinds, analysis.KindName(kc.Kind))
 	}
 	p.NominalX(kinds...)
 	p.Legend.Top = true

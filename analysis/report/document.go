@@ -338,7 +338,7 @@ func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
 	}
 	d.Sections = append(d.Sections, runs)
 	for _, k := range cmp.Kinds {
-		s := section{Title: analysis.KindNames[k.Kind]}
+		s := section{Title: analysis.KindName(k.Kind)}
 		s.Table = &table{Head: []string{"run", "components", "idle mean °C", "max °C", "heat interval s/°C", "steepest s/°C", "return to idle s"}}
 		for _, r := range k.PerRun {
 			rt := num(r.ReturnToIdleS, 0)
