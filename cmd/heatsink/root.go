@@ -53,6 +53,8 @@ takes to return to idle, and what cooling cost.
 		newRICmd(),
 		newSlurmCmd(),
 		newHealthCheckCmd(),
+		newW2VTrainCmd(),
+		newW2VEvalCmd(),
 	)
 	return root
 }

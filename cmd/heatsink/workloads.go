@@ -13,6 +13,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/lda"
 	"github.com/heatsink-hpc/heatsink/kernels/ri"
+	"github.com/heatsink-hpc/heatsink/kernels/w2v"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,7 @@ func builtinWorkloads() []workloads.Workload {
 		kernels.DGEMM{},
 		ri.Workload{},
 		lda.Workload{},
+		w2v.Workload{},
 	}
 }
 

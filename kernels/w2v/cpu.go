@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
@@ -46,7 +45,7 @@ func (g *cpuEngine) vectors(context.Context) ([]float32, error) {
 
 func (g *cpuEngine) close() error { return nil }
 
-func (g *cpuEngine) epoch(ctx context.Context, e int) (time.Duration, int64, error) {
+func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	t := g.t
 	c, s := t.c, t.s
 	n, wf := t.cfg.Negatives, t.cfg.WindowFixed()
@@ -85,10 +84,10 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (time.Duration, int64, err
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return 0, 0, err
+			return epochStats{}, err
 		}
 	}
-	return 0, kept.Load(), nil
+	return epochStats{kept: kept.Load()}, nil
 }
 
 // trainBatch trains a batch's sentences one after another: what the GPU

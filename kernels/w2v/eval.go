@@ -6,11 +6,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -344,4 +346,89 @@ func (v *Vectors) Analogies(qs []Question, threads int) AnalogyScore {
 	}
 	wg.Wait()
 	return sc
+}
+
+// The evaluation sets Evaluate reads from a directory, as hyperwords names
+// them (see ../shared/data/eval).
+var (
+	SimilaritySets = []string{"ws353.txt", "ws353_similarity.txt", "ws353_relatedness.txt", "SimLex999.txt"}
+	AnalogySet     = "google.txt"
+)
+
+// NamedSimilarity is one similarity set's score.
+type NamedSimilarity struct {
+	Set string
+	SimilarityScore
+}
+
+// Report is an evaluation of vectors.
+type Report struct {
+	Words, Dim int
+	Similarity []NamedSimilarity
+	Analogy    *AnalogyScore // the Google set; nil when not evaluated
+	Planted    *PlantedScore // a planted corpus's truth; nil when not given
+}
+
+// EvalOptions say what Evaluate scores.
+type EvalOptions struct {
+	// Dir holds the evaluation sets; "" skips them.
+	Dir string
+	// Truth is a planted corpus's ground truth; nil skips it.
+	Truth *Truth
+	// Threads bounds the goroutines (0: one per core).
+	Threads int
+}
+
+// Evaluate scores vectors on the similarity and analogy sets in o.Dir and
+// on o.Truth. A set missing from the directory is an error.
+func Evaluate(v *Vectors, o EvalOptions) (Report, error) {
+	r := Report{Words: len(v.Words), Dim: v.Dim}
+	if o.Dir != "" {
+		for _, name := range SimilaritySets {
+			pairs, err := LoadPairs(filepath.Join(o.Dir, name))
+			if err != nil {
+				return r, err
+			}
+			r.Similarity = append(r.Similarity, NamedSimilarity{name, v.Similarity(pairs)})
+		}
+		qs, err := LoadQuestions(filepath.Join(o.Dir, AnalogySet))
+		if err != nil {
+			return r, err
+		}
+		a := v.Analogies(qs, o.Threads)
+		r.Analogy = &a
+	}
+	if o.Truth != nil {
+		p := o.Truth.Score(v, o.Threads)
+		r.Planted = &p
+	}
+	return r, nil
+}
+
+// WriteText prints the report as a table.
+func (r Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%d vectors of dimension %d\n", r.Words, r.Dim)
+	if len(r.Similarity) > 0 || r.Analogy != nil {
+		fmt.Fprintln(tw, "SET\tSCORE\tCOVERED\t")
+	}
+	for _, s := range r.Similarity {
+		sp := "n/a"
+		if !math.IsNaN(s.Spearman) {
+			sp = fmt.Sprintf("%.3f", s.Spearman)
+		}
+		fmt.Fprintf(tw, "%s\tSpearman %s\t%d/%d (%.0f%%)\t\n", s.Set, sp, s.Covered, s.Pairs, 100*s.Coverage())
+	}
+	if a := r.Analogy; a != nil {
+		fmt.Fprintf(tw, "%s\t3CosAdd %.3f  3CosMul %.3f\t%d/%d (%.0f%%)\t\n", AnalogySet, a.AddAccuracy(), a.MulAccuracy(),
+			a.Covered, a.Questions, 100*float64(a.Covered)/float64(a.Questions))
+	}
+	if p := r.Planted; p != nil {
+		fmt.Fprintf(tw, "planted clusters\tpurity %.3f (chance %.3f)\t%d words\t\n", p.ClusterPurity, p.ClusterChance, p.ClusterWords)
+		if p.Analogy.Questions > 0 {
+			fmt.Fprintf(tw, "planted analogies\t3CosAdd %.3f  3CosMul %.3f (chance %.4f)\t%d/%d\t\n", p.Analogy.AddAccuracy(),
+				p.Analogy.MulAccuracy(), p.AnalogyChance, p.Analogy.Covered, p.Analogy.Questions)
+		}
+	}
+	return tw.Flush()
 }

@@ -203,7 +203,7 @@ func (g *gpuEngine) plan() [][2]int {
 
 // epoch streams the epoch's batches through the GPU: a goroutine prepares
 // batch k+1 (on every core) while the GPU trains batch k.
-func (g *gpuEngine) epoch(ctx context.Context, e int) (time.Duration, int64, error) {
+func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	t := g.t
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -229,21 +229,26 @@ func (g *gpuEngine) epoch(ctx context.Context, e int) (time.Duration, int64, err
 			}
 		}
 	}()
-	var kernel time.Duration
-	var kept int64
-	for b := range ready {
+	var st epochStats
+	for {
+		wait := time.Now()
+		b, ok := <-ready
+		if !ok {
+			break
+		}
+		st.hostWait += time.Since(wait)
 		if err := workloads.Checkpoint(ctx); err != nil {
-			return 0, 0, err
+			return epochStats{}, err
 		}
 		k, err := g.run(b)
 		if err != nil {
-			return 0, 0, err
+			return epochStats{}, err
 		}
-		kernel += k
-		kept += int64(len(b.tokens))
+		st.kernel += k
+		st.kept += int64(len(b.tokens))
 		free <- b
 	}
-	return kernel, kept, ctx.Err()
+	return st, ctx.Err()
 }
 
 // run uploads a batch, trains it and waits for the GPU.

@@ -54,12 +54,19 @@ type engine interface {
 	name() string
 	// reset loads the initial weights.
 	reset(syn0, syn1 []float32) error
-	// epoch trains epoch e and returns the kernels' device time (0 on the
-	// CPU) and the tokens trained.
-	epoch(ctx context.Context, e int) (kernel time.Duration, kept int64, err error)
+	// epoch trains epoch e.
+	epoch(ctx context.Context, e int) (epochStats, error)
 	// vectors returns the input vectors (syn0).
 	vectors(ctx context.Context) ([]float32, error)
 	close() error
+}
+
+// epochStats is what an engine measured in an epoch.
+type epochStats struct {
+	kept int64 // tokens trained
+	// kernel is the kernels' device time, and hostWait the time the GPU
+	// waited for the host to prepare a batch (GPU only).
+	kernel, hostWait time.Duration
 }
 
 // Trainer trains word vectors on a corpus.
@@ -101,13 +108,15 @@ func NewTrainer(ctx context.Context, c *Corpus, cfg Config, dev Device) (*Traine
 
 // Stats is what a training run did.
 type Stats struct {
-	Device    string
-	Epochs    int
-	Words     int64 // words counted, all epochs: word2vec's measure of work
-	Tokens    int64 // the corpus's tokens, all epochs
-	Kept      int64 // tokens trained after subsampling, all epochs
-	Wall      time.Duration
-	Kernel    time.Duration // the kernels' GPU time (GPU only)
+	Device string
+	Epochs int
+	Words  int64 // words counted, all epochs: word2vec's measure of work
+	Tokens int64 // the corpus's tokens, all epochs
+	Kept   int64 // tokens trained after subsampling, all epochs
+	Wall   time.Duration
+	Kernel time.Duration // the kernels' GPU time (GPU only)
+	// HostWait is how long the GPU waited for batches being prepared.
+	HostWait  time.Duration
 	Vocab     int
 	Sentences int
 }
@@ -129,6 +138,7 @@ func (s Stats) Metrics() map[string]float64 {
 	if s.Kernel > 0 {
 		m["kernel_s"] = s.Kernel.Seconds()
 		m["kernel_words_per_s"] = float64(s.Words) / s.Kernel.Seconds()
+		m["host_wait_s"] = s.HostWait.Seconds()
 	}
 	return m
 }
@@ -146,12 +156,13 @@ func (t *Trainer) Train(ctx context.Context) (Stats, error) {
 	}
 	start := time.Now()
 	for e := 0; e < t.cfg.Epochs; e++ {
-		k, kept, err := t.eng.epoch(ctx, e)
+		es, err := t.eng.epoch(ctx, e)
 		if err != nil {
 			return st, err
 		}
-		st.Kernel += k
-		st.Kept += kept
+		st.Kernel += es.kernel
+		st.HostWait += es.hostWait
+		st.Kept += es.kept
 		st.Words += t.s.counted
 		st.Tokens += t.c.Tokens()
 	}

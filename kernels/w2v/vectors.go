@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Vectors are trained word vectors: row i of Data (Dim values) is Words[i].
@@ -69,6 +71,9 @@ func checkWord(w string) error {
 // its binary format ("V D\n" then "word " and D little-endian float32 and
 // "\n" per word).
 func (v *Vectors) Write(w io.Writer, f Format) error {
+	if f != FormatText && f != FormatBinary {
+		return fmt.Errorf("vector format %q: want %s or %s", f, FormatText, FormatBinary)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	fmt.Fprintf(bw, "%d %d\n", len(v.Words), v.Dim)
 	num := make([]byte, 0, 32)
@@ -202,22 +207,32 @@ func asciiFields(b []byte) [][]byte {
 }
 
 // sniff reads ahead to the first record's line end: text if it is a word
-// and dim numbers, binary otherwise (a binary record is never that).
+// and dim numbers (a binary record never is), or if it is printable text
+// at all (a damaged text file, whose reader then says what is wrong);
+// binary otherwise.
 func sniff(br *bufio.Reader, dim int) Format {
 	peek, _ := br.Peek(br.Size())
 	if i := bytes.IndexByte(peek, '\n'); i >= 0 {
 		peek = peek[:i]
 	}
 	f := asciiFields(peek)
-	if len(f) != dim+1 {
-		return FormatBinary
-	}
-	for _, x := range f[1:] {
-		if _, err := strconv.ParseFloat(string(x), 32); err != nil {
-			return FormatBinary
+	if len(f) == dim+1 {
+		ok := true
+		for _, x := range f[1:] {
+			if _, err := strconv.ParseFloat(string(x), 32); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			return FormatText
 		}
 	}
-	return FormatText
+	if len(f) >= 2 && utf8.Valid(peek) && !bytes.ContainsFunc(peek, func(r rune) bool {
+		return unicode.IsControl(r) && r != '\t' && r != '\r'
+	}) {
+		return FormatText
+	}
+	return FormatBinary
 }
 
 func checkValue(word []byte, x float64) error {
@@ -286,8 +301,8 @@ func readBinary(br *bufio.Reader, n, dim int) ([]string, []float32, error) {
 			}
 			w = append(w, c)
 		}
-		if len(w) == 0 {
-			return nil, nil, fmt.Errorf("vector %d: empty word", len(words)+1)
+		if err := checkWord(string(w)); err != nil {
+			return nil, nil, fmt.Errorf("vector %d: %w", len(words)+1, err)
 		}
 		if _, err := io.ReadFull(br, vec); err != nil {
 			return nil, nil, fmt.Errorf("vector %d (%q): %d values: %w", len(words)+1, w, dim, noEOF(err))

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Go (no GPU or CUDA needed), what bench/w2v-gpu.sh
+# runs on a GPU machine, into .devcarry/ (git-ignored; carry it): the w2v
+# package's test binary, the real-English corpus (scripts/corpus-english.sh,
+# gzipped: the GPU machine has no network to install its packages from) and
+# a copy of the evaluation sets (../shared/data/eval).
+#
+#   bench/w2v-gpu-build.sh [OUT_DIR] [EVAL_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-.devcarry}
+eval=${2:-../shared/data/eval}
+mkdir -p "$out/eval"
+export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
+go test -c -ldflags="-s -w" -o "$out/w2v.test" ./kernels/w2v
+[ -f "$out/english.txt.gz" ] || scripts/corpus-english.sh "$out/english.txt.gz"
+cp "$eval"/ws353*.txt "$eval"/SimLex999.txt "$eval"/google.txt "$out/eval/"
+ls -l "$out/w2v.test" "$out/english.txt.gz" "$out/eval"
+du -shc "$out/w2v.test" "$out/english.txt.gz" "$out/eval" | tail -n 1

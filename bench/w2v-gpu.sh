@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# FULL-W2V on a machine with an NVIDIA GPU and nvcc (no Go needed), in one
+# batch of about 5 minutes: compile kernels/w2v.cu (kernels/scripts/gen.sh),
+# check the kernels against the Go reference (one sentence per launch:
+# element-wise within 1e-4 relative, for sentence lengths 1, 2, W_f, 2W_f,
+# 2W_f+1 and 1000 and every kernel layout; a batch of sentences with
+# disjoint words; the planted corpus learnt at full concurrency; the
+# workload), compute-sanitizer memcheck and racecheck on small cases, the
+# throughput table (text8-shaped synthetic corpus, d=128, N=5, W=5, sample
+# 1e-3, sentences of 1000: words/s end to end as word2vec counts them and
+# over the kernels' time alone; the Go trainer on this machine's cores),
+# and the quality comparison of GPU and CPU vectors on the real-English
+# corpus (WS-353, SimLex-999, Google analogies over W2V_QUALITY_SEEDS seeds).
+#
+#   bench/w2v-gpu-build.sh                 # on a machine with Go: .devcarry/{w2v.test,english.txt.gz,eval/}
+#   bench/w2v-gpu.sh [BIN_DIR] [STEP...]   # on the GPU machine, from the repo root
+#
+# STEPs: gen tests sanitize bench quality (default: all, in order; each
+# after gen needs gen's output in $OUT/gen). Environment: OUT (logs and the
+# generated kernels, default a temp dir; commit $OUT/gen/w2v.* into
+# kernels/gen), W2V_BENCH_RUNS (3), W2V_QUALITY_SEEDS (5),
+# W2V_QUALITY_EPOCHS (3). Exits non-zero if any step fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-.devcarry}
+shift || true
+steps=${*:-gen tests sanitize bench quality}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+fail=0
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+has() { [[ " $steps " == *" $1 "* ]]; }
+[ -x "$bin/w2v.test" ] || { echo "no $bin/w2v.test: run bench/w2v-gpu-build.sh first"; exit 2; }
+export W2V_EVAL=$bin/eval
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu --format=csv
+echo "cores: $(nproc)"
+nvcc --version | tail -n 2
+
+if has gen; then
+	step "compile the kernels (kernels/scripts/gen.sh $out/gen w2v)"
+	if kernels/scripts/gen.sh "$out/gen" w2v; then
+		grep -E "Compiling entry function|registers|spill|smem" "$out/gen/w2v.resources" | grep -B1 -A2 "sm_90" | sed 's/^/  /' | head -40
+		if [ -f kernels/gen/w2v.ptx ]; then
+			diff -q kernels/gen/w2v.ptx "$out/gen/w2v.ptx" >/dev/null && echo "match   kernels/gen/w2v.ptx" ||
+				echo "STALE   kernels/gen/w2v.ptx: commit $out/gen/w2v.{ptx,sm90.ptx,fatbin,resources}"
+		else
+			echo "kernels/gen/w2v.* not committed yet: commit $out/gen/w2v.{ptx,sm90.ptx,fatbin,resources}"
+		fi
+	else
+		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		exit 1
+	fi
+fi
+# The carried binary may predate the committed w2v module: load it from
+# the fresh build.
+export HEATSINK_KERNELS_DIR=$out/gen
+[ -f "$HEATSINK_KERNELS_DIR/w2v.fatbin" ] || { echo "no $HEATSINK_KERNELS_DIR/w2v.fatbin: run the gen step"; exit 2; }
+
+if has tests; then
+	step "GPU tests (kernels against the Go reference, planted structure, workload)"
+	timeout 240 "$bin/w2v.test" -test.v -test.run 'TestKernelSource|TestGPUMatchesCPU|TestGPUTrainsPlanted|TestGPUWorkload' \
+		-test.timeout 230s >"$out/w2v-tests.log" 2>&1
+	rc=$?
+	grep -E "^(--- |ok|FAIL|PASS|panic)|bit-identical|purity|off by" "$out/w2v-tests.log" | sed 's/^ *//' | head -60
+	[ $rc = 0 ] || { echo "w2v tests failed (exit $rc); see w2v-tests.log"; fail=1; }
+fi
+
+if has sanitize; then
+	for tool in memcheck racecheck; do
+		step "compute-sanitizer $tool (small cases: -test.short)"
+		extra=()
+		[ $tool = memcheck ] && extra=(--leak-check full)
+		timeout 240 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
+			"$bin/w2v.test" -test.short -test.v -test.timeout 230s \
+			-test.run 'TestGPUMatchesCPU' >"$out/w2v-$tool.log" 2>&1
+		rc=$?
+		grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/w2v-$tool.log" | head -20
+		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see w2v-$tool.log"; fail=1; }
+	done
+fi
+
+if has bench; then
+	step "throughput (text8-shaped corpus, d=128, N=5, W=5, sample 1e-3, sentences of 1000)"
+	W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestGPUBenchTable' -test.timeout 230s 2>&1 |
+		tee "$out/w2v-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see w2v-bench.log"; fail=1; }
+fi
+
+if has quality; then
+	step "quality: GPU and CPU vectors on the real-English corpus"
+	W2V_QUALITY=$bin/english.txt.gz timeout 300 "$bin/w2v.test" -test.v -test.run 'TestGPUQualityMatchesCPU' -test.timeout 290s 2>&1 |
+		tee "$out/w2v-quality.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "quality comparison failed; see w2v-quality.log"; fail=1; }
+fi
+
+echo
+if [ $fail = 0 ]; then echo "bench/w2v-gpu.sh: all steps passed in ${SECONDS}s (logs in $out)"; else echo "bench/w2v-gpu.sh: FAILED (logs in $out)"; fi
+exit $fail

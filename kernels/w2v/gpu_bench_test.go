@@ -1,0 +1,132 @@
+package w2v
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+// TestGPUTrainsPlantedStructure: the GPU, at full concurrency (Hogwild
+// between sentences), learns what the CPU learns on the planted corpus.
+func TestGPUTrainsPlantedStructure(t *testing.T) {
+	needGPU(t)
+	if testEmulated {
+		t.Skip("too slow on the emulated GPU")
+	}
+	sc, st := trainPlanted(t, "planted:tokens=300k,seed=3", gpuDeviceForTest())
+	t.Logf("GPU: purity %.3f (chance %.3f), analogies %.3f / %.3f; %.3g words/s", sc.ClusterPurity, sc.ClusterChance,
+		sc.Analogy.AddAccuracy(), sc.Analogy.MulAccuracy(), st.WordsPerS())
+	if sc.ClusterPurity < 0.9 || sc.Analogy.AddAccuracy() < 0.8 || sc.Analogy.MulAccuracy() < 0.8 {
+		t.Errorf("planted structure not found on the GPU")
+	}
+	ctl, _ := trainPlanted(t, "planted:tokens=300k,seed=3,shuffle=true", gpuDeviceForTest())
+	if ctl.ClusterPurity > 0.3 || ctl.Analogy.AddAccuracy() > 0.05 {
+		t.Errorf("the shuffled control scores above chance on the GPU: purity %.3f, analogies %.3f", ctl.ClusterPurity, ctl.Analogy.AddAccuracy())
+	}
+}
+
+func TestGPUWorkload(t *testing.T) {
+	needGPU(t)
+	if testEmulated {
+		t.Skip("too slow on the emulated GPU")
+	}
+	v := workloadValues(t, "corpus=planted:tokens=100k,clusters=4,entities=4,noise=200", "dim=32", "epochs=3", "table=100000")
+	job, err := Workload{}.Start(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := job.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r, err := job.Iterate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("metrics %v", r.Metrics)
+	if r.Metrics["kernel_words_per_s"] <= 0 || r.Metrics["cluster_purity"] < 0.8 {
+		t.Errorf("metrics %v", r.Metrics)
+	}
+}
+
+// TestGPUBenchTable prints the benchmark the issue asks for (with
+// W2V_BENCH=1 on a GPU machine): the text8-shaped synthetic corpus, d=128,
+// N=5, W=5 (W_f=3), sample 1e-3, sentences of at most 1000 words; words/s
+// as word2vec counts them (corpus words x epochs / training wall time, the
+// host's batching included) and over the kernels' GPU time alone, medians
+// of W2V_BENCH_RUNS (3) runs of one epoch after a warm-up; and the cpu
+// device on every core of this machine.
+func TestGPUBenchTable(t *testing.T) {
+	if os.Getenv("W2V_BENCH") == "" {
+		t.Skip("set W2V_BENCH=1 to run the benchmark")
+	}
+	needGPU(t)
+	runs := 3
+	if n, err := fmt.Sscan(os.Getenv("W2V_BENCH_RUNS"), &runs); n != 1 || err != nil {
+		runs = 3
+	}
+	start := time.Now()
+	c := Zipf{Words: Text8Words, Tokens: Text8Tokens, S: 1, MinCount: 5, Seed: 1}.Generate(DefaultMaxSentence)
+	t.Logf("corpus: %d words, %d tokens, %d sentences (generated in %v)", c.Vocab.Size(), c.Tokens(), c.Sentences(), time.Since(start).Round(time.Millisecond))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "device\tkernel\tbatch tokens\ttable\tthreads\twords/s\tkernel words/s\thost wait\tkept\t")
+	row := func(dev Device, cfg Config, runs int) {
+		tr, err := NewTrainer(context.Background(), c, cfg, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if dev.GPU >= 0 {
+			if _, err := tr.Train(context.Background()); err != nil { // warm-up
+				t.Fatal(err)
+			}
+		}
+		var rates, kernel, wait []float64
+		var st Stats
+		for i := 0; i < runs; i++ {
+			if st, err = tr.Train(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rates = append(rates, st.WordsPerS())
+			kernel = append(kernel, float64(st.Words)/st.Kernel.Seconds())
+			wait = append(wait, st.HostWait.Seconds()/st.Wall.Seconds())
+		}
+		k := "-"
+		if dev.GPU >= 0 {
+			k = fmt.Sprintf("%.1f M", median(kernel)/1e6)
+		}
+		lay, _ := cfg.layout()
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f M\t%s\t%.0f%%\t%.2f\t\n", dev, lay.kernelName(), dev.BatchTokens, cfg.TableSize,
+			dev.threads(), median(rates)/1e6, k, 100*median(wait), float64(st.Kept)/float64(st.Tokens))
+		tw.Flush()
+	}
+	cfg := DefaultConfig()
+	gpu := gpuDeviceForTest()
+	for _, bt := range []int{1 << 20, DefaultBatchTokens, 1 << 24} {
+		gpu.BatchTokens = bt
+		row(gpu, cfg, runs)
+	}
+	small := cfg
+	small.TableSize = 1e6
+	gpu.BatchTokens = DefaultBatchTokens
+	row(gpu, small, runs)
+	block := cfg
+	block.Kernel = KernelBlock
+	row(gpu, block, runs)
+	row(CPU(runtime.GOMAXPROCS(0)), cfg, 1)
+}
+
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}

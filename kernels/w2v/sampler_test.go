@@ -1,0 +1,168 @@
+package w2v
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestUnigramTableFollowsCountsToThe075(t *testing.T) {
+	counts := []int64{1000, 100, 10, 1}
+	tab := unigramTable(counts, 100000)
+	got := make([]float64, len(counts))
+	for _, w := range tab {
+		got[w]++
+	}
+	var z float64
+	for _, c := range counts {
+		z += math.Pow(float64(c), 0.75)
+	}
+	for i, c := range counts {
+		want := math.Pow(float64(c), 0.75) / z
+		if math.Abs(got[i]/float64(len(tab))-want) > 1e-3 {
+			t.Errorf("word %d (count %d): %.4f of the table, want %.4f", i, c, got[i]/float64(len(tab)), want)
+		}
+	}
+}
+
+func samplerFor(t *testing.T, counts map[string]int64, sentences [][]string, cfg Config, eos int64) (*sampler, *Corpus) {
+	t.Helper()
+	v := NewVocab(counts, 1, eos)
+	var ids [][]int32
+	for _, s := range sentences {
+		var row []int32
+		for _, w := range s {
+			id, _ := v.ID(w)
+			row = append(row, id)
+		}
+		ids = append(ids, row)
+	}
+	c, err := NewCorpus(v, ids, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newSampler(c, cfg), c
+}
+
+// Subsampling keeps a word of count c with word2vec's probability
+// (sqrt(c/(s*T)) + 1) * s*T/c, and never drops a rare word.
+func TestSubsamplingKeepsWord2vecsFraction(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sample, cfg.TableSize = 1e-3, 1000
+	counts := map[string]int64{"the": 50000, "rare": 10}
+	var sent []string
+	for i := 0; i < 1000; i++ {
+		sent = append(sent, "the")
+	}
+	for i := 0; i < 10; i++ {
+		sent = append(sent, "rare")
+	}
+	s, c := samplerFor(t, counts, [][]string{sent}, cfg, 0)
+	the, _ := c.Vocab.ID("the")
+	tok, neg := make([]int32, len(sent)), make([]int32, len(sent)*cfg.Negatives)
+	kept, keptRare, total := 0, 0, 0
+	for e := 0; e < 200; e++ {
+		k := s.prepare(e, 0, c.Sentence(0), tok, neg)
+		for _, w := range tok[:k] {
+			if w == the {
+				kept++
+			} else {
+				keptRare++
+			}
+		}
+		total += 1000
+	}
+	st := 1e-3 * 50010.0
+	want := (math.Sqrt(50000/st) + 1) * st / 50000
+	if got := float64(kept) / float64(total); math.Abs(got-want) > 0.01 {
+		t.Errorf("kept %.4f of \"the\", want %.4f", got, want)
+	}
+	if keptRare != 200*10 {
+		t.Errorf("kept %d of 2000 rare tokens, want all", keptRare)
+	}
+}
+
+// Negatives are never the centre word, never </s>, and come in n per kept
+// token; the same (seed, epoch, sentence) draws the same.
+func TestNegativesAvoidTheCentreAndEOS(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sample, cfg.TableSize, cfg.Negatives = 0, 1000, 7
+	counts := map[string]int64{"a": 100, "b": 1, "c": 1}
+	sent := []string{"a", "a", "b", "a", "c", "a"}
+	s, c := samplerFor(t, counts, [][]string{sent}, cfg, 50) // </s> is frequent: the table draws it often
+	tok, neg := make([]int32, 6), make([]int32, 6*7)
+	k := s.prepare(0, 0, c.Sentence(0), tok, neg)
+	if k != 6 {
+		t.Fatalf("kept %d of 6 tokens with subsampling off", k)
+	}
+	for p, w := range tok {
+		for _, x := range neg[p*7 : p*7+7] {
+			if x == w || x == 0 || int(x) >= c.Vocab.Size() {
+				t.Errorf("position %d (word %d): negative %d", p, w, x)
+			}
+		}
+	}
+	tok2, neg2 := make([]int32, 6), make([]int32, 6*7)
+	s.prepare(0, 0, c.Sentence(0), tok2, neg2)
+	if !slices.Equal(neg, neg2) {
+		t.Error("the same sentence drew different negatives")
+	}
+	s.prepare(1, 0, c.Sentence(0), tok2, neg2)
+	if slices.Equal(neg, neg2) {
+		t.Error("another epoch drew the same negatives")
+	}
+}
+
+func TestLearningRateDecaysLinearly(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Alpha, cfg.Epochs = 0.1, 2
+	counts := map[string]int64{"a": 30}
+	var sents [][]string
+	for i := 0; i < 3; i++ {
+		sents = append(sents, []string{"a", "a", "a", "a", "a", "a", "a", "a", "a", "a"})
+	}
+	s, _ := samplerFor(t, counts, sents, cfg, 0)
+	// T = 30 words per epoch, 60 in all: sentence i of epoch e starts
+	// after 30e + 10i words.
+	for _, c := range []struct {
+		e, i int
+		want float64
+	}{{0, 0, 0.1}, {0, 1, 0.1 * (1 - 10.0/61)}, {1, 2, 0.1 * (1 - 50.0/61)}} {
+		if got := s.alpha(c.e, c.i); math.Abs(float64(got)-c.want) > 1e-7 {
+			t.Errorf("alpha(epoch %d, sentence %d) = %g, want %g", c.e, c.i, got, c.want)
+		}
+	}
+	s.cfg.Epochs = 1
+	s.counted = 1 << 40 // far past the end: the floor
+	if got := s.alpha(3, 0); got != float32(0.1*1e-4) {
+		t.Errorf("alpha past the end = %g, want the floor %g", got, 0.1*1e-4)
+	}
+}
+
+func TestPrepareBatchEqualsSentenceBySentence(t *testing.T) {
+	z := Zipf{Words: 500, Tokens: 20000, S: 1, MinCount: 5, Seed: 4}
+	c := z.Generate(37)
+	cfg := DefaultConfig()
+	cfg.TableSize = 5000
+	s := newSampler(c, cfg)
+	var b batch
+	s.prepareBatch(c, 1, 3, 200, 4, &b)
+	n := cfg.Negatives
+	if b.sentences() != 197 || b.first != 3 || b.epoch != 1 {
+		t.Fatalf("batch of %d sentences from %d (epoch %d), want 197 from 3 (epoch 1)", b.sentences(), b.first, b.epoch)
+	}
+	var counted int64
+	for i := 0; i < b.sentences(); i++ {
+		raw := c.Sentence(3 + i)
+		tok, neg := make([]int32, len(raw)), make([]int32, len(raw)*n)
+		k := s.prepare(1, 3+i, raw, tok, neg)
+		gt, gn := b.sentence(i, n)
+		if !slices.Equal(gt, tok[:k]) || !slices.Equal(gn, neg[:k*n]) || b.alphas[i] != s.alpha(1, 3+i) {
+			t.Fatalf("sentence %d of the batch differs from preparing it alone", i)
+		}
+		counted += c.Counted(3 + i)
+	}
+	if b.counted != counted {
+		t.Errorf("batch counted %d words, its sentences %d", b.counted, counted)
+	}
+}

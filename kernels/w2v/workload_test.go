@@ -1,0 +1,103 @@
+package w2v
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+func workloadValues(t *testing.T, set ...string) workloads.Values {
+	t.Helper()
+	m, err := workloads.ParseSet(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := workloads.ParseValues(Workload{}.Params(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestWorkloadOnTheCPUScoresAPlantedCorpus(t *testing.T) {
+	v := workloadValues(t, "device=cpu", "corpus=planted:tokens=60k,clusters=4,entities=4,noise=200",
+		"dim=24", "epochs=3", "table=100000", "threads=2")
+	job, err := Workload{}.Start(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	for i := 0; i < 2; i++ {
+		r, err := job.Iterate(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.WorkUnit != "words" || r.Work < 3*60000 || r.Metrics["words_per_s"] <= 0 {
+			t.Errorf("iteration %d: %v %s, metrics %v", i, r.Work, r.WorkUnit, r.Metrics)
+		}
+		for _, k := range []string{"cluster_purity", "planted_analogy_add", "planted_analogy_mul", "kept_fraction", "train_s"} {
+			if _, ok := r.Metrics[k]; !ok {
+				t.Errorf("iteration %d: no metric %s", i, k)
+			}
+		}
+		if _, ok := r.Metrics["kernel_words_per_s"]; ok {
+			t.Error("the cpu reports a kernel rate")
+		}
+		if r.Metrics["cluster_purity"] < 0.8 {
+			t.Errorf("iteration %d: cluster purity %.3f", i, r.Metrics["cluster_purity"])
+		}
+	}
+}
+
+// A paused guard holds training between groups of sentences; a cancelled
+// context ends it with the context's error.
+func TestWorkloadHonoursCancellation(t *testing.T) {
+	v := workloadValues(t, "device=cpu", "corpus=zipf:words=1000,tokens=2M", "dim=16", "table=1000")
+	job, err := Workload{}.Start(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := job.Iterate(ctx); err != context.Canceled {
+		t.Errorf("Iterate after cancel: %v, want context.Canceled", err)
+	}
+}
+
+func TestWorkloadRejectsBadInputBeforeStarting(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"corpus=" + filepath.Join(dir, "missing.txt")}, "missing.txt"},
+		{[]string{"corpus=zipf:colour=1"}, "unknown key"},
+		{[]string{"corpus="}, "empty"},
+		{[]string{"device=gpu"}, "device"},
+		{[]string{"vocab=" + filepath.Join(dir, "v.txt")}, "v.txt"},
+		{[]string{"dim=300", "kernel=warp", "device=cpu"}, "kernel warp"},
+	} {
+		v := workloadValues(t, c.set...)
+		_, err := Workload{}.Start(context.Background(), v)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %v: error %v, want one mentioning %q", c.set, err, c.want)
+		}
+	}
+}
+
+// The GPU device without a driver says so.
+func TestWorkloadWithoutAGPU(t *testing.T) {
+	if testOpen != nil {
+		t.Skip("emulated GPU")
+	}
+	v := workloadValues(t, "corpus=zipf:words=100,tokens=1000")
+	_, err := Workload{}.Start(context.Background(), v)
+	if err == nil {
+		t.Skip("a GPU is here")
+	}
+	t.Logf("without a GPU: %v", err)
+}
