@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Go (no GPU or CUDA needed), what bench/lda-gpu.sh
+# runs on a GPU machine, into .devcarry/ (git-ignored; carry it): the lda
+# package's test binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-.devcarry}
+mkdir -p "$out"
+export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
+go test -c -ldflags="-s -w" -o "$out/lda.test" ./kernels/lda
+ls -l "$out/lda.test"
