@@ -2,8 +2,12 @@ package ri
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,13 +36,31 @@ type cpuEngine struct {
 // newCPUEngine allocates the vectors and touches every page of them, so
 // that no stage's time includes the kernel's first-touch page faults (the
 // GPU engine allocates at setup too).
-func newCPUEngine(sh *shared, threads int) *cpuEngine {
+// It refuses a computation that would not fit in the memory available
+// rather than be killed for it later.
+func newCPUEngine(sh *shared, threads int) (*cpuEngine, error) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	e := &cpuEngine{sh: sh, threads: threads}
 	cfg := sh.cfg
 	d, v := cfg.Dim, sh.c.Vocab()
+	rows := int64(sh.termPlan.rows)
+	if cfg.Retrain > 0 || cfg.Normalise {
+		rows += int64(v)
+	}
+	if cfg.Retrain > 0 {
+		rows += int64(sh.termPlan.rows)
+		if cfg.Contexts == Document {
+			rows += int64(sh.docPlan.rows)
+		}
+	}
+	if need := rows * int64(d) * 4; need > 0 {
+		if avail, ok := memAvailable("/proc/meminfo"); ok && need > avail*9/10 {
+			return nil, fmt.Errorf("random indexing of %d tokens at dimension %d needs %.2f GiB of vectors, but only %.2f GiB of memory is available",
+				sh.c.Tokens(), d, float64(need)/(1<<30), float64(avail)/(1<<30))
+		}
+	}
 	e.ints = make([]int32, sh.termPlan.rows*d)
 	touch(e.ints, threads)
 	if cfg.Retrain > 0 || cfg.Normalise {
@@ -53,7 +75,27 @@ func newCPUEngine(sh *shared, threads int) *cpuEngine {
 			touch(e.docVecs, threads)
 		}
 	}
-	return e
+	return e, nil
+}
+
+// memAvailable reads MemAvailable from a meminfo file, in bytes.
+func memAvailable(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "MemAvailable:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return kb << 10, true
+	}
+	return 0, false
 }
 
 // touch writes every element of x, in parallel.

@@ -218,7 +218,9 @@ func NewTrainer(ctx context.Context, c *Corpus, cfg Config, dev Device) (*Traine
 	}
 	t := &Trainer{sh: sh, dev: dev}
 	if dev.GPU < 0 {
-		t.eng = newCPUEngine(sh, threads)
+		if t.eng, err = newCPUEngine(sh, threads); err != nil {
+			return nil, err
+		}
 	} else if t.eng, err = newGPUEngine(ctx, sh, dev); err != nil {
 		return nil, err
 	}

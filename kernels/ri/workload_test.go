@@ -75,6 +75,9 @@ func TestWorkloadStartErrors(t *testing.T) {
 		{map[string]string{"corpus": "", "device": "cpu"}, "corpus is empty"},
 		{map[string]string{"device": "gpu0"}, "device="},
 		{map[string]string{"dim": "16", "nonzeros": "9", "device": "cpu"}, "nonzeros"},
+		// About 600k terms x 65536 x 4 bytes: hundreds of GiB, refused before
+		// anything is allocated.
+		{map[string]string{"corpus": "zipf:tokens=1M,vocab=1M", "dim": "65536", "device": "cpu"}, "memory is available"},
 	} {
 		_, err := Workload{}.Start(context.Background(), values(t, tc.set))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -100,5 +103,19 @@ func TestTrain(t *testing.T) {
 	}
 	if n < 0.999 || n > 1.001 {
 		t.Errorf("normalised vector has squared length %g", n)
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meminfo")
+	text := "MemTotal:       24576000 kB\nMemFree:        20000000 kB\nMemAvailable:   22000000 kB\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := memAvailable(path); !ok || n != 22000000<<10 {
+		t.Errorf("memAvailable = %d, %v; want %d", n, ok, int64(22000000)<<10)
+	}
+	if _, ok := memAvailable(filepath.Join(t.TempDir(), "absent")); ok {
+		t.Error("an absent file gave a reading")
 	}
 }
