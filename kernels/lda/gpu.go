@@ -243,11 +243,15 @@ func (g *gpuEngine) upload() error {
 		}
 	}
 	// The rebuild writes the lengths of rows with tokens only: words and
-	// documents without any have rows of length zero throughout.
-	if err := g.dev.Memset(g.wLen, 0); err != nil {
-		return err
+	// documents without any have rows of length zero throughout. Rows'
+	// unused room is never read by a kernel, but state copies it out:
+	// zero it too.
+	for _, b := range []gpuBuffer{g.wLen, g.dLen, g.wTop, g.wCnt, g.dTop, g.dCnt} {
+		if err := g.dev.Memset(b, 0); err != nil {
+			return err
+		}
 	}
-	return g.dev.Memset(g.dLen, 0)
+	return nil
 }
 
 func (g *gpuEngine) name() string {
