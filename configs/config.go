@@ -145,14 +145,15 @@ func Parse(name string, b []byte) (*Config, error) {
 	// Decoded twice: into the struct with unknown keys refused (yaml.Node.Decode
 	// would not refuse them), and into a node tree to find lines for ValueErrors.
 	c := &Config{}
+	var root yaml.Node
+	rootErr := yaml.Unmarshal(b, &root)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(name, err)
+		return nil, keyError(yamlError(name, err), &root)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, yamlError(name, err)
+	if rootErr != nil {
+		return nil, yamlError(name, rootErr)
 	}
 	c.fill()
 	if err := c.validate(); err != nil {
@@ -186,6 +187,76 @@ func yamlError(name string, err error) error {
 		msg = name + ": " + msg
 	}
 	return errors.New(strings.TrimSpace(msg))
+}
+
+var (
+	fileLine    = regexp.MustCompile(`(?m)^(\s*)(\S+?):(\d+): (.*)$`)
+	unknownKey  = regexp.MustCompile("^field (\\S+) not found in type \\S+$")
+	wrongType   = regexp.MustCompile("^cannot unmarshal !!\\w+ `(.*)` into (\\S+)$")
+	typeAsWords = map[string]string{
+		"time.Duration": "a duration (such as 500ms or 2m)", "bool": "true or false",
+		"int": "an integer", "int32": "an integer", "int64": "an integer", "uint": "an integer",
+		"uint8": "an integer", "uint16": "an integer", "uint32": "an integer", "uint64": "an integer",
+		"float32": "a number", "float64": "a number", "string": "a string",
+	}
+)
+
+// keyError names the key of each decoding error yamlError located: yaml.v3
+// says "field X not found in type configs.NodeSource" or "cannot unmarshal
+// !!str `soon` into time.Duration", which name a Go type, not the key.
+func keyError(err error, root *yaml.Node) error {
+	msg := fileLine.ReplaceAllStringFunc(err.Error(), func(l string) string {
+		m := fileLine.FindStringSubmatch(l)
+		line, _ := strconv.Atoi(m[3])
+		prefix, text := m[1]+m[2]+":"+m[3]+": ", m[4]
+		if u := unknownKey.FindStringSubmatch(text); u != nil {
+			if p := keyAt(root, line, u[1], nil); p != nil {
+				return prefix + "unknown key " + strings.Join(p, ".")
+			}
+			return prefix + "unknown key " + u[1]
+		}
+		if w := wrongType.FindStringSubmatch(text); w != nil {
+			if p := keyAt(root, line, "", nil); p != nil {
+				if words, ok := typeAsWords[w[2]]; ok {
+					return fmt.Sprintf("%s%s: %q is not %s", prefix, strings.Join(p, "."), w[1], words)
+				}
+				return prefix + strings.Join(p, ".") + ": " + text
+			}
+		}
+		return l
+	})
+	return errors.New(msg)
+}
+
+// keyAt returns the path of the key written on line (the one named name,
+// if given; else the deepest), nil when there is none.
+func keyAt(n *yaml.Node, line int, name string, path []string) []string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := keyAt(c, line, name, path); p != nil {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := append(append([]string{}, path...), k.Value)
+			if deeper := keyAt(v, line, name, p); deeper != nil {
+				return deeper
+			}
+			if k.Line == line && (name == "" || k.Value == name) {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p := keyAt(c, line, name, append(append([]string{}, path...), strconv.Itoa(i))); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // ValueError is a configuration value that decoded but makes no sense; Path

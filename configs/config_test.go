@@ -21,6 +21,11 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 		{"not yaml", "interval: [1s\n", []string{"c.yaml"}},
 		{"unclosed bracket names its line", "interval: 1s\nlabels:\n  a: [x\nhost: y\n", []string{"c.yaml:3:", "expected"}},
 		{"scanner error line", "a: 1\nb: 2\n  c: 3\n", []string{"c.yaml:3:"}},
+		{"unknown nested key by its path", "sources:\n  hwmon:\n    device_exlude: x\n", []string{"c.yaml:3: unknown key sources.hwmon.device_exlude"}},
+		{"unknown key in a list", "runner:\n  watch:\n    - {measurement: gpu, fild: temp_c}\n", []string{"c.yaml:3: unknown key runner.watch.0.fild"}},
+		{"wrong type by its key, in words", "sources:\n  hwmon: {disabled: maybe}\n", []string{`c.yaml:2: sources.hwmon.disabled: "maybe" is not true or false`}},
+		{"bad duration by its key", "deadline: 100ms\ninterval: soon\n", []string{`c.yaml:2: interval: "soon" is not a duration`}},
+		{"every bad key of a file", "interval: soon\nintervall: 2s\n", []string{`c.yaml:1: interval: "soon"`, "c.yaml:2: unknown key intervall"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,7 +81,7 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 			return nil, fmt.Errorf("influx: find run %s: %w", o.RunID, err)
 		}
 		if len(events) == 0 {
-			return nil, fmt.Errorf("influx: run %q not found in bucket %q (no event points with run=%s)", o.RunID, cfg.Bucket, o.RunID)
+			return nil, fmt.Errorf("influx: run %q not found in bucket %q (no event points with run=%s; heatsink collect records none: give --host, --from and --to)", o.RunID, cfg.Bucket, o.RunID)
 		}
 		slices.SortStableFunc(events, func(a, b point.Point) int { return a.Time.Compare(b.Time) })
 		hosts := map[string]bool{}
