@@ -14,8 +14,7 @@
 // which these kernels follow with _rn intrinsics (no contraction into
 // fused multiply-adds), so that a sentence trained alone matches Go's bit
 // for bit. Sentences trained at once race on shared rows as word2vec's
-// threads do (Hogwild); rows are read with ld.global.cg (L2, not L1), so a
-// block sees what others have added.
+// threads do (Hogwild).
 //
 // Regenerate the committed PTX and fatbin with kernels/scripts/gen.sh.
 
@@ -30,6 +29,22 @@
 // emulation of this file (kernels/w2v/internal/w2vemu) defines it its own way.
 #ifndef W2V_SHARED_ARRAY
 #define W2V_SHARED_ARRAY(type, name) extern __shared__ type name[]
+#endif
+
+// W2V_LDCG reads an element of the model from L2 (ld.global.cg), where the
+// atomics land, so a block sees its own updates and, soon, others'. The
+// asm is volatile with a memory clobber: the compiler may not move it
+// across the atomicAdds that write the same rows (CUDA's __ldcg has no
+// clobber and could be hoisted above them). The CPU emulation of this file
+// defines its own.
+#ifndef W2V_LDCG
+__device__ __forceinline__ float w2v_ldcg(const float *p)
+{
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+#define W2V_LDCG(p) w2v_ldcg(p)
 #endif
 
 // Constants the host reads rather than repeating.
@@ -96,7 +111,7 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
         for (int k = 0; k < EPT; k++) {
             const int e = lane + 32 * k;
             if (e < d) {
-                const float v = __ldcg(src + e);
+                const float v = W2V_LDCG(src + e);
                 c[e] = v;
                 c0[e] = v;
             }
@@ -132,7 +147,7 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
 #pragma unroll
             for (int k = 0; k < EPT; k++) {
                 const int e = lane + 32 * k;
-                o[k] = e < d ? __ldcg(row + e) : 0.0f;
+                o[k] = e < d ? W2V_LDCG(row + e) : 0.0f;
                 o0[k] = o[k];
             }
             for (int p = lo; p <= hi; p++) {
@@ -212,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 
     auto load = [&](int p) {
         if (has) {
-            const float v = __ldcg(syn0 + (size_t)__ldg(tok + p) * d + t);
+            const float v = W2V_LDCG(syn0 + (size_t)__ldg(tok + p) * d + t);
             ring[(p % R) * d + t] = v;
             orig[(p % R) * d + t] = v;
         }
@@ -237,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(1024)
                 label = 0.0f;
             }
             float *row = syn1 + (size_t)id * d;
-            float o = has ? __ldcg(row + t) : 0.0f;
+            float o = has ? W2V_LDCG(row + t) : 0.0f;
             const float o0 = o;
             for (int p = lo; p <= hi; p++) {
                 if (p == w)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -292,5 +294,45 @@ func TestGPUMatchesCPUDisjointSentences(t *testing.T) {
 			got0, got1 := rc.gpu(t, false)
 			compareModels(t, "all sentences at once", got0, got1, want0, want1, 1e-4)
 		})
+	}
+}
+
+// w2v.cu compiles for the GPU with clang's CUDA front end where clang is
+// installed (no CUDA toolkit needed: testdata/clang-cuda-stub.h declares
+// the intrinsics), defines every kernel the host launches, and keeps the
+// output vector in registers: PTX with .local memory would mean the
+// per-lane arrays spilled, a slow kernel.
+func TestKernelCompilesWithClang(t *testing.T) {
+	clang, err := exec.LookPath("clang-14")
+	if err != nil {
+		if clang, err = exec.LookPath("clang"); err != nil {
+			t.Skip("no clang")
+		}
+	}
+	src, stub := "../w2v.cu", "testdata/clang-cuda-stub.h"
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("not in the source tree")
+	}
+	ptx := filepath.Join(t.TempDir(), "w2v.ptx")
+	out, err := exec.Command(clang, "-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudalib", "-nocudainc",
+		"-Xclang", "-target-feature", "-Xclang", "+ptx70", "-ffp-contract=off", "-std=c++17", "-O3", "-Wall", "-Werror",
+		"-include", stub, "-S", "-o", ptx, src).CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "nvptx") && strings.Contains(string(out), "target") {
+			t.Skipf("clang has no NVPTX target: %s", out)
+		}
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	text, err := os.ReadFile(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range gpuFunctions {
+		if !strings.Contains(string(text), ".entry "+k+"(") {
+			t.Errorf("PTX has no kernel %s", k)
+		}
+	}
+	if strings.Contains(string(text), ".local") {
+		t.Error("PTX uses local memory: a per-lane array is indexed at run time")
 	}
 }

@@ -18,7 +18,6 @@ static __device__ __forceinline__ float __shfl_xor_sync(unsigned m, float v, int
 }
 static __device__ __forceinline__ int __ldg(const int *p) { return __nvvm_ldg_i(p); }
 static __device__ __forceinline__ float __ldg(const float *p) { return __nvvm_ldg_f(p); }
-static __device__ __forceinline__ float __ldcg(const float *p) { return *(const volatile float *)p; }
 static __device__ __forceinline__ float atomicAdd(float *p, float v) { return __nvvm_atom_add_gen_f(p, v); }
 static __device__ __forceinline__ int min(int a, int b) { return a < b ? a : b; }
 static __device__ __forceinline__ int max(int a, int b) { return a > b ? a : b; }

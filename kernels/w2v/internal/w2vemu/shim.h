@@ -46,7 +46,7 @@ template <class T> static inline T __ldg(const T *p) { return *p; }
 
 // Global rows are shared by concurrent sentences: atomic accesses, as the
 // GPU's L2 makes them.
-static inline float __ldcg(const float *p)
+static inline float emu_ldcg(const float *p)
 {
     float v;
     __atomic_load(const_cast<float *>(p), &v, __ATOMIC_RELAXED);
@@ -61,6 +61,7 @@ static inline float atomicAdd(float *p, float v)
     } while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return old;
 }
+#define W2V_LDCG(p) emu_ldcg(p)
 using std::max;
 using std::min;
 #endif
