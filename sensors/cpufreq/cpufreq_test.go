@@ -147,17 +147,5 @@ func TestCpufreqUnsupportedWithoutDriver(t *testing.T) {
 }
 
 func BenchmarkCpufreqSampleBenchNode(b *testing.B) {
-	s := New(fixture.Sys("bench-node"), filter.Filter{})
-	if err := s.Discover(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	var buf []point.Point
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = s.Sample(context.Background(), stamp, buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(buf)), "points/op")
+	fixture.BenchmarkSample(b, New(fixture.Sys("bench-node"), filter.Filter{}))
 }
