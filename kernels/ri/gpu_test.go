@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -60,6 +62,51 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 		if !strings.Contains(string(ptx), ".entry "+k+"(") {
 			t.Errorf("embedded ri.ptx: no kernel %s", k)
 		}
+	}
+}
+
+// ri.cu compiles for the GPU with clang's CUDA front end where clang is
+// installed (no CUDA toolkit needed: testdata/clang-cuda-stub.h declares
+// the intrinsics), without warnings, defines every kernel the host
+// launches, and keeps the per-thread arrays of the dense kernels in
+// registers (PTX with .local memory would mean they spilled).
+func TestKernelCompilesWithClang(t *testing.T) {
+	clang, err := exec.LookPath("clang-14")
+	if err != nil {
+		if clang, err = exec.LookPath("clang"); err != nil {
+			t.Skip("no clang")
+		}
+	}
+	src := "../ri.cu"
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("not in the source tree")
+	}
+	ptx := filepath.Join(t.TempDir(), "ri.ptx")
+	out, err := exec.Command(clang, "-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudalib", "-nocudainc",
+		"-Xclang", "-target-feature", "-Xclang", "+ptx70", "-ffp-contract=off", "-std=c++17", "-O3", "-Wall", "-Wextra", "-Werror",
+		"-include", "testdata/clang-cuda-stub.h", "-S", "-o", ptx, src).CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "nvptx") && strings.Contains(string(out), "target") {
+			t.Skipf("clang has no NVPTX target: %s", out)
+		}
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	text, err := os.ReadFile(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range gpuFunctions {
+		if !strings.Contains(string(text), ".entry "+k+"(") {
+			t.Errorf("PTX has no kernel %s", k)
+		}
+	}
+	for _, g := range []string{"ri_threads", "ri_chunk"} {
+		if !strings.Contains(string(text), g) {
+			t.Errorf("PTX has no global %s", g)
+		}
+	}
+	if strings.Contains(string(text), ".local") {
+		t.Error("PTX uses local memory: a per-thread array is indexed at run time")
 	}
 }
 
