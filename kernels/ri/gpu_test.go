@@ -351,7 +351,11 @@ func TestGPUDimensionBeyondSharedMemory(t *testing.T) {
 
 func TestGPUWorkload(t *testing.T) {
 	needRealGPU(t)
-	v := values(t, map[string]string{"corpus": "zipf:tokens=200k,vocab=10k", "device": "0", "dim": "1024"})
+	corpus := "zipf:tokens=200k,vocab=10k"
+	if testing.Short() {
+		corpus = "zipf:tokens=20k,vocab=2k"
+	}
+	v := values(t, map[string]string{"corpus": corpus, "device": "0", "dim": "1024"})
 	job, err := Workload{}.Start(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)
