@@ -42,12 +42,15 @@ func gradient(f, label, alpha float32, table []float32) float32 {
 func (l layout) dot(x, y []float32, lanes []float32) float32 {
 	x, y = x[:l.dim], y[:l.dim]
 	if l.warps == 1 {
-		var p [32]float32
-		base := 0
-		for ; base+32 <= len(x); base += 32 {
-			laneAdd(&p, (*[32]float32)(x[base:]), (*[32]float32)(y[base:]))
+		blocks := len(x) / 32
+		if 32*blocks == len(x) {
+			return dotLanes(&x[0], &y[0], blocks)
 		}
-		if base < len(x) {
+		var p [32]float32
+		if blocks > 0 {
+			laneAddBlocks(&p, &x[0], &y[0], blocks)
+		}
+		if base := 32 * blocks; base < len(x) {
 			xs, ys := x[base:], y[base:]
 			ys = ys[:len(xs)]
 			for j := range xs {
@@ -59,18 +62,18 @@ func (l layout) dot(x, y []float32, lanes []float32) float32 {
 	// One element per thread: lane t holds element t, if any.
 	var total float32
 	for w := 0; w < l.warps; w++ {
-		var p [32]float32
-		lo := w * 32
-		if lo+32 <= len(x) {
-			laneAdd(&p, (*[32]float32)(x[lo:]), (*[32]float32)(y[lo:]))
-		} else if lo < len(x) {
+		var s float32
+		if lo := w * 32; lo+32 <= len(x) {
+			s = dotLanes(&x[lo], &y[lo], 1)
+		} else {
+			var p [32]float32
 			xs, ys := x[lo:], y[lo:]
 			ys = ys[:len(xs)]
 			for j := range xs {
 				p[j] += float32(xs[j] * ys[j])
 			}
+			s = butterfly(&p)
 		}
-		s := butterfly(&p)
 		if w == 0 {
 			total = s
 		} else {
@@ -80,19 +83,11 @@ func (l layout) dot(x, y []float32, lanes []float32) float32 {
 	return total
 }
 
-// laneAdd adds x[j]*y[j] to lane j's sum, 32 lanes, in eight independent
-// chains the CPU can overlap (the order within each lane is unchanged).
-func laneAdd(p, x, y *[32]float32) {
-	for j := 0; j < 32; j += 8 {
-		p0 := p[j] + float32(x[j]*y[j])
-		p1 := p[j+1] + float32(x[j+1]*y[j+1])
-		p2 := p[j+2] + float32(x[j+2]*y[j+2])
-		p3 := p[j+3] + float32(x[j+3]*y[j+3])
-		p4 := p[j+4] + float32(x[j+4]*y[j+4])
-		p5 := p[j+5] + float32(x[j+5]*y[j+5])
-		p6 := p[j+6] + float32(x[j+6]*y[j+6])
-		p7 := p[j+7] + float32(x[j+7]*y[j+7])
-		p[j], p[j+1], p[j+2], p[j+3], p[j+4], p[j+5], p[j+6], p[j+7] = p0, p1, p2, p3, p4, p5, p6, p7
+// laneAddGo is laneAddBlocks for one block, in Go: the definition the
+// assembly must match.
+func laneAddGo(p, x, y *[32]float32) {
+	for j := range p {
+		p[j] += float32(x[j] * y[j])
 	}
 }
 
@@ -117,16 +112,18 @@ func butterfly(p *[32]float32) float32 {
 // c <- c + g*o, o <- o + g*c(old), element by element.
 func pair(c, o []float32, g float32) {
 	o = o[:len(c)]
-	i := 0
-	for ; i+4 <= len(c); i += 4 {
-		cc, oo := (*[4]float32)(c[i:]), (*[4]float32)(o[i:])
-		c0, c1, c2, c3 := cc[0], cc[1], cc[2], cc[3]
-		o0, o1, o2, o3 := oo[0], oo[1], oo[2], oo[3]
-		cc[0], cc[1], cc[2], cc[3] = c0+float32(g*o0), c1+float32(g*o1), c2+float32(g*o2), c3+float32(g*o3)
-		oo[0], oo[1], oo[2], oo[3] = o0+float32(g*c0), o1+float32(g*c1), o2+float32(g*c2), o3+float32(g*c3)
+	q := len(c) / 4
+	if q > 0 {
+		pairQuads(&c[0], &o[0], q, g)
 	}
-	for ; i < len(c); i++ {
-		ce, oe := c[i], o[i]
+	pairGo(c[4*q:], o[4*q:], g)
+}
+
+// pairGo is pair in Go: the definition the assembly must match.
+func pairGo(c, o []float32, g float32) {
+	o = o[:len(c)]
+	for i, ce := range c {
+		oe := o[i]
 		c[i] = ce + float32(g*oe)
 		o[i] = oe + float32(g*ce)
 	}

@@ -186,3 +186,44 @@ func TestTrainSentenceDescendsTheLoss(t *testing.T) {
 		t.Errorf("after training: context.centre %g -> %g (want up), context.negative %g -> %g (want down)", pos0, pos1, neg0, neg1)
 	}
 }
+
+// The assembly (simd_amd64.s) computes exactly what its Go definition
+// does, for every length and tail.
+func TestSIMDMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 3, 4, 5, 31, 32, 33, 64, 100, 128, 257} {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*1e-3)
+		}
+		if blocks := n / 32; blocks > 0 {
+			var a, b [32]float32
+			for j := range a {
+				a[j] = float32(rng.NormFloat64())
+			}
+			b = a
+			laneAddBlocks(&a, &x[0], &y[0], blocks)
+			for k := 0; k < blocks; k++ {
+				laneAddGo(&b, (*[32]float32)(x[32*k:]), (*[32]float32)(y[32*k:]))
+			}
+			if a != b {
+				t.Errorf("n=%d: laneAddBlocks differs from laneAddGo", n)
+			}
+			var z [32]float32
+			for k := 0; k < blocks; k++ {
+				laneAddGo(&z, (*[32]float32)(x[32*k:]), (*[32]float32)(y[32*k:]))
+			}
+			if got, want := dotLanes(&x[0], &y[0], blocks), butterfly(&z); got != want {
+				t.Errorf("n=%d: dotLanes %g, lanes and butterfly in Go %g", n, got, want)
+			}
+		}
+		g := float32(rng.NormFloat64())
+		c1, o1 := slices.Clone(x), slices.Clone(y)
+		c2, o2 := slices.Clone(x), slices.Clone(y)
+		pair(c1, o1, g)
+		pairGo(c2, o2, g)
+		if !slices.Equal(c1, c2) || !slices.Equal(o1, o2) {
+			t.Errorf("n=%d: pair differs from pairGo", n)
+		}
+	}
+}
