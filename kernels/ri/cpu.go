@@ -409,10 +409,10 @@ func gather(list []int32, src []float32, out []float32, acc []float64) {
 	store(out, acc)
 }
 
-// addTo adds src into dst element by element, in float64 (unrolled by
-// four: Go does not vectorise, and the loop overhead would otherwise
-// dominate).
-func addTo(dst []float64, src []float32) {
+// addToGo is addTo in Go (unrolled by four: Go does not vectorise, and the
+// loop overhead would otherwise dominate); add_amd64.s does the same with
+// SSE2.
+func addToGo(dst []float64, src []float32) {
 	src = src[:len(dst)]
 	i := 0
 	for ; i+4 <= len(dst); i += 4 {
