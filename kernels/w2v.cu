@@ -150,10 +150,11 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
                 o[k] = e < d ? W2V_LDCG(row + e) : 0.0f;
                 o0[k] = o[k];
             }
-            for (int p = lo; p <= hi; p++) {
+            // The ring slot of position p is p % R, followed without dividing.
+            for (int p = lo, slot = lo % R; p <= hi; p++, slot = slot + 1 == R ? 0 : slot + 1) {
                 if (p == w)
                     continue;
-                float *c = ring + (p % R) * d;
+                float *c = ring + slot * d;
                 float part = 0.0f;
 #pragma unroll
                 for (int k = 0; k < EPT; k++) {
@@ -254,10 +255,10 @@ extern "C" __global__ void __launch_bounds__(1024)
             float *row = syn1 + (size_t)id * d;
             float o = has ? W2V_LDCG(row + t) : 0.0f;
             const float o0 = o;
-            for (int p = lo; p <= hi; p++) {
+            for (int p = lo, slot = lo % R; p <= hi; p++, slot = slot + 1 == R ? 0 : slot + 1) {
                 if (p == w)
                     continue;
-                float *c = ring + (p % R) * d;
+                float *c = ring + slot * d;
                 float part = 0.0f;
                 if (has)
                     part = __fadd_rn(part, __fmul_rn(c[t], o));
