@@ -114,8 +114,12 @@
 // changes it) have dense W rows of K counts; the others have sparse rows
 // of (topic, count) pairs sorted by topic, in room for as many pairs as
 // the word has tokens (no more than K). D rows are sparse likewise. Work is
-// cut in units: a dense word's tokens in units of at most DenseUnit
-// tokens, so a very frequent word is spread over many blocks (goroutines);
-// the sparse words' tokens in chunks of SparseChunk, handed out through an
-// atomic counter.
+// cut in units, EZLDA's hierarchy: a dense word's tokens in units of at
+// most DenseUnit tokens, so that a very frequent word is spread over many
+// blocks (goroutines), each holding the word's φ̂ row (in shared memory on
+// the GPU); a medium word (a sparse word with more than max(32, K/16)
+// tokens) in units of its own, its sparse row expanded into K φ̂ values
+// for them; the small words' tokens in chunks of SparseChunk, handed out
+// through an atomic counter, each token merging its word's short row with
+// its document's.
 package lda

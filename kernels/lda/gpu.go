@@ -138,7 +138,7 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 	if err != nil {
 		return nil, err
 	}
-	if need := gpuBytes(l); need > free {
+	if need := gpuBytes(l, info.SMs); need > free {
 		return nil, fmt.Errorf("LDA of %d tokens at K=%d (%s word-topic rows) needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
 			l.n, l.k, formatOf(l), float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	}
@@ -149,18 +149,18 @@ func formatOf(l *layout) string {
 	return fmt.Sprintf("%d dense, %d sparse", l.dense, l.v-l.dense)
 }
 
-// gpuBytes is the device memory the sampler takes for layout l: what
-// upload allocates, computed without allocating (for the comparison with
-// a dense-W sampler, and to fail early when it does not fit).
-func gpuBytes(l *layout) int64 {
-	v, k, n, d := int64(l.v), int64(l.k), int64(l.n), int64(l.d)
-	dense, ns := int64(l.dense), n-int64(l.sparseBase)
-	b := 4 * (v + 1 + 3*n + d + 1 + int64(len(l.denseUnits)+len(l.mediumUnits)+len(l.sparseUnits)+len(l.smallDocs)+len(l.largeDocs)+len(l.smallWords)+len(l.largeWords)))
-	b += 4 * (2*n + k + dense*k + 3*ns + v + 2*n + d) // z, znew, T, Wd, wTop/wCnt/phiS, wLen, dTop/dCnt, dLen
-	b += 8*(k+2) + gpuScales*k*12 + 4*gpuScales + 4   // denom, consts, zphi, gpre, zphiMax, nscales
-	b += 16*v + 12*v + 4*dense*k + 8*dense*k + 8*ns   // ws32, ws64, phiD, epreD, epreS
-	b += 4 + 8 + 8*int64(partialBlocks(l, gpuThreads, 1<<20)) + 8*k + 12
-	return b
+// gpuBytes is the device memory the sampler takes for layout l (with
+// the default block size on a GPU of sms multiprocessors): what upload
+// allocates, computed without allocating, for the comparison with a
+// dense-W sampler and to fail early when it does not fit.
+func gpuBytes(l *layout, sms int) int64 {
+	g := &gpuEngine{l: l, block: gpuThreads}
+	g.partialLen = partialBlocks(l, g.block, max(1, sms*4))
+	n := int64(0)
+	for _, b := range g.buffers() {
+		n += int64(max(b.n, 1)) * int64(b.size)
+	}
+	return n
 }
 
 // partialBlocks is the most blocks a log-likelihood launch uses.
@@ -207,38 +207,45 @@ func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
 	return g.dev.Download(bytesOf(dst), src)
 }
 
-func (g *gpuEngine) upload() error {
+// bufSpec is one device buffer: n elements of size bytes, uploaded from
+// data when not nil.
+type bufSpec struct {
+	dst     *gpuBuffer
+	n, size int
+	data    []uint32
+}
+
+// buffers lists every buffer the engine allocates.
+func (g *gpuEngine) buffers() []bufSpec {
 	l := g.l
 	k, n, v, d := l.k, l.n, l.v, l.d
 	ns := n - int(l.sparseBase)
-	for _, u := range []struct {
-		dst  *gpuBuffer
-		data []uint32
-	}{
-		{&g.wordOff, l.wordOff}, {&g.tokDoc, l.tokDoc}, {&g.tokIdx, l.tokIdx}, {&g.docOff, l.docOff},
-		{&g.docTok, l.docTok}, {&g.denseUnits, l.denseUnits}, {&g.mediumUnits, l.mediumUnits}, {&g.sparseUnits, l.sparseUnits},
-		{&g.smallDocs, l.smallDocs}, {&g.largeDocs, l.largeDocs}, {&g.smallWords, l.smallWords},
-		{&g.largeWords, l.largeWords},
-	} {
-		if err := uploadNew(g, u.dst, u.data); err != nil {
-			return err
-		}
+	up := func(dst *gpuBuffer, data []uint32) bufSpec { return bufSpec{dst, len(data), 4, data} }
+	return []bufSpec{
+		up(&g.wordOff, l.wordOff), up(&g.tokDoc, l.tokDoc), up(&g.tokIdx, l.tokIdx), up(&g.docOff, l.docOff),
+		up(&g.docTok, l.docTok), up(&g.denseUnits, l.denseUnits), up(&g.mediumUnits, l.mediumUnits),
+		up(&g.sparseUnits, l.sparseUnits), up(&g.smallDocs, l.smallDocs), up(&g.largeDocs, l.largeDocs),
+		up(&g.smallWords, l.smallWords), up(&g.largeWords, l.largeWords),
+		{&g.z, n, 4, nil}, {&g.znew, n, 4, nil}, {&g.t, k, 4, nil}, {&g.wd, l.dense * k, 4, nil},
+		{&g.wTop, ns, 4, nil}, {&g.wCnt, ns, 4, nil}, {&g.wLen, v, 4, nil}, {&g.dTop, n, 4, nil}, {&g.dCnt, n, 4, nil},
+		{&g.dLen, d, 4, nil},
+		{&g.denom, k, 8, nil}, {&g.consts, 2, 8, nil}, {&g.zphi, gpuScales * k, 4, nil}, {&g.gpre, gpuScales * k, 8, nil},
+		{&g.zphiMax, gpuScales, 4, nil}, {&g.nscales, 1, 4, nil},
+		{&g.ws32, 4 * v, 4, nil}, {&g.ws64, 3 * v, 8, nil}, {&g.phiD, l.dense * k, 4, nil}, {&g.epreD, l.dense * k, 8, nil},
+		{&g.phiS, ns, 4, nil}, {&g.epreS, ns, 8, nil},
+		{&g.counter, 1, 4, nil}, {&g.nshort, 1, 8, nil}, {&g.partial, g.partialLen, 8, nil}, {&g.colW, k, 4, nil},
+		{&g.colD, k, 4, nil}, {&g.errs, 3, 4, nil},
 	}
-	g.partialLen = partialBlocks(l, g.block, g.llGrid())
-	for _, a := range []struct {
-		dst     *gpuBuffer
-		n, size int
-	}{
-		{&g.z, n, 4}, {&g.znew, n, 4}, {&g.t, k, 4}, {&g.wd, l.dense * k, 4},
-		{&g.wTop, ns, 4}, {&g.wCnt, ns, 4}, {&g.wLen, v, 4}, {&g.dTop, n, 4}, {&g.dCnt, n, 4}, {&g.dLen, d, 4},
-		{&g.denom, k, 8}, {&g.consts, 2, 8}, {&g.zphi, gpuScales * k, 4}, {&g.gpre, gpuScales * k, 8},
-		{&g.zphiMax, gpuScales, 4}, {&g.nscales, 1, 4},
-		{&g.ws32, 4 * v, 4}, {&g.ws64, 3 * v, 8}, {&g.phiD, l.dense * k, 4}, {&g.epreD, l.dense * k, 8},
-		{&g.phiS, ns, 4}, {&g.epreS, ns, 8},
-		{&g.counter, 1, 4}, {&g.nshort, 1, 8}, {&g.partial, g.partialLen, 8}, {&g.colW, k, 4}, {&g.colD, k, 4},
-		{&g.errs, 3, 4},
-	} {
-		if err := g.alloc(a.dst, a.n, a.size); err != nil {
+}
+
+func (g *gpuEngine) upload() error {
+	g.partialLen = partialBlocks(g.l, g.block, g.llGrid())
+	for _, b := range g.buffers() {
+		if b.data != nil {
+			if err := uploadNew(g, b.dst, b.data); err != nil {
+				return err
+			}
+		} else if err := g.alloc(b.dst, b.n, b.size); err != nil {
 			return err
 		}
 	}

@@ -108,6 +108,11 @@ func TestGPUBenchTable(t *testing.T) {
 	}
 
 	// 2. Memory.
+	sms := 132
+	if d, err := openBenchGPU(); err == nil {
+		sms = d.Info().SMs
+		d.Close()
+	}
 	fmt.Println("\ndevice memory for this corpus (the engine's allocations):")
 	fmt.Fprintln(out, "K\thybrid\tdense-W\tratio\tdense words (hybrid)\t")
 	for _, kk := range []int{1024, 16384} {
@@ -118,7 +123,7 @@ func TestGPUBenchTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b[i] = gpuBytes(l)
+			b[i] = gpuBytes(l, sms)
 			if f == Hybrid {
 				dense = l.dense
 			}

@@ -215,9 +215,14 @@ func TestGPUMatchesTheCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s at K=%d: %d dense words in %d units, %d sparse words in %d chunks", tc.c.Describe(), l.k, l.dense, l.nDenseUnits(), l.v-l.dense, l.nSparseUnits())
+			t.Logf("%s at K=%d: %d dense words in %d units, %d medium in %d, %d small in %d chunks", tc.c.Describe(), l.k,
+				l.dense, l.nDenseUnits(), l.medium-l.dense, l.nMediumUnits(), l.v-l.medium, l.nSparseUnits())
 			cpu := &cpuDevice{e: newCPUEngine(tc.cfg, tc.opt, l)}
 			g := openTestGPU(t, tc.cfg, l, tc.opt)
+			// The memory comparison with a dense-W sampler uses gpuBytes.
+			if want := gpuBytes(l, g.dev.Info().SMs) + 8*int64(g.partialLen-partialBlocks(l, gpuThreads, g.llGrid())); g.bytes() != want {
+				t.Errorf("the engine allocated %d bytes, gpuBytes says %d", g.bytes(), want)
+			}
 			for _, e := range []engine{cpu, g} {
 				if err := e.initialise(ctx); err != nil {
 					t.Fatal(err)
