@@ -46,7 +46,19 @@ func TestVariantsMatchThePlainSampler(t *testing.T) {
 	// A corpus with a long tail: words with more tokens than K (dense
 	// rows, split over units when DenseUnit is exceeded) and rare ones.
 	c := synthetic(t, "tiny", func(s *Synthetic) { s.Zipf = 1.1; s.Vocab = 2000; s.Docs = 300; s.DocLen = 40 })
-	for _, k := range []int{8, 61} {
+	// And a corpus with empty documents, a one-token document, a word
+	// that never occurs and one that fills a document.
+	edge := &Corpus{Vocab: []string{"a", "b", "c", "unused", "e"}, DocOff: []uint32{0, 0, 1, 1, 41, 47, 47}}
+	edge.Words = []uint32{4}
+	for i := range 40 {
+		edge.Words = append(edge.Words, uint32(i%3))
+	}
+	edge.Words = append(edge.Words, 0, 0, 0, 0, 0, 0)
+	for _, tc := range []struct {
+		c *Corpus
+		k int
+	}{{c, 8}, {c, 61}, {edge, 2}, {edge, 50}} {
+		c, k := tc.c, tc.k
 		cfg := DefaultConfig(k)
 		cfg.Seed = 7
 		var variants []Options
@@ -86,7 +98,7 @@ func TestVariantsMatchThePlainSampler(t *testing.T) {
 			}
 		}
 		t.Logf("K=%d: %d of %d tokens took the max-topic shortcut in iteration 6", k, shortcuts[true], c.Tokens())
-		if shortcuts[true] == 0 {
+		if shortcuts[true] == 0 && c.Tokens() > 1000 {
 			t.Errorf("K=%d: no token took the shortcut", k)
 		}
 	}

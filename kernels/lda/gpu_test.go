@@ -185,6 +185,12 @@ func gpuCases(t *testing.T) []struct {
 	if testOpen == nil && !testing.Short() {
 		long = synthetic(t, "small", nil)
 	}
+	edge := &Corpus{Vocab: []string{"a", "b", "c", "unused", "e"}, DocOff: []uint32{0, 0, 1, 1, 41, 47, 47}}
+	edge.Words = []uint32{4}
+	for i := range 40 {
+		edge.Words = append(edge.Words, uint32(i%3))
+	}
+	edge.Words = append(edge.Words, 0, 0, 0, 0, 0, 0)
 	cfg := func(k int, seed uint64) Config { c := DefaultConfig(k); c.Seed = seed; return c }
 	return []struct {
 		name string
@@ -196,6 +202,7 @@ func gpuCases(t *testing.T) []struct {
 		{"hybrid K=100", long, Config{Topics: 100, Alpha: 0.1, Beta: 0.01, Seed: 1 << 40}, Options{}},
 		{"dense K=7 two-branch", short, cfg(7, 3), Options{Format: AllDense, TwoBranch: true}},
 		{"sparse K=33", short, cfg(33, 4), Options{Format: AllSparse}},
+		{"edge K=5", edge, cfg(5, 9), Options{}},
 	}
 }
 
