@@ -32,7 +32,7 @@ func BenchmarkCPUSampler(b *testing.B) {
 				var short int64
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					short += e.step()
+					short += e.step().shortcuts
 				}
 				b.ReportMetric(float64(c.Tokens())*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 				b.ReportMetric(100*float64(short)/float64(c.Tokens())/float64(b.N), "shortcut_%")

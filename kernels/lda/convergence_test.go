@@ -91,7 +91,7 @@ func TestLearnsTheTrueTopics(t *testing.T) {
 		lo, hi = min(lo, x), max(hi, x)
 	}
 	t.Logf("log-likelihood per token: %.4f after 1 iteration, %.4f after %d (plateau within %.4f); matched L1 distance %.3f; %d%% of tokens took the shortcut",
-		ll[0], ll[len(ll)-1], len(ll), hi-lo, learned, 100*e.step()/int64(c.Tokens()))
+		ll[0], ll[len(ll)-1], len(ll), hi-lo, learned, 100*e.step().shortcuts/int64(c.Tokens()))
 	if !(learned < 0.2) {
 		t.Errorf("learned topics are %.3f from the true ones (mean L1 after matching), want below 0.2", learned)
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // counts are the model's counts after an iteration (see layout for the
@@ -70,15 +71,18 @@ func (e *cpuEngine) initialise() {
 	e.rebuild()
 }
 
-// step runs one iteration and returns how many tokens took the shortcut.
-// (cpuDevice.step is the same, timed.)
-func (e *cpuEngine) step() int64 {
+// step runs one iteration: it returns how many tokens took the shortcut,
+// and the wall time of sampling (with the iteration's preparation) and of
+// the rebuild.
+func (e *cpuEngine) step() stepStats {
 	e.iter++
+	start := time.Now()
 	e.prepare()
 	n := e.sample()
 	e.z, e.znew = e.znew, e.z
+	mid := time.Now()
 	e.rebuild()
-	return n
+	return stepStats{shortcuts: n, sample: mid.Sub(start), rebuild: time.Since(mid)}
 }
 
 // rebuild counts T, W and D from z.

@@ -79,7 +79,7 @@ func TestVariantsMatchThePlainSampler(t *testing.T) {
 			plain.step()
 			for _, e := range engines {
 				name := fmt.Sprintf("K=%d %s two-branch=%v static=%v iteration %d", k, e.opt.Format, e.opt.TwoBranch, e.opt.Static, it)
-				n := e.step()
+				n := e.step().shortcuts
 				if err := checkCounts(e.l, e.c, e.z); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}

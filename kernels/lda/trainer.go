@@ -174,17 +174,7 @@ func (d *cpuDevice) initialise(ctx context.Context) error {
 	return nil
 }
 
-func (d *cpuDevice) step(ctx context.Context) (stepStats, error) {
-	e := d.e
-	e.iter++
-	start := time.Now()
-	e.prepare()
-	n := e.sample()
-	e.z, e.znew = e.znew, e.z
-	mid := time.Now()
-	e.rebuild()
-	return stepStats{shortcuts: n, sample: mid.Sub(start), rebuild: time.Since(mid)}, nil
-}
+func (d *cpuDevice) step(ctx context.Context) (stepStats, error) { return d.e.step(), nil }
 
 func (d *cpuDevice) state(ctx context.Context) (*counts, []uint32, error) { return d.e.c, d.e.z, nil }
 
