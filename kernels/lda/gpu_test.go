@@ -327,3 +327,42 @@ func firstDiff[T comparable](a, b []T) int {
 	}
 	return -1
 }
+
+// The trainer on a GPU (256-thread blocks) with its checks and
+// log-likelihood gives the CPU trainer's model.
+func TestGPUTrainer(t *testing.T) {
+	needGPU(t)
+	ctx := context.Background()
+	c := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 20; s.Zipf = 1 })
+	cfg := Config{Topics: 12, Alpha: 0.1, Beta: 0.01, Seed: 8}
+	var models []*Model
+	var lls []float64
+	for _, dev := range []Device{CPU(Options{}), {GPU: 0, open: testOpen}} {
+		tr, err := NewTrainer(ctx, c, cfg, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Check = true
+		var st IterStats
+		for range 3 {
+			if st, err = tr.Step(ctx, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := tr.Model(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, lls = append(models, m), append(lls, st.LogLik)
+		t.Logf("%s: %d bytes, %.3g tokens/s, log-likelihood %.6f", tr.DeviceName(), tr.DeviceBytes(), st.TokensPerS(), st.LogLik)
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(models[0].Words, models[1].Words) || !slices.Equal(models[0].Docs, models[1].Docs) || !slices.Equal(models[0].T, models[1].T) {
+		t.Error("the GPU's model differs from the CPU's")
+	}
+	if math.Abs(lls[0]-lls[1]) > 1e-9*math.Abs(lls[0]) {
+		t.Errorf("log-likelihood %.12g on the CPU, %.12g on the GPU", lls[0], lls[1])
+	}
+}

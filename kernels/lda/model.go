@@ -26,7 +26,7 @@ type Model struct {
 	Words, Docs     []Entry
 }
 
-func newModel(l *layout, cfg Config, corp *Corpus, c *counts, z []uint32) *Model {
+func newModel(l *layout, cfg Config, corp *Corpus, c *counts) *Model {
 	m := &Model{Config: cfg, Vocab: corp.Vocab, T: slices.Clone(c.t), WordOff: make([]int, l.v+1), DocOff: make([]int, l.d+1)}
 	k := l.k
 	rows := make([][]Entry, l.v)

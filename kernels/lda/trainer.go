@@ -149,11 +149,11 @@ func (tr *Trainer) DeviceBytes() int64 { return tr.eng.bytes() }
 
 // Model returns the current counts in corpus word ids.
 func (tr *Trainer) Model(ctx context.Context) (*Model, error) {
-	c, z, err := tr.eng.state(ctx)
+	c, _, err := tr.eng.state(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newModel(tr.l, tr.cfg, tr.c, c, z), nil
+	return newModel(tr.l, tr.cfg, tr.c, c), nil
 }
 
 // Close releases the device.
