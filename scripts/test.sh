@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as README.md gives it: installs the real peers the
-# tests use when they are missing (net-snmp's snmpd, InfluxDB OSS 1.8.10),
-# then runs every Go test with the race detector.
+# tests use when they are missing (scripts/deps.sh: net-snmp's snmpd, Slurm
+# and munge, InfluxDB OSS 1.8.10), then runs go vet and every Go test with
+# the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$(go env GOPATH)/bin:$PATH"

@@ -218,7 +218,7 @@ with other thresholds.`,
 	f.StringArrayVar(&sets, "set", nil, "workload parameter key=value (repeatable)")
 	f.DurationVar(&baseline, "baseline", 0, "idle baseline before the load (the reference study used 30m)")
 	f.DurationVar(&load, "load", 0, "repeat the job until this much time has passed (default: run it once)")
-	f.StringVar(&cooldown, "cooldown", "", "record this long after the load, or auto: until temperatures are back to baseline")
+	f.StringVar(&cooldown, "cooldown", "", "record this long after the load, or auto: until temperatures are back to baseline (default: no cooldown)")
 	f.BoolVar(&waitNominal, "wait-nominal", false, "before the load, wait until temperatures are back to the baseline or the configured limits")
 	f.StringVar(&launcher, "launcher", "local", "local, or slurm: run the command with srun on --nodes nodes of an allocation held for the whole run, recorded by the nodes' agents")
 	f.IntVar(&nodes, "nodes", 1, "with --launcher slurm, the number of nodes")
