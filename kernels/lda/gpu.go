@@ -121,11 +121,12 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 			return nil, fmt.Errorf("module lda: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
 		}
 	}
-	// The rebuild keeps a histogram of K counters in shared memory.
+	// The rebuild keeps a histogram of K counters in shared memory (beside
+	// lda_rows_large's 2 KiB of static scan buffer).
 	hist := 4 * l.k
-	if hist > info.SharedPerBlockBytes {
+	if hist+gpuThreads*8 > info.SharedPerBlockBytes {
 		return nil, fmt.Errorf("GPU %d (%s): %d topics need %d bytes of shared memory a block, above its %d; use fewer topics or device=cpu",
-			info.Ordinal, info.Name, l.k, hist, info.SharedPerBlockBytes)
+			info.Ordinal, info.Name, l.k, hist+gpuThreads*8, info.SharedPerBlockBytes)
 	}
 	if hist > defaultSmem {
 		for _, k := range []string{"lda_count_topics", "lda_rows_large", "lda_sample_dense"} {
