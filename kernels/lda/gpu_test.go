@@ -366,3 +366,14 @@ func TestGPUTrainer(t *testing.T) {
 		t.Errorf("log-likelihood %.12g on the CPU, %.12g on the GPU", lls[0], lls[1])
 	}
 }
+
+// K beyond what a block's shared memory holds is refused before anything
+// runs, saying why.
+func TestGPURefusesTooManyTopics(t *testing.T) {
+	needGPU(t)
+	c := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 10 })
+	_, err := NewTrainer(context.Background(), c, Config{Topics: 60000, Alpha: 0.01, Beta: 0.01}, Device{GPU: 0, open: testOpen})
+	if err == nil || !strings.Contains(err.Error(), "60000 topics need 242048 bytes of shared memory") {
+		t.Errorf("K=60000: %v", err)
+	}
+}
