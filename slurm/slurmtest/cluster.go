@@ -124,7 +124,9 @@ func Start(t testing.TB, o Options) *Cluster {
 }
 
 // Launch starts a cluster in dir for programs with no testing.T; stop it
-// with Stop. On error the daemons already started are stopped.
+// with Stop. On error the daemons already started are stopped. Every parent
+// of dir must be searchable by others (os.MkdirTemp("", ...) is; a
+// testing.T's TempDir is not), since munged runs as the munge user.
 func Launch(dir string, o Options) (*Cluster, error) {
 	if o.Nodes <= 0 {
 		o.Nodes = 1
@@ -135,6 +137,14 @@ func Launch(dir string, o Options) (*Cluster, error) {
 	// The munge user must reach its socket directory through dir.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			return nil, fmt.Errorf("%s is not searchable by others (mode %v): munged, running as the munge user, could not reach its socket under %s", d, st.Mode().Perm(), dir)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
 	}
 	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf")}
 	c.Client = slurm.Client{Env: []string{"SLURM_CONF=" + c.Conf}}
