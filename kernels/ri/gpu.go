@@ -87,7 +87,7 @@ func newGPUEngine(_ context.Context, sh *shared, dev Device) (*gpuEngine, error)
 // engine.
 func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err error) {
 	if kernel == "" {
-		kernel = KernelWarp
+		kernel = KernelBlock
 	}
 	if kernel != KernelBlock && kernel != KernelWarp && kernel != KernelThread {
 		return nil, fmt.Errorf("GPU kernel %q: want %s, %s or %s", kernel, KernelWarp, KernelBlock, KernelThread)

@@ -53,7 +53,7 @@ func (Workload) Params() []workloads.ParamSpec {
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
 			Help: "goroutines for device=cpu and for preparing the corpus (0: one per core)"},
-		{Name: "kernel", Type: workloads.String, Default: KernelWarp, Choices: []string{KernelWarp, KernelBlock, KernelThread},
+		{Name: "kernel", Type: workloads.String, Default: KernelBlock, Choices: []string{KernelBlock, KernelWarp, KernelThread},
 			Help: "GPU term-vector kernel: a block per slice summing in shared memory with a warp (or a thread) per occurrence, or the paper's thread per slice"},
 	}
 }
