@@ -10,6 +10,9 @@
 // Everything after that is integer arithmetic, which any order of
 // summation gets exactly.
 //
+// Every kernel works with any block of a power of two of threads up to
+// LDA_THREADS (the host uses LDA_THREADS; the CPU emulator, smaller ones).
+//
 // Per iteration:
 //   lda_topics, lda_tables      T -> denominators, shared-branch tables
 //   lda_prep_dense, _sparse     W -> per-word φ̂, e prefixes, statistics

@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: e0b89595e70f03b5dbe4e390001d006f2354edf7bc4594f1074b9ac095c865e1
+// lda.cu sha256: 5b39e9a6e323b9b8995c419d5dcdde9535b2ac89df5d833b312f9c481f9ddc96
 #include "shim.h"
 #include "../../../lda.cu"
 
