@@ -2,6 +2,7 @@ package w2v
 
 import (
 	"context"
+	"math"
 	"testing"
 )
 
@@ -38,6 +39,9 @@ func trainPlanted(t *testing.T, spec string, dev Device) (PlantedScore, Stats) {
 // structure) it stays at chance: the negative control that shows the
 // scores measure what training learnt, not the words' frequencies.
 func TestCPUTrainerFindsPlantedStructure(t *testing.T) {
+	if raceBuild {
+		t.Skip("minutes under the race detector; TestCPUTrainerHogwildRuns covers the concurrency")
+	}
 	const spec = "planted:tokens=300k,seed=3"
 	sc, st := trainPlanted(t, spec, CPU(2))
 	t.Logf("planted: purity %.3f (chance %.3f), analogies 3CosAdd %.3f 3CosMul %.3f of %d (chance %.4f); %.0f words/s",
@@ -61,10 +65,46 @@ func TestCPUTrainerFindsPlantedStructure(t *testing.T) {
 	}
 }
 
+// Hogwild on four goroutines trains: the weights move and stay finite.
+// (Under the race detector this is the concurrent trainer's race test: the
+// shared rows are read and updated atomically there, race_on.go.)
+func TestCPUTrainerHogwildRuns(t *testing.T) {
+	p, _ := ParsePlanted("planted:tokens=20k,clusters=3,entities=3,noise=100")
+	c, err := p.Generate(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Dim, cfg.TableSize = 16, 1000
+	tr, err := NewTrainer(context.Background(), c, cfg, CPU(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := tr.Vectors(context.Background())
+	syn0 := make([]float32, len(v.Data))
+	initWeights(syn0, make([]float32, len(syn0)), cfg.Dim, cfg.Seed)
+	moved := 0
+	for i, x := range v.Data {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			t.Fatalf("element %d is %g", i, x)
+		}
+		if x != syn0[i] {
+			moved++
+		}
+	}
+	if moved < len(syn0)/2 || st.Kept == 0 || st.Kept > st.Tokens {
+		t.Errorf("%d of %d elements moved; kept %d of %d tokens", moved, len(syn0), st.Kept, st.Tokens)
+	}
+}
+
 // One goroutine is deterministic: the same seed gives the same vectors,
 // another seed others.
 func TestCPUTrainerIsDeterministicOnOneGoroutine(t *testing.T) {
-	p, _ := ParsePlanted("planted:tokens=20k,clusters=3,entities=2,noise=100")
+	p, _ := ParsePlanted("planted:tokens=5k,clusters=3,entities=2,noise=100")
 	c, err := p.Generate(50)
 	if err != nil {
 		t.Fatal(err)

@@ -23,3 +23,6 @@ func rowAddDelta(m []float32, i, d int, cur, orig []float32) {
 		row[e] += cur[e] - orig[e]
 	}
 }
+
+// raceBuild says the race detector is on (see race_on.go).
+const raceBuild = false

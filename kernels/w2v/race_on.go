@@ -32,3 +32,7 @@ func rowAddDelta(m []float32, i, d int, cur, orig []float32) {
 		}
 	}
 }
+
+// raceBuild says the race detector is on: tests skip the long quality runs
+// (the concurrent trainer is still exercised, on smaller corpora).
+const raceBuild = true
