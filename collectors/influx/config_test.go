@@ -14,7 +14,7 @@ func TestConfigErrorsNameTheKeyAndLine(t *testing.T) {
 		{"sinks:\n  influx:\n    url: http://x:8086\n    bucket: b\n    batch_size: -1\n", "cfg.yaml:5: sinks.influx.batch_size:"},
 		{"sinks:\n  influx:\n    url: http://x:8086\n    bucket: b\n    spool_max_bytes: 1000\n", "cfg.yaml:5: sinks.influx.spool_max_bytes: 1000 is below"},
 		{"sinks:\n  influx:\n    url: https://x\n    bucket: b\n    tls:\n      cert_file: c.pem\n", "cfg.yaml:5: sinks.influx.tls: cert_file and key_file go together"},
-		{"sinks:\n  influx:\n    url: http://x\n    bucket: b\n    tokn: abc\n", "field tokn not found"},
+		{"sinks:\n  influx:\n    url: http://x\n    bucket: b\n    tokn: abc\n", "cfg.yaml:5: unknown key sinks.influx.tokn"},
 	}
 	for _, tc := range cases {
 		_, err := configs.Parse("cfg.yaml", []byte(tc.yaml))
