@@ -62,6 +62,7 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	procs []*proc
+	lock  *os.File // held from Launch to Stop; see lockHost
 }
 
 type proc struct {
@@ -146,7 +147,11 @@ func Launch(dir string, o Options) (*Cluster, error) {
 			break
 		}
 	}
-	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf")}
+	lock, err := lockHost()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), lock: lock}
 	c.Client = slurm.Client{Env: []string{"SLURM_CONF=" + c.Conf}}
 	for i := 1; i <= o.Nodes; i++ {
 		c.Nodes = append(c.Nodes, "n"+strconv.Itoa(i))
@@ -417,6 +422,27 @@ func (c *Cluster) Stop() {
 		}
 	}
 	killStragglers(c.Conf)
+	if c.lock != nil {
+		c.lock.Close() // releases the flock
+		c.lock = nil
+	}
+}
+
+// lockHost takes a host-wide lock so that one test cluster runs at a time.
+// go test runs packages in parallel, and two clusters on one host were seen
+// to disturb each other (srun's "step creation temporarily disabled", job
+// steps that never started) although their ports and directories differ.
+func lockHost() (*os.File, error) {
+	path := filepath.Join(os.TempDir(), "heatsink-slurmtest.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // killStragglers kills, by process id, every process whose environment

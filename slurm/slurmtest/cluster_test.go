@@ -49,6 +49,8 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	}
 	step := exec.Command("srun", "--nodes=1", "sleep", "300")
 	step.Env = append(os.Environ(), c.Client.Env...)
+	var stepErr bytes.Buffer
+	step.Stderr = &stepErr
 	if err := step.Start(); err != nil {
 		c.Stop()
 		t.Fatal(err)
@@ -56,13 +58,13 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	defer step.Process.Kill()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		out, _ := exec.Command("pgrep", "-f", "^sleep 300$").Output()
+		out, _ := exec.Command("pgrep", "-f", "(^|/)sleep 300$").Output()
 		if len(bytes.TrimSpace(out)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
 			c.Stop()
-			t.Fatal("the job step never started")
+			t.Fatalf("the job step never started; srun said: %s", stepErr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
