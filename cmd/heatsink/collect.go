@@ -34,11 +34,25 @@ change; --listen serves /healthz (the collector and each source), /metrics
 (every latest reading for Prometheus, and the alert states) and /alerts (read
 by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
 Prolog recorded there (heatsink slurm prolog).`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// --stdout alone means lp, so "--stdout json" leaves json as an
+			// argument: say what was meant.
+			if len(args) > 0 && (args[0] == "lp" || args[0] == "json") && cmd.Flags().Changed("stdout") {
+				return fmt.Errorf("--stdout takes its format after '=': --stdout=%s", args[0])
+			}
+			return cobra.NoArgs(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, configPath)
 			if err != nil {
 				return err
+			}
+			if out != "" {
+				// A run directory is one recording: appending a second to it
+				// would leave run.json describing only the last.
+				if err := checkNewRunDir(out); err != nil {
+					return err
+				}
 			}
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err

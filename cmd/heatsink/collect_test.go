@@ -67,3 +67,24 @@ func TestBadConfigNamesFileAndLine(t *testing.T) {
 		t.Fatalf("err %v, output %s", err, out)
 	}
 }
+
+func TestCollectRefusesARunDirectoryThatHoldsARun(t *testing.T) {
+	bin := heatsinkBinary(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	if out, err := exec.Command(bin, "collect", "--interval", "100ms", "--duration", "200ms", "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("first collect: %v\n%s", err, out)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, rundir.PointsFile))
+	out, err := exec.Command(bin, "collect", "--interval", "100ms", "--duration", "200ms", "--out", dir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already holds a run") {
+		t.Fatalf("second collect into the same directory: err %v\n%s", err, out)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, rundir.PointsFile))
+	if string(before) != string(after) {
+		t.Error("the refused collect changed the recorded points")
+	}
+	out, err = exec.Command(bin, "collect", "--duration", "1s", "--stdout", "json").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--stdout=json") {
+		t.Errorf("--stdout json: err %v\n%s", err, out)
+	}
+}
