@@ -37,6 +37,19 @@ func NewVectors(words []string, dim int, data []float32) (*Vectors, error) {
 	return v, nil
 }
 
+// CheckFinite says which word, if any, has a NaN or infinite weight: what
+// Hogwild training leaves when too many sentences update the same rows at
+// once (a small vocabulary and large GPU batches) and it diverges.
+func (v *Vectors) CheckFinite() error {
+	for i, x := range v.Data {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("training diverged: word %q has weight %g (too many sentences updating the same rows at once for this vocabulary: lower batch_tokens or alpha)",
+				v.Words[i/v.Dim], x)
+		}
+	}
+	return nil
+}
+
 // Index returns w's row.
 func (v *Vectors) Index(w string) (int, bool) {
 	i, ok := v.index[w]

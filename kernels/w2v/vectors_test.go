@@ -122,3 +122,14 @@ func FuzzReadVectors(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckFiniteNamesTheWord(t *testing.T) {
+	v := sampleVectors(t)
+	if err := v.CheckFinite(); err != nil {
+		t.Fatal(err)
+	}
+	v.Data[7] = float32(math.Inf(-1))
+	if err := v.CheckFinite(); err == nil || !strings.Contains(err.Error(), `"naïve"`) {
+		t.Errorf("CheckFinite: %v, want an error naming naïve", err)
+	}
+}

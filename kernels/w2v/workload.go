@@ -171,11 +171,14 @@ func (j *job) Iterate(ctx context.Context) (workloads.Result, error) {
 		return workloads.Result{}, err
 	}
 	m := st.Metrics()
+	vecs, err := j.tr.Vectors(ctx)
+	if err != nil {
+		return workloads.Result{}, err
+	}
+	if err := vecs.CheckFinite(); err != nil {
+		return workloads.Result{}, err
+	}
 	if j.truth != nil {
-		vecs, err := j.tr.Vectors(ctx)
-		if err != nil {
-			return workloads.Result{}, err
-		}
 		sc := j.truth.Score(vecs, j.threads)
 		m["cluster_purity"] = sc.ClusterPurity
 		if sc.Analogy.Questions > 0 {
@@ -212,6 +215,9 @@ func Train(ctx context.Context, v workloads.Values) (*Trained, error) {
 	}
 	vecs, err := jb.tr.Vectors(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := vecs.CheckFinite(); err != nil {
 		return nil, err
 	}
 	return &Trained{Vectors: vecs, Stats: st, Corpus: jb.tr.c, Truth: jb.truth}, nil
