@@ -14,6 +14,6 @@ mkdir -p "$out/eval"
 export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
 go test -c -ldflags="-s -w" -o "$out/w2v.test" ./kernels/w2v
 [ -f "$out/english.txt.gz" ] || scripts/corpus-english.sh "$out/english.txt.gz"
-cp "$eval"/ws353*.txt "$eval"/SimLex999.txt "$eval"/google.txt "$out/eval/"
+install -m 644 "$eval"/ws353*.txt "$eval"/SimLex999.txt "$eval"/google.txt "$out/eval/"
 ls -l "$out/w2v.test" "$out/english.txt.gz" "$out/eval"
 du -shc "$out/w2v.test" "$out/english.txt.gz" "$out/eval" | tail -n 1
