@@ -29,7 +29,7 @@ import (
 var gen embed.FS
 
 // Modules are the kernel modules, one per .cu file.
-var Modules = []string{"stream", "dgemm", "ri", "lda"}
+var Modules = []string{"stream", "dgemm", "ri", "lda", "w2v"}
 
 // KernelsDirEnv names an environment variable that, when set, makes
 // LoadModule read NAME.fatbin from that directory instead of the embedded
