@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-	"text/tabwriter"
 	"time"
 )
 
@@ -68,7 +67,8 @@ func TestGPUWorkload(t *testing.T) {
 // as word2vec counts them (corpus words x epochs / training wall time, the
 // host's batching included) and over the kernels' GPU time alone, medians
 // of W2V_BENCH_RUNS (3) runs of one epoch after a warm-up; and the cpu
-// device on every core of this machine.
+// device on every core of this machine. W2V_BENCH_CORPUS replaces the
+// corpus by another zipf: spec.
 func TestGPUBenchTable(t *testing.T) {
 	if os.Getenv("W2V_BENCH") == "" {
 		t.Skip("set W2V_BENCH=1 to run the benchmark")
@@ -79,10 +79,17 @@ func TestGPUBenchTable(t *testing.T) {
 		runs = 3
 	}
 	start := time.Now()
-	c := Zipf{Words: Text8Words, Tokens: Text8Tokens, S: 1, MinCount: 5, Seed: 1}.Generate(DefaultMaxSentence)
+	spec := ZipfPrefix
+	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
+		spec = s
+	}
+	z, err := ParseZipf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := z.Generate(DefaultMaxSentence)
 	t.Logf("corpus: %d words, %d tokens, %d sentences (generated in %v)", c.Vocab.Size(), c.Tokens(), c.Sentences(), time.Since(start).Round(time.Millisecond))
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "device\tkernel\tbatch tokens\ttable\tthreads\twords/s\tkernel words/s\thost wait\tkept\t")
+	fmt.Printf("%-8s %-15s %12s %10s %7s %10s %15s %9s %5s\n", "device", "kernel", "batch tokens", "table", "threads", "words/s", "kernel words/s", "host wait", "kept")
 	row := func(dev Device, cfg Config, runs int) {
 		tr, err := NewTrainer(context.Background(), c, cfg, dev)
 		if err != nil {
@@ -109,9 +116,8 @@ func TestGPUBenchTable(t *testing.T) {
 			k = fmt.Sprintf("%.1f M", median(kernel)/1e6)
 		}
 		lay, _ := cfg.layout()
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f M\t%s\t%.0f%%\t%.2f\t\n", dev, lay.kernelName(), dev.BatchTokens, cfg.TableSize,
+		fmt.Printf("%-8s %-15s %12d %10d %7d %8.1f M %15s %8.0f%% %5.2f\n", dev, lay.kernelName(), dev.BatchTokens, cfg.TableSize,
 			dev.threads(), median(rates)/1e6, k, 100*median(wait), float64(st.Kept)/float64(st.Tokens))
-		tw.Flush()
 	}
 	cfg := DefaultConfig()
 	gpu := gpuDeviceForTest()
