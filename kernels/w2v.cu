@@ -1,13 +1,22 @@
 // Skip-gram with negative sampling in FULL-W2V's design (Randall, Allen and
 // Ge, ICS 2021): one sentence per warp (d <= 256) or per block (FULL-W2V's
 // layout, d <= 1024); the window fixed at W_f; the N negatives of a window
-// shared by all its context words; each output vector (the centre word,
-// then its negatives) held in registers, an element per lane, while it is
+// shared by all its context words; the output vectors (the centre word and
+// its negatives) held in registers, an element per lane, while they are
 // paired with every context word of the window; context vectors kept in a
 // shared-memory ring of 2*W_f+1 rows for their whole life in the window,
 // read once when they enter it, updated in place, written back as a delta
 // (atomicAdd) when they leave. Subsampling, negatives and learning rates
 // come from the host (kernels/w2v/sampler.go).
+//
+// Beyond FULL-W2V: a window's outputs are taken in groups of W2V_GROUP,
+// whose rows are read together, and the group's (output, context) pairs run
+// as a wavefront: at step s, output t meets context s-t. Pairs of a step
+// touch different outputs and different contexts, and each pair sees
+// exactly the values it would see in the sequential order (output by
+// output, contexts in order), so the result is the same, while a warp has
+// up to W2V_GROUP independent dot products (and their shuffles and table
+// lookups) in flight instead of one.
 //
 // The Go package kernels/w2v is the reference: its package comment defines
 // the computation and the one order of its floating-point operations,
@@ -20,6 +29,8 @@
 
 // Sentences (warps) per block of the warp kernels.
 #define W2V_WARPS 4
+// Outputs whose rows are read together and paired as a wavefront.
+#define W2V_GROUP 6
 // word2vec's logistic table: 1000 values over [-6, 6).
 #define W2V_EXP_TABLE 1000
 #define W2V_MAX_EXP 6.0f
@@ -50,6 +61,7 @@ __device__ __forceinline__ float w2v_ldcg(const float *p)
 // Constants the host reads rather than repeating.
 extern "C" {
 __device__ int w2v_warps = W2V_WARPS;
+__device__ int w2v_group = W2V_GROUP;
 __device__ int w2v_exp_table = W2V_EXP_TABLE;
 }
 
@@ -69,17 +81,34 @@ __device__ __forceinline__ float w2v_gradient(float f, float label, float alpha,
     return __fmul_rn(__fsub_rn(label, s), alpha);
 }
 
-// w2v_butterfly sums a value over the warp: every lane gets the total.
-__device__ __forceinline__ float w2v_butterfly(float p)
-{
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1)
-        p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, s));
-    return p;
-}
+// w2v_window is the geometry of the window centred at w: its contexts are
+// positions lo..hi but w, J of them; context j is position
+// lo + j + (lo + j >= w), whose ring slot follows from the slot of
+// position w - W_f without a division.
+struct w2v_window {
+    int lo, J, skip, first, base, R;
+    __device__ __forceinline__ w2v_window(int w, int L, int wf, int R_) : R(R_)
+    {
+        lo = max(0, w - wf);
+        const int hi = min(L - 1, w + wf);
+        J = hi - lo;
+        skip = w - lo;         // contexts from index skip on sit after the centre
+        first = lo - (w - wf); // position lo's offset from w - W_f
+        base = (w - wf) % R;   // slot of position w - W_f (as p % R for p >= 0)
+        if (base < 0)
+            base += R;
+    }
+    __device__ __forceinline__ int slot(int j) const
+    {
+        int s = base + first + j + (j >= skip);
+        while (s >= R)
+            s -= R;
+        return s;
+    }
+};
 
 // The warp kernels: sentence blockIdx.x*W2V_WARPS + warp; lane j holds
-// elements j, j+32, ... (EPT of them at most) of the output vector in
+// elements j, j+32, ... (EPT of them at most) of the output vectors in
 // registers and of each ring row in shared memory, so no lane ever touches
 // another's elements: the shuffles are the warp's only communication.
 template <int EPT>
@@ -88,13 +117,13 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
                                               const int *__restrict__ starts, const float *__restrict__ alphas,
                                               const float *__restrict__ tab, int nsent, int d, int wf, int n)
 {
-    W2V_SHARED_ARRAY(float, w2v_shared);
+    W2V_SHARED_ARRAY(float, w2v_warp_shared);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int s = blockIdx.x * W2V_WARPS + warp;
     if (s >= nsent)
         return;
     const int R = 2 * wf + 1;
-    float *ring = w2v_shared + (size_t)warp * 2 * R * d;
+    float *ring = w2v_warp_shared + (size_t)warp * 2 * R * d;
     float *orig = ring + (size_t)R * d;
     const int start = __ldg(starts + s), L = __ldg(starts + s + 1) - start;
     if (L < 2)
@@ -131,53 +160,81 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
     for (int p = 0; p <= min(wf, L - 1); p++)
         load(p);
     for (int w = 0; w < L; w++) {
-        const int lo = max(0, w - wf), hi = min(L - 1, w + wf);
-        for (int t = 0; t <= n; t++) {
-            int id;
-            float label;
-            if (t == 0) {
-                id = __ldg(tok + w);
-                label = 1.0f;
-            } else {
-                id = __ldg(neg + (long long)w * n + t - 1);
-                label = 0.0f;
-            }
-            float *row = syn1 + (size_t)id * d;
-            float o[EPT], o0[EPT];
+        const w2v_window win(w, L, wf, R);
+        for (int g0 = 0; g0 <= n; g0 += W2V_GROUP) {
+            const int G = min(W2V_GROUP, n + 1 - g0);
+            int id[W2V_GROUP];
+            float o[W2V_GROUP][EPT], o0[W2V_GROUP][EPT];
 #pragma unroll
-            for (int k = 0; k < EPT; k++) {
-                const int e = lane + 32 * k;
-                o[k] = e < d ? W2V_LDCG(row + e) : 0.0f;
-                o0[k] = o[k];
-            }
-            // The ring slot of position p is p % R, followed without dividing.
-            for (int p = lo, slot = lo % R; p <= hi; p++, slot = slot + 1 == R ? 0 : slot + 1) {
-                if (p == w)
-                    continue;
-                float *c = ring + slot * d;
-                float part = 0.0f;
+            for (int t = 0; t < W2V_GROUP; t++) {
+                id[t] = 0;
+                if (t < G) {
+                    const int k = g0 + t;
+                    id[t] = k == 0 ? __ldg(tok + w) : __ldg(neg + (long long)w * n + k - 1);
+                    const float *row = syn1 + (size_t)id[t] * d;
 #pragma unroll
-                for (int k = 0; k < EPT; k++) {
-                    const int e = lane + 32 * k;
-                    if (e < d)
-                        part = __fadd_rn(part, __fmul_rn(c[e], o[k]));
+                    for (int k2 = 0; k2 < EPT; k2++) {
+                        const int e = lane + 32 * k2;
+                        o[t][k2] = e < d ? W2V_LDCG(row + e) : 0.0f;
+                        o0[t][k2] = o[t][k2];
+                    }
                 }
-                const float g = w2v_gradient(w2v_butterfly(part), label, alpha, tab);
+            }
+            // The wavefront: at step st, output t meets context st - t.
+            for (int st = 0; st < G + win.J - 1; st++) {
+                float part[W2V_GROUP];
 #pragma unroll
-                for (int k = 0; k < EPT; k++) {
-                    const int e = lane + 32 * k;
-                    if (e < d) {
-                        const float ce = c[e];
-                        c[e] = __fadd_rn(ce, __fmul_rn(g, o[k]));
-                        o[k] = __fadd_rn(o[k], __fmul_rn(g, ce));
+                for (int t = 0; t < W2V_GROUP; t++) {
+                    part[t] = 0.0f;
+                    const int j = st - t;
+                    if (t < G && j >= 0 && j < win.J) {
+                        const float *c = ring + win.slot(j) * d;
+#pragma unroll
+                        for (int k = 0; k < EPT; k++) {
+                            const int e = lane + 32 * k;
+                            if (e < d)
+                                part[t] = __fadd_rn(part[t], __fmul_rn(c[e], o[t][k]));
+                        }
+                    }
+                }
+#pragma unroll
+                for (int m = 16; m >= 1; m >>= 1) {
+#pragma unroll
+                    for (int t = 0; t < W2V_GROUP; t++) {
+                        const int j = st - t;
+                        if (t < G && j >= 0 && j < win.J)
+                            part[t] = __fadd_rn(part[t], __shfl_xor_sync(0xffffffffu, part[t], m));
+                    }
+                }
+#pragma unroll
+                for (int t = 0; t < W2V_GROUP; t++) {
+                    const int j = st - t;
+                    if (t < G && j >= 0 && j < win.J) {
+                        const float g = w2v_gradient(part[t], g0 + t == 0 ? 1.0f : 0.0f, alpha, tab);
+                        float *c = ring + win.slot(j) * d;
+#pragma unroll
+                        for (int k = 0; k < EPT; k++) {
+                            const int e = lane + 32 * k;
+                            if (e < d) {
+                                const float ce = c[e];
+                                c[e] = __fadd_rn(ce, __fmul_rn(g, o[t][k]));
+                                o[t][k] = __fadd_rn(o[t][k], __fmul_rn(g, ce));
+                            }
+                        }
                     }
                 }
             }
 #pragma unroll
-            for (int k = 0; k < EPT; k++) {
-                const int e = lane + 32 * k;
-                if (e < d)
-                    atomicAdd(row + e, __fsub_rn(o[k], o0[k]));
+            for (int t = 0; t < W2V_GROUP; t++) {
+                if (t < G) {
+                    float *row = syn1 + (size_t)id[t] * d;
+#pragma unroll
+                    for (int k = 0; k < EPT; k++) {
+                        const int e = lane + 32 * k;
+                        if (e < d)
+                            atomicAdd(row + e, __fsub_rn(o[t][k], o0[t][k]));
+                    }
+                }
             }
         }
         if (w - wf >= 0)
@@ -202,21 +259,22 @@ W2V_WARP_KERNEL(4)
 W2V_WARP_KERNEL(8)
 
 // w2v_sgns_block is FULL-W2V's layout: sentence blockIdx.x, 32*ceil(d/32)
-// threads, thread t holding element t; the warps' sums meet in shared
-// memory (two slots alternating, so one barrier per dot product).
+// threads, thread t holding element t; the warps' sums of a wavefront step
+// meet in shared memory (two sets of slots alternating, so one barrier per
+// step).
 extern "C" __global__ void __launch_bounds__(1024)
     w2v_sgns_block(float *__restrict__ syn0, float *__restrict__ syn1, const int *__restrict__ tokens,
                    const int *__restrict__ negs, const int *__restrict__ starts, const float *__restrict__ alphas,
                    const float *__restrict__ tab, int nsent, int d, int wf, int n)
 {
-    W2V_SHARED_ARRAY(float, w2v_shared);
+    W2V_SHARED_ARRAY(float, w2v_block_shared);
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nw = blockDim.x >> 5;
     const int s = blockIdx.x;
     if (s >= nsent)
         return;
     const int R = 2 * wf + 1;
-    float *ring = w2v_shared, *orig = w2v_shared + (size_t)R * d;
-    float *red = w2v_shared + (size_t)2 * R * d; // [2][32]
+    float *ring = w2v_block_shared, *orig = w2v_block_shared + (size_t)R * d;
+    float *red = w2v_block_shared + (size_t)2 * R * d; // [2][W2V_GROUP][32]
     const int start = __ldg(starts + s), L = __ldg(starts + s + 1) - start;
     if (L < 2)
         return;
@@ -241,44 +299,63 @@ extern "C" __global__ void __launch_bounds__(1024)
     for (int p = 0; p <= min(wf, L - 1); p++)
         load(p);
     for (int w = 0; w < L; w++) {
-        const int lo = max(0, w - wf), hi = min(L - 1, w + wf);
-        for (int k = 0; k <= n; k++) {
-            int id;
-            float label;
-            if (k == 0) {
-                id = __ldg(tok + w);
-                label = 1.0f;
-            } else {
-                id = __ldg(neg + (long long)w * n + k - 1);
-                label = 0.0f;
+        const w2v_window win(w, L, wf, R);
+        for (int g0 = 0; g0 <= n; g0 += W2V_GROUP) {
+            const int G = min(W2V_GROUP, n + 1 - g0);
+            int id[W2V_GROUP];
+            float o[W2V_GROUP], o0[W2V_GROUP];
+#pragma unroll
+            for (int u = 0; u < W2V_GROUP; u++) {
+                id[u] = 0;
+                o[u] = 0.0f;
+                if (u < G) {
+                    const int k = g0 + u;
+                    id[u] = k == 0 ? __ldg(tok + w) : __ldg(neg + (long long)w * n + k - 1);
+                    if (has)
+                        o[u] = W2V_LDCG(syn1 + (size_t)id[u] * d + t);
+                }
+                o0[u] = o[u];
             }
-            float *row = syn1 + (size_t)id * d;
-            float o = has ? W2V_LDCG(row + t) : 0.0f;
-            const float o0 = o;
-            for (int p = lo, slot = lo % R; p <= hi; p++, slot = slot + 1 == R ? 0 : slot + 1) {
-                if (p == w)
-                    continue;
-                float *c = ring + slot * d;
-                float part = 0.0f;
-                if (has)
-                    part = __fadd_rn(part, __fmul_rn(c[t], o));
-                part = w2v_butterfly(part);
-                if (lane == 0)
-                    red[par * 32 + warp] = part;
+            for (int st = 0; st < G + win.J - 1; st++) {
+                float *rs = red + par * W2V_GROUP * 32;
+#pragma unroll
+                for (int u = 0; u < W2V_GROUP; u++) {
+                    const int j = st - u;
+                    if (u < G && j >= 0 && j < win.J) {
+                        float part = 0.0f;
+                        if (has)
+                            part = __fadd_rn(part, __fmul_rn(ring[win.slot(j) * d + t], o[u]));
+#pragma unroll
+                        for (int m = 16; m >= 1; m >>= 1)
+                            part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, m));
+                        if (lane == 0)
+                            rs[u * 32 + warp] = part;
+                    }
+                }
                 __syncthreads();
-                float f = red[par * 32];
-                for (int i = 1; i < nw; i++)
-                    f = __fadd_rn(f, red[par * 32 + i]);
                 par ^= 1;
-                const float g = w2v_gradient(f, label, alpha, tab);
-                if (has) {
-                    const float ce = c[t];
-                    c[t] = __fadd_rn(ce, __fmul_rn(g, o));
-                    o = __fadd_rn(o, __fmul_rn(g, ce));
+#pragma unroll
+                for (int u = 0; u < W2V_GROUP; u++) {
+                    const int j = st - u;
+                    if (u < G && j >= 0 && j < win.J) {
+                        float f = rs[u * 32];
+                        for (int i = 1; i < nw; i++)
+                            f = __fadd_rn(f, rs[u * 32 + i]);
+                        const float g = w2v_gradient(f, g0 + u == 0 ? 1.0f : 0.0f, alpha, tab);
+                        if (has) {
+                            float *c = ring + win.slot(j) * d + t;
+                            const float ce = *c;
+                            *c = __fadd_rn(ce, __fmul_rn(g, o[u]));
+                            o[u] = __fadd_rn(o[u], __fmul_rn(g, ce));
+                        }
+                    }
                 }
             }
-            if (has)
-                atomicAdd(row + t, __fsub_rn(o, o0));
+#pragma unroll
+            for (int u = 0; u < W2V_GROUP; u++) {
+                if (u < G && has)
+                    atomicAdd(syn1 + (size_t)id[u] * d + t, __fsub_rn(o[u], o0[u]));
+            }
         }
         if (w - wf >= 0)
             store(w - wf);

@@ -28,17 +28,21 @@
 //     alpha0 * max(1e-4, 1 - done/(epochs*T + 1)).
 //
 // A sentence of kept length L >= 2 is then trained with the fixed window
-// W_f = ceil(W/2): for every centre position w in order, and for each output
-// o in order (the centre word with label 1, then its N negatives with label
-// 0), the output row is read from syn1neg and paired in turn with every
-// context position p = w-W_f .. w+W_f (p != w, 0 <= p < L) in ascending
-// order:
+// W_f = ceil(W/2): for every centre position w in order, its outputs (the
+// centre word with label 1, then its N negatives with label 0) are taken in
+// groups of 6: the group's rows are read from syn1neg, then each output o
+// of the group in order is paired in turn with every context position
+// p = w-W_f .. w+W_f (p != w, 0 <= p < L) in ascending order:
 //
 //	f = c_p . o          (the dot-product order below)
 //	g = (label - sigma(f)) * alpha
 //	c_p <- c_p + g*o ;  o <- o + g*c_p(old)
 //
-// after which syn1neg[o] += (o - o at its read). A context vector c_p is a
+// and then syn1neg[o] += (o - o at its read) for each output of the group in
+// order. (The GPU pairs a group as a wavefront, output t with context s-t
+// at step s, which gives every pair the same operands as this order.) An
+// output drawn twice in a group is read twice from the same row, and both
+// deltas are added. A context vector c_p is a
 // private copy of syn0[token p], read when position p enters the window
 // (positions 0..W_f before the first centre, position w+W_f+1 after centre
 // w) and written back as syn0 += (c_p - c_p at its read) when it leaves
@@ -58,10 +62,11 @@
 // at a time agree bit for bit; on many goroutines or sentences at once the
 // updates race as word2vec's do (Hogwild).
 //
-// Differences from word2vec.c, all FULL-W2V's: the fixed window instead of
-// a random one of mean size (W+1)/2; negatives shared by a window instead
-// of drawn per context word; context and output vectors updated in private
-// copies and written back as deltas; the learning rate set per sentence.
+// Differences from word2vec.c, all FULL-W2V's but the output groups: the
+// fixed window instead of a random one of mean size (W+1)/2; negatives
+// shared by a window instead of drawn per context word; context and output
+// vectors updated in private copies and written back as deltas; a window's
+// output rows read together; the learning rate set per sentence.
 package w2v
 
 import (

@@ -91,10 +91,10 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 			err = errors.Join(err, g.freeBuffers())
 		}
 	}()
-	for name, want := range map[string]int32{"w2v_warps": gpuWarps, "w2v_exp_table": expTableSize} {
+	for name, want := range map[string]int32{"w2v_warps": gpuWarps, "w2v_group": outputGroup, "w2v_exp_table": expTableSize} {
 		got, err := d.GlobalInt32(name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (a w2v module older than this build? regenerate it with kernels/scripts/gen.sh)", err)
 		}
 		if got != want {
 			return nil, fmt.Errorf("module w2v: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
@@ -102,7 +102,7 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 	}
 	ring := 2 * (2*cfg.WindowFixed() + 1) * cfg.Dim * 4
 	if t.lay.warps > 1 {
-		g.shared, g.block = ring+2*32*4, 32*t.lay.warps
+		g.shared, g.block = ring+2*outputGroup*32*4, 32*t.lay.warps
 	} else {
 		g.shared, g.block = gpuWarps*ring, 32*gpuWarps
 	}

@@ -94,23 +94,36 @@ func naiveSentence(m *model, toks, negs []int32, n, wf int, alpha float32) {
 	}
 	lanes := make([]float32, 32*m.lay.warps)
 	for w := 0; w < L; w++ {
-		for t := 0; t <= n; t++ {
-			id, label := toks[w], float32(1)
-			if t > 0 {
-				id, label = negs[w*n+t-1], 0
-			}
-			o := slices.Clone(m.syn1[int(id)*d : int(id)*d+d])
-			o0 := slices.Clone(o)
-			for p := w - wf; p <= w+wf; p++ {
-				if p < 0 || p >= L || p == w {
-					continue
+		for g0 := 0; g0 <= n; g0 += outputGroup {
+			var ids []int32
+			var outs, outs0 [][]float32
+			for t := g0; t <= n && t < g0+outputGroup; t++ {
+				id := toks[w]
+				if t > 0 {
+					id = negs[w*n+t-1]
 				}
-				g := gradient(m.lay.dot(cur[p], o, lanes), label, alpha, m.table)
-				pair(cur[p], o, g)
+				ids = append(ids, id)
+				outs = append(outs, slices.Clone(m.syn1[int(id)*d:int(id)*d+d]))
+				outs0 = append(outs0, slices.Clone(m.syn1[int(id)*d:int(id)*d+d]))
 			}
-			row := m.syn1[int(id)*d : int(id)*d+d]
-			for e := range row {
-				row[e] += o[e] - o0[e]
+			for k, o := range outs {
+				label := float32(0)
+				if g0+k == 0 {
+					label = 1
+				}
+				for p := w - wf; p <= w+wf; p++ {
+					if p < 0 || p >= L || p == w {
+						continue
+					}
+					g := gradient(m.lay.dot(cur[p], o, lanes), label, alpha, m.table)
+					pair(cur[p], o, g)
+				}
+			}
+			for k, id := range ids {
+				row := m.syn1[int(id)*d : int(id)*d+d]
+				for e := range row {
+					row[e] += outs[k][e] - outs0[k][e]
+				}
 			}
 		}
 		if w-wf >= 0 {
@@ -127,9 +140,10 @@ func naiveSentence(m *model, toks, negs []int32, n, wf int, alpha float32) {
 
 func TestTrainSentenceRingMatchesPerPositionCopies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, wf := range []int{1, 2, 3, 5} {
+	for _, c := range []struct{ wf, n int }{{1, 3}, {2, 5}, {3, 5}, {5, 1}, {3, 13}} {
+		wf, n := c.wf, c.n
 		for _, L := range []int{0, 1, 2, wf, 2 * wf, 2*wf + 1, 2*wf + 2, 40} {
-			const d, vocab, n = 40, 7, 3
+			const d, vocab = 40, 7
 			cfg := DefaultConfig()
 			cfg.Dim = d
 			lay, _ := cfg.layout()
@@ -149,11 +163,11 @@ func TestTrainSentenceRingMatchesPerPositionCopies(t *testing.T) {
 			a.trainSentence(toks, negs, n, wf, 0.05, newSentenceScratch(d, wf))
 			naiveSentence(b, toks, negs, n, wf, 0.05)
 			if !slices.Equal(a.syn0, b.syn0) || !slices.Equal(a.syn1, b.syn1) {
-				t.Errorf("W_f=%d, L=%d: the ring's result differs from per-position copies", wf, L)
+				t.Errorf("W_f=%d, N=%d, L=%d: the ring's result differs from per-position copies", wf, n, L)
 			}
 			changed := !slices.Equal(a.syn0, syn0)
 			if changed != (L >= 2) {
-				t.Errorf("W_f=%d, L=%d: weights changed = %v", wf, L, changed)
+				t.Errorf("W_f=%d, N=%d, L=%d: weights changed = %v", wf, n, L, changed)
 			}
 		}
 	}

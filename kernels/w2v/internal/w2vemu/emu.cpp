@@ -48,6 +48,7 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
 
 extern "C" {
 int emu_w2v_warps() { return w2v_warps; }
+int emu_w2v_group() { return w2v_group; }
 int emu_w2v_exp_table() { return w2v_exp_table; }
 
 void emu_w2v_sgns_warp1(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp1(ARGS); }); }

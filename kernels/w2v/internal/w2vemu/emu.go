@@ -19,6 +19,7 @@ package w2vemu
 #define PARAMS float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, \
 	const float *alphas, const float *tab, int nsent, int d, int wf, int n
 int emu_w2v_warps(void);
+int emu_w2v_group(void);
 int emu_w2v_exp_table(void);
 void emu_w2v_sgns_warp1(GRID, PARAMS);
 void emu_w2v_sgns_warp2(GRID, PARAMS);
@@ -106,6 +107,8 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 	switch name {
 	case "w2v_warps":
 		return int32(C.emu_w2v_warps()), nil
+	case "w2v_group":
+		return int32(C.emu_w2v_group()), nil
 	case "w2v_exp_table":
 		return int32(C.emu_w2v_exp_table()), nil
 	}
