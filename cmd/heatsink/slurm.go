@@ -124,6 +124,13 @@ nodes' readings to reach the job's end.`,
 			if err != nil {
 				return err
 			}
+			// While a job completes, scontrol lists only the nodes still
+			// completing; slurmctld gives EpilogSlurmctld the whole list.
+			if nl := os.Getenv("SLURM_JOB_NODELIST"); nl != "" && os.Getenv("SLURM_JOB_ID") == jobID {
+				if job.Nodes, err = client.Hostnames(ctx, nl); err != nil {
+					return err
+				}
+			}
 			if run := slurm.RunOf(job.Name); run != "" {
 				// heatsink run --launcher slurm summarises its own job, over
 				// its load phase, into its run directory.
