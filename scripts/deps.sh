@@ -14,6 +14,9 @@ command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
 { command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ]; } || need_apt+=(slurmd)
 command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
 { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || need_apt+=(munge)
+# clang compiles kernels/*.cu for NVPTX in CI (no nvcc there), so the CUDA
+# sources are checked on every run, not only on a GPU machine.
+command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need_apt+=(clang-14)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: installing ${need_apt[*]} (apt-get)"
   $SUDO apt-get update -qq
