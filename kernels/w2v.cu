@@ -107,7 +107,9 @@ struct w2v_window {
     }
 };
 
-// The warp kernels: sentence blockIdx.x*W2V_WARPS + warp; lane j holds
+// The warp kernels: warp w of block b trains sentences b*W2V_WARPS + w,
+// then every gridDim.x*W2V_WARPS on (the grid bounds how many sentences
+// train at once, their Hogwild concurrency); lane j holds
 // elements j, j+32, ... (EPT of them at most) of the output vectors in
 // registers and of each ring row in shared memory, so no lane ever touches
 // another's elements: the shuffles are the warp's only communication.
@@ -115,15 +117,11 @@ template <int EPT>
 __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *__restrict__ syn1,
                                               const int *__restrict__ tokens, const int *__restrict__ negs,
                                               const int *__restrict__ starts, const float *__restrict__ alphas,
-                                              const float *__restrict__ tab, int nsent, int d, int wf, int n)
+                                              const float *__restrict__ tab, int s, int d, int wf, int n,
+                                              float *ring)
 {
-    W2V_SHARED_ARRAY(float, w2v_warp_shared);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int s = blockIdx.x * W2V_WARPS + warp;
-    if (s >= nsent)
-        return;
+    const int lane = threadIdx.x & 31;
     const int R = 2 * wf + 1;
-    float *ring = w2v_warp_shared + (size_t)warp * 2 * R * d;
     float *orig = ring + (size_t)R * d;
     const int start = __ldg(starts + s), L = __ldg(starts + s + 1) - start;
     if (L < 2)
@@ -251,27 +249,29 @@ __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *_
         float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, const float *alphas, \
         const float *tab, int nsent, int d, int wf, int n)                                                    \
     {                                                                                                         \
-        w2v_sgns_warp<EPT>(syn0, syn1, tokens, negs, starts, alphas, tab, nsent, d, wf, n);                   \
+        W2V_SHARED_ARRAY(float, w2v_warp_shared);                                                             \
+        const int warp = threadIdx.x >> 5;                                                                    \
+        float *ring = w2v_warp_shared + (size_t)warp * 2 * (2 * wf + 1) * d;                                  \
+        for (int s = blockIdx.x * W2V_WARPS + warp; s < nsent; s += gridDim.x * W2V_WARPS)                    \
+            w2v_sgns_warp<EPT>(syn0, syn1, tokens, negs, starts, alphas, tab, s, d, wf, n, ring);             \
     }
 W2V_WARP_KERNEL(1)
 W2V_WARP_KERNEL(2)
 W2V_WARP_KERNEL(4)
 W2V_WARP_KERNEL(8)
 
-// w2v_sgns_block is FULL-W2V's layout: sentence blockIdx.x, 32*ceil(d/32)
-// threads, thread t holding element t; the warps' sums of a wavefront step
-// meet in shared memory (two sets of slots alternating, so one barrier per
-// step).
-extern "C" __global__ void __launch_bounds__(1024)
-    w2v_sgns_block(float *__restrict__ syn0, float *__restrict__ syn1, const int *__restrict__ tokens,
-                   const int *__restrict__ negs, const int *__restrict__ starts, const float *__restrict__ alphas,
-                   const float *__restrict__ tab, int nsent, int d, int wf, int n)
+// w2v_sgns_block is FULL-W2V's layout: block b trains sentences b, then
+// every gridDim.x on, with 32*ceil(d/32) threads, thread t holding element
+// t; the warps' sums of a wavefront step meet in shared memory (two sets
+// of slots alternating, so one barrier per step).
+__device__ __forceinline__ void w2v_sgns_block_sentence(float *__restrict__ syn0, float *__restrict__ syn1,
+                                                        const int *__restrict__ tokens, const int *__restrict__ negs,
+                                                        const int *__restrict__ starts,
+                                                        const float *__restrict__ alphas,
+                                                        const float *__restrict__ tab, int s, int d, int wf, int n,
+                                                        float *w2v_block_shared)
 {
-    W2V_SHARED_ARRAY(float, w2v_block_shared);
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nw = blockDim.x >> 5;
-    const int s = blockIdx.x;
-    if (s >= nsent)
-        return;
     const int R = 2 * wf + 1;
     float *ring = w2v_block_shared, *orig = w2v_block_shared + (size_t)R * d;
     float *red = w2v_block_shared + (size_t)2 * R * d; // [2][W2V_GROUP][32]
@@ -364,4 +364,17 @@ extern "C" __global__ void __launch_bounds__(1024)
     }
     for (int p = max(0, L - wf); p < L; p++)
         store(p);
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+    w2v_sgns_block(float *__restrict__ syn0, float *__restrict__ syn1, const int *__restrict__ tokens,
+                   const int *__restrict__ negs, const int *__restrict__ starts, const float *__restrict__ alphas,
+                   const float *__restrict__ tab, int nsent, int d, int wf, int n)
+{
+    W2V_SHARED_ARRAY(float, w2v_block_shared);
+    for (int s = blockIdx.x; s < nsent; s += gridDim.x) {
+        w2v_sgns_block_sentence(syn0, syn1, tokens, negs, starts, alphas, tab, s, d, wf, n, w2v_block_shared);
+        // The next sentence reuses the ring and the reduction slots.
+        __syncthreads();
+    }
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
+// The CPU emulator of w2v.cu (internal/w2vemu, -tags w2vemu) records the
+// source's hash, so that Go's build cache rebuilds it when w2v.cu changes.
+//go:generate ./internal/w2vemu/stamp.sh
+
 // gpuFunctions are the kernels of w2v.cu.
 var gpuFunctions = []string{"w2v_sgns_warp1", "w2v_sgns_warp2", "w2v_sgns_warp4", "w2v_sgns_warp8", "w2v_sgns_block"}
 
@@ -287,9 +291,14 @@ func (g *gpuEngine) run(b *batch) (time.Duration, error) {
 // launch trains sentences [lo, hi) of the uploaded batch.
 func (g *gpuEngine) launch(b *batch, lo, hi int, cfg Config) error {
 	nsent := hi - lo
-	grid := nsent
+	grid, per := nsent, 1
 	if g.t.lay.warps == 1 {
-		grid = (nsent + gpuWarps - 1) / gpuWarps
+		per = gpuWarps
+		grid = (nsent + per - 1) / per
+	}
+	if c := g.t.dev.Concurrency; c > 0 {
+		// Fewer blocks, each looping over sentences: at most c at once.
+		grid = min(grid, max(1, c/per))
 	}
 	starts, alphas := g.starts, g.alphas
 	if lo > 0 {

@@ -17,13 +17,13 @@ func TestGPUTrainsPlantedStructure(t *testing.T) {
 	if testEmulated {
 		t.Skip("too slow on the emulated GPU")
 	}
-	// At most about 200 of the corpus's 10-word sentences at once: its
-	// tiny vocabulary's rows are each in hundreds of them, and thousands of
+	// At most 256 sentences at once: the tiny vocabulary's rows are each in
+	// hundreds of the corpus's 10-word sentences, and thousands of
 	// concurrent updates computed from the same stale rows diverge
 	// (Hogwild's limit; a CPU simulation of fully stale waves stays stable
 	// up to 250 sentences and diverges at 500).
 	dev := gpuDeviceForTest()
-	dev.BatchTokens = 2048
+	dev.Concurrency = 256
 	sc, st := trainPlanted(t, "planted:tokens=300k,seed=3", dev)
 	t.Logf("GPU: purity %.3f (chance %.3f), analogies %.3f / %.3f; %.3g words/s", sc.ClusterPurity, sc.ClusterChance,
 		sc.Analogy.AddAccuracy(), sc.Analogy.MulAccuracy(), st.WordsPerS())
@@ -41,7 +41,7 @@ func TestGPUWorkload(t *testing.T) {
 	if testEmulated {
 		t.Skip("too slow on the emulated GPU")
 	}
-	v := workloadValues(t, "corpus=planted:tokens=100k,clusters=4,entities=4,noise=200", "dim=32", "epochs=3", "table=100000", "batch_tokens=2048")
+	v := workloadValues(t, "corpus=planted:tokens=100k,clusters=4,entities=4,noise=200", "dim=32", "epochs=3", "table=100000", "concurrency=256")
 	job, err := Workload{}.Start(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)

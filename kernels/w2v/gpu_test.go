@@ -2,6 +2,7 @@ package w2v
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -197,6 +198,11 @@ func (rc referenceCase) gpu(t *testing.T, sequential bool) (syn0, syn1 []float32
 	t.Helper()
 	dev := gpuDeviceForTest()
 	dev.sequential = sequential
+	return rc.gpuOn(t, dev)
+}
+
+func (rc referenceCase) gpuOn(t *testing.T, dev Device) (syn0, syn1 []float32) {
+	t.Helper()
 	tr, err := NewTrainer(context.Background(), rc.c, rc.cfg, dev)
 	if err != nil {
 		t.Fatal(err)
@@ -324,6 +330,11 @@ func TestGPUMatchesCPUDisjointSentences(t *testing.T) {
 			want0, want1 := rc.cpu(t)
 			got0, got1 := rc.gpu(t, false)
 			compareModels(t, "all sentences at once", got0, got1, want0, want1, 1e-4)
+			// Eight at a time: blocks loop over the sentences.
+			dev := gpuDeviceForTest()
+			dev.Concurrency = 8
+			got0, got1 = rc.gpuOn(t, dev)
+			compareModels(t, "eight at a time", got0, got1, want0, want1, 1e-4)
 		})
 	}
 }
@@ -365,5 +376,23 @@ func TestKernelCompilesWithClang(t *testing.T) {
 	}
 	if strings.Contains(string(text), ".local") {
 		t.Error("PTX uses local memory: a per-lane array is indexed at run time")
+	}
+}
+
+// The emulator is built from the w2v.cu it claims: emu.cpp records the
+// source's hash (internal/w2vemu/stamp.sh, go generate ./kernels/w2v), or
+// Go's build cache would keep an emulator of an older w2v.cu.
+func TestEmulatorStampIsCurrent(t *testing.T) {
+	src := readKernelSource(t)
+	emu, err := os.ReadFile("internal/w2vemu/emu.cpp")
+	if os.IsNotExist(err) {
+		t.Skip("not in the source tree")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("// w2v.cu sha256: %x\n", sha256.Sum256(src))
+	if !strings.Contains(string(emu), want) {
+		t.Fatalf("internal/w2vemu/emu.cpp does not record the current w2v.cu (%q): run go generate ./kernels/w2v", strings.TrimSpace(want))
 	}
 }

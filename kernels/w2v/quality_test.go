@@ -55,9 +55,9 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 	// Hogwild: shows whether concurrency is what costs quality, if any),
 	// and the CPU on every core.
 	low := gpuDeviceForTest()
-	low.BatchTokens = 16384
+	low.Concurrency = 1024
 	devices := []Device{gpuDeviceForTest(), low, CPU(runtime.GOMAXPROCS(0))}
-	names := []string{"gpu", fmt.Sprintf("gpu, batch %d", low.BatchTokens), "cpu"}
+	names := []string{"gpu", fmt.Sprintf("gpu, %d at once", low.Concurrency), "cpu"}
 	scores := make([][]qualityScores, len(devices))
 	fmt.Printf("%-18s %4s %9s %7s %10s %8s %8s  %s\n", "device", "seed", "words/s", "WS-353", "SimLex-999", "3CosAdd", "3CosMul", "coverage (WS, SimLex, Google)")
 	for seed := 1; seed <= seeds; seed++ {
@@ -90,7 +90,7 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 	// The check: the GPU's (default batch) and the CPU's ranges
 	// over the seeds overlap; the low-concurrency GPU is shown beside them.
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measure\tGPU min\tGPU max\tlow-batch GPU min\tmax\tCPU min\tCPU max\tGPU within CPU\t")
+	fmt.Fprintln(tw, "measure\tGPU min\tGPU max\t1024-at-once GPU min\tmax\tCPU min\tCPU max\tGPU within CPU\t")
 	for m := range qualityNames {
 		var lo, hi [3]float64
 		for i := range devices {

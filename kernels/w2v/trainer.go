@@ -19,6 +19,10 @@ type Device struct {
 	// BatchTokens is the most corpus tokens a GPU batch (one launch) covers;
 	// 0 means DefaultBatchTokens.
 	BatchTokens int
+	// Concurrency bounds the sentences a GPU trains at once (0: as many as
+	// the batch has and the GPU holds, thousands). Hogwild's updates, each
+	// computed from rows others are changing, cost quality as it grows.
+	Concurrency int
 
 	// open, when set, opens the GPU instead of the CUDA driver (the tests'
 	// CPU emulation of w2v.cu).

@@ -65,6 +65,8 @@ func (Workload) Params() []workloads.ParamSpec {
 			Help: "goroutines training (cpu) or preparing batches (GPU); 0: one per core; 1 on the cpu: deterministic"},
 		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
 			Help: "corpus tokens per GPU launch"},
+		{Name: "concurrency", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
+			Help: "sentences a GPU trains at once (0: as many as fit); fewer makes Hogwild less stale"},
 	}
 }
 
@@ -150,7 +152,7 @@ func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, e
 	if err != nil {
 		return nil, err
 	}
-	dev := Device{GPU: gpu, Threads: int(v.Int("threads")), BatchTokens: int(v.Int("batch_tokens"))}
+	dev := Device{GPU: gpu, Threads: int(v.Int("threads")), BatchTokens: int(v.Int("batch_tokens")), Concurrency: int(v.Int("concurrency"))}
 	tr, err := NewTrainer(ctx, c, cfg, dev)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
-// for emu.go.
+// for emu.go. The hash below changes this file, and so rebuilds it, when
+// w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
+// w2v.cu sha256: 0f3d258ec8ae0ac6a1a0022bf5c4cb71f96c4a3bfc8fda26ea41476ab19516d7
 #include "shim.h"
 #include "../../../w2v.cu"
 
