@@ -66,7 +66,9 @@ func TestGPUWorkload(t *testing.T) {
 // N=5, W=5 (W_f=3), sample 1e-3, sentences of at most 1000 words; words/s
 // as word2vec counts them (corpus words x epochs / training wall time, the
 // host's batching included) and over the kernels' GPU time alone, medians
-// of W2V_BENCH_RUNS (3) runs of one epoch after a warm-up; and the cpu
+// of W2V_BENCH_RUNS (3) runs of one epoch after a warm-up, for batch
+// sizes, sentences at once (concurrency), a smaller unigram table and the
+// block kernel; and the cpu
 // device on every core of this machine. W2V_BENCH_CORPUS replaces the
 // corpus by another zipf: spec.
 func TestGPUBenchTable(t *testing.T) {
@@ -89,7 +91,7 @@ func TestGPUBenchTable(t *testing.T) {
 	}
 	c := z.Generate(DefaultMaxSentence)
 	t.Logf("corpus: %d words, %d tokens, %d sentences (generated in %v)", c.Vocab.Size(), c.Tokens(), c.Sentences(), time.Since(start).Round(time.Millisecond))
-	fmt.Printf("%-8s %-15s %12s %10s %7s %10s %15s %9s %5s\n", "device", "kernel", "batch tokens", "table", "threads", "words/s", "kernel words/s", "host wait", "kept")
+	fmt.Printf("%-8s %-15s %12s %11s %10s %7s %10s %15s %9s %5s\n", "device", "kernel", "batch tokens", "concurrency", "table", "threads", "words/s", "kernel words/s", "host wait", "kept")
 	row := func(dev Device, cfg Config, runs int) {
 		tr, err := NewTrainer(context.Background(), c, cfg, dev)
 		if err != nil {
@@ -116,7 +118,14 @@ func TestGPUBenchTable(t *testing.T) {
 			k = fmt.Sprintf("%.1f M", median(kernel)/1e6)
 		}
 		lay, _ := cfg.layout()
-		fmt.Printf("%-8s %-15s %12d %10d %7d %8.1f M %15s %8.0f%% %5.2f\n", dev, lay.kernelName(), dev.BatchTokens, cfg.TableSize,
+		batch, conc := fmt.Sprint(dev.BatchTokens), "all"
+		if dev.Concurrency > 0 {
+			conc = fmt.Sprint(dev.Concurrency)
+		}
+		if dev.GPU < 0 {
+			batch, conc = "-", "-"
+		}
+		fmt.Printf("%-8s %-15s %12s %11s %10d %7d %8.1f M %15s %8.0f%% %5.2f\n", dev, lay.kernelName(), batch, conc, cfg.TableSize,
 			dev.threads(), median(rates)/1e6, k, 100*median(wait), float64(st.Kept)/float64(st.Tokens))
 	}
 	cfg := DefaultConfig()
@@ -125,9 +134,14 @@ func TestGPUBenchTable(t *testing.T) {
 		gpu.BatchTokens = bt
 		row(gpu, cfg, runs)
 	}
+	gpu.BatchTokens = DefaultBatchTokens
+	for _, c := range []int{1024, 2048} {
+		gpu.Concurrency = c
+		row(gpu, cfg, runs)
+	}
+	gpu.Concurrency = 0
 	small := cfg
 	small.TableSize = 1e6
-	gpu.BatchTokens = DefaultBatchTokens
 	row(gpu, small, runs)
 	block := cfg
 	block.Kernel = KernelBlock
