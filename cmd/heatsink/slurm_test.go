@@ -254,22 +254,39 @@ func TestSlurmFleet(t *testing.T) {
 				t.Errorf("%s: CPU peak %v over the job, want the job's 75 °C; summary:\n%s", n.name, peaks[n.name], b)
 			}
 		}
-		pts, err := db.Points("hwmon", "event", "job_summary")
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The agents ship from their spools at their own pace: wait until
+		// every expected point has arrived (or give up), then check.
 		tagged := map[string]int{}
 		events := map[string]bool{}
 		summaries := 0
-		for _, p := range pts {
-			switch {
-			case p.Measurement == "hwmon" && p.Tag("job") == job:
-				tagged[p.Tag("host")]++
-			case p.Measurement == "event" && p.Tag("job") == job:
-				events[p.Tag("host")+" "+p.Tag("kind")] = true
-			case p.Measurement == "job_summary" && p.Tag("job") == job:
-				summaries++
+		count := func() bool {
+			pts, err := db.Points("hwmon", "event", "job_summary")
+			if err != nil {
+				t.Fatal(err)
 			}
+			clear(tagged)
+			clear(events)
+			summaries = 0
+			for _, p := range pts {
+				switch {
+				case p.Measurement == "hwmon" && p.Tag("job") == job:
+					tagged[p.Tag("host")]++
+				case p.Measurement == "event" && p.Tag("job") == job:
+					events[p.Tag("host")+" "+p.Tag("kind")] = true
+				case p.Measurement == "job_summary" && p.Tag("job") == job:
+					summaries++
+				}
+			}
+			for _, n := range nodes {
+				if tagged[n.name] < 4 || !events[n.name+" job_start"] || !events[n.name+" job_end"] {
+					return false
+				}
+			}
+			return summaries >= 2
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !count() && time.Now().Before(deadline) {
+			time.Sleep(500 * time.Millisecond)
 		}
 		for _, n := range nodes {
 			if tagged[n.name] < 4 {
