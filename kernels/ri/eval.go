@@ -1,67 +1,20 @@
 package ri
 
 import (
-	"bufio"
-	"fmt"
 	"io"
-	"math"
-	"os"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/heatsink-hpc/heatsink/kernels/embeval"
 )
 
 // SimPair is one word pair of a similarity set with its human score.
-type SimPair struct {
-	A, B  string
-	Score float64
-}
+type SimPair = embeval.Pair
 
 // ReadSimilarity reads a word-similarity set in hyperwords' format
-// (WS-353, SimLex-999): "word1 word2 score" per line, separated by tabs or
-// spaces; blank lines are skipped. Words are lower-cased as the tokenizer
-// lower-cases the corpus.
-func ReadSimilarity(r io.Reader) ([]SimPair, error) {
-	var out []SimPair
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 3 {
-			return nil, fmt.Errorf("line %d: %q: want word1 word2 score", line, sc.Text())
-		}
-		s, err := strconv.ParseFloat(f[2], 64)
-		if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
-			return nil, fmt.Errorf("line %d: score %q is not a number", line, f[2])
-		}
-		out = append(out, SimPair{strings.ToLower(f[0]), strings.ToLower(f[1]), s})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no word pairs")
-	}
-	return out, nil
-}
+// (WS-353, SimLex-999); see embeval.ReadPairs.
+func ReadSimilarity(r io.Reader) ([]SimPair, error) { return embeval.ReadPairs(r) }
 
 // LoadSimilarity reads a similarity set from path.
-func LoadSimilarity(path string) ([]SimPair, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	p, err := ReadSimilarity(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
-}
+func LoadSimilarity(path string) ([]SimPair, error) { return embeval.LoadPairs(path) }
 
 // SimScore is how vectors did on a similarity set (hyperwords'
 // convention): Spearman's rank correlation between cosine and human score
@@ -90,55 +43,5 @@ func EvalSimilarity(v *Vectors, pairs []SimPair) SimScore {
 	return SimScore{Pairs: len(pairs), Covered: len(cos), Spearman: Spearman(cos, human)}
 }
 
-// Spearman is Spearman's rank correlation of x and y: Pearson's
-// correlation of their ranks, tied values sharing their mean rank. It is
-// NaN for fewer than two values or when either has no spread.
-func Spearman(x, y []float64) float64 {
-	if len(x) != len(y) || len(x) < 2 {
-		return math.NaN()
-	}
-	return pearson(ranks(x), ranks(y))
-}
-
-// ranks returns the 1-based ranks of x, ties averaged.
-func ranks(x []float64) []float64 {
-	order := make([]int, len(x))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return x[order[a]] < x[order[b]] })
-	r := make([]float64, len(x))
-	for i := 0; i < len(order); {
-		j := i
-		for j+1 < len(order) && x[order[j+1]] == x[order[i]] {
-			j++
-		}
-		mean := float64(i+j)/2 + 1
-		for m := i; m <= j; m++ {
-			r[order[m]] = mean
-		}
-		i = j + 1
-	}
-	return r
-}
-
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
+// Spearman is Spearman's rank correlation of x and y; see embeval.Spearman.
+func Spearman(x, y []float64) float64 { return embeval.Spearman(x, y) }

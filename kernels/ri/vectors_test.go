@@ -111,7 +111,7 @@ func TestEvalSimilarity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pairs[0] != (SimPair{"a", "b", 9}) {
+	if pairs[0] != (SimPair{A: "a", B: "b", Score: 9}) {
 		t.Errorf("first pair %+v (words lower-cased)", pairs[0])
 	}
 	v, _ := NewVectors([]string{"a", "b", "c", "d"}, 2, []float32{1, 0, 0.9, 0.1, 0.5, 0.5, 0, 1})

@@ -8,12 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
+	"github.com/heatsink-hpc/heatsink/kernels/embeval"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -27,40 +26,11 @@ import (
 // vector counted wrong. Test words are lowercased, as hyperwords does.
 
 // Pair is a scored word pair of a similarity set.
-type Pair struct {
-	A, B  string
-	Score float64
-}
+type Pair = embeval.Pair
 
 // ReadPairs reads a similarity set: "word1 word2 score" per line, tab or
 // space separated (WS-353, SimLex-999 as hyperwords distributes them).
-func ReadPairs(r io.Reader) ([]Pair, error) {
-	var out []Pair
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 3 {
-			return nil, fmt.Errorf("line %d: want \"word1 word2 score\", got %d fields", line, len(f))
-		}
-		s, err := strconv.ParseFloat(f[2], 64)
-		if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
-			return nil, fmt.Errorf("line %d: score %q is not a number", line, f[2])
-		}
-		out = append(out, Pair{strings.ToLower(f[0]), strings.ToLower(f[1]), s})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no pairs")
-	}
-	return out, nil
-}
+func ReadPairs(r io.Reader) ([]Pair, error) { return embeval.ReadPairs(r) }
 
 // Question is an analogy: A is to B as C is to D.
 type Question [4]string
@@ -150,68 +120,8 @@ func cosine(a, b []float32) float64 {
 	return ab / math.Sqrt(aa*bb)
 }
 
-// Spearman is Spearman's rank correlation of x and y: Pearson's
-// correlation of their ranks, tied values sharing their mean rank (as
-// scipy.stats.spearmanr, which hyperwords uses). It is NaN for fewer than
-// two values or when either has no spread.
-func Spearman(x, y []float64) float64 {
-	if len(x) != len(y) || len(x) < 2 {
-		return math.NaN()
-	}
-	return pearson(ranks(x), ranks(y))
-}
-
-// ranks returns 1-based ranks, ties averaged.
-func ranks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case x[a] < x[b]:
-			return -1
-		case x[a] > x[b]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		mean := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			r[idx[k]] = mean
-		}
-		i = j + 1
-	}
-	return r
-}
-
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
+// Spearman is Spearman's rank correlation of x and y; see embeval.Spearman.
+func Spearman(x, y []float64) float64 { return embeval.Spearman(x, y) }
 
 // AnalogyScore is an analogy set's result.
 type AnalogyScore struct {
