@@ -340,114 +340,180 @@ extern "C" __global__ void lda_prep_sparse(u32 dense, u32 V, const u32 *wordOff,
 }
 
 // ---- Sampling ----
+//
+// A warp samples one token at a time (EZLDA, SaberLDA): its 32 lanes read
+// the document's sparse row 32 entries at a time, coalesced, and meet in
+// warp reductions, scans and ballots. The integer weights make any lane
+// order give the thread-at-a-time sampler's topic exactly.
 
-// lda_doc_count is document row (top, cnt, n)'s count of topic k.
-__device__ __forceinline__ u32 lda_doc_count(const u32 *top, const u32 *cnt, u32 n, u32 k)
+#define LDA_FULL 0xffffffffu
+
+__device__ __forceinline__ u64 lda_shfl64(u64 v, int src)
 {
-    u32 lo = 0, hi = n;
+    u32 lo = __shfl_sync(LDA_FULL, (u32)v, src), hi = __shfl_sync(LDA_FULL, (u32)(v >> 32), src);
+    return (u64)lo | ((u64)hi << 32);
+}
+
+__device__ __forceinline__ u64 lda_warp_sum(u64 v)
+{
+    for (int m = 16; m > 0; m >>= 1) {
+        u32 lo = __shfl_xor_sync(LDA_FULL, (u32)v, m), hi = __shfl_xor_sync(LDA_FULL, (u32)(v >> 32), m);
+        v += (u64)lo | ((u64)hi << 32);
+    }
+    return v;
+}
+
+// lda_warp_scan is the inclusive prefix sum of v over the warp's lanes.
+__device__ __forceinline__ u64 lda_warp_scan(u64 v, u32 lane)
+{
+    for (int off = 1; off < 32; off <<= 1) {
+        u32 lo = __shfl_up_sync(LDA_FULL, (u32)v, off), hi = __shfl_up_sync(LDA_FULL, (u32)(v >> 32), off);
+        if (lane >= (u32)off)
+            v += (u64)lo | ((u64)hi << 32);
+    }
+    return v;
+}
+
+// lda_warp_first_above is the smallest i in [0, n) with value(i) > x, for
+// a non-decreasing value whose value(n-1) > x: a 32-way search, so that a
+// row of K entries takes two or three dependent loads instead of log2 K.
+template <class F> __device__ __forceinline__ u32 lda_warp_first_above(u32 n, u64 x, u32 lane, F value)
+{
+    u32 lo = 0, hi = n - 1; // the answer is in [lo, hi]
+    while (hi - lo >= 32) {
+        u32 step = (hi - lo + 32) / 32, i = lo + lane * step;
+        u32 m = __ballot_sync(LDA_FULL, i <= hi && value(i) > x);
+        if (m == 0) {
+            lo += (hi - lo) / step * step + 1; // past the last lane's index
+        } else {
+            u32 f = __ffs(m) - 1;
+            hi = lo + f * step;
+            lo = f == 0 ? lo : lo + (f - 1) * step + 1;
+        }
+    }
+    u32 i = lo + lane;
+    u32 m = __ballot_sync(LDA_FULL, i <= hi && value(i) > x);
+    return lo + __ffs(m) - 1;
+}
+
+// lda_doc_count is document row (top, cnt, n)'s count of topic k, found
+// by the warp.
+__device__ __forceinline__ u32 lda_doc_count(const u32 *top, const u32 *cnt, u32 n, u32 k, u32 lane)
+{
+    if (n == 0)
+        return 0;
+    if (top[n - 1] <= k) // the same for every lane
+        return top[n - 1] == k ? cnt[n - 1] : 0;
+    u32 i = lda_warp_first_above(n, (u64)k, lane, [&](u32 j) { return (u64)top[j]; });
+    return i > 0 && top[i - 1] == k ? cnt[i - 1] : 0;
+}
+
+// lda_sparse_phi is a sparse word's φ̂ of topic k: its row entry, or the
+// shared zero-count value.
+__device__ __forceinline__ u32 lda_sparse_phi(const u32 *sTop, const u32 *sPhi, u32 sLen, const u32 *zphiRow, u32 k)
+{
+    u32 lo = 0, hi = sLen;
     while (lo < hi) {
         u32 mid = (lo + hi) / 2;
-        if (top[mid] < k)
+        if (sTop[mid] < k)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && top[lo] == k ? cnt[lo] : 0;
+    return lo < sLen && sTop[lo] == k ? sPhi[lo] : zphiRow[k];
 }
 
-// lda_word_phi is the word's φ̂ of topic k: its dense row, or its sparse
-// row searched from *j on (the document's topics come in increasing
-// order), or the shared zero-count value.
-__device__ __forceinline__ u32 lda_word_phi(const u32 *phiRow, const u32 *sTop, const u32 *sPhi, u32 sLen,
-                                            const u32 *zphiRow, u32 k, u32 *j)
+// lda_token samples, with the whole warp, a token of document d with
+// uniform r, of a word whose statistics are st32/st64. φ̂ comes from
+// phiRow (K entries: a dense row, or a medium word's row expanded) or,
+// when phiRow is null, from the sparse row (sTop, sPhi, sLen); the word
+// branch searches epreRow (a dense row's prefix of e) or, when null, sEpre
+// (by entry). Every lane returns the topic; lane 0 adds 1 to *took when
+// the shortcut decided.
+__device__ u32 lda_token(u32 d, u64 r, u32 lane, const u32 *st32, const u64 *st64, const u32 *phiRow,
+                         const u64 *epreRow, const u32 *sTop, const u32 *sPhi, const u64 *sEpre, u32 sLen,
+                         const u32 *zphi, const u64 *gpre, u32 K, const u32 *docOff, const u32 *dTop, const u32 *dCnt,
+                         const u32 *dLen, u32 shortcut, u32 *took)
 {
-    if (phiRow)
-        return phiRow[k];
-    while (*j < sLen && sTop[*j] < k)
-        (*j)++;
-    if (*j < sLen && sTop[*j] == k)
-        return sPhi[*j];
-    return zphiRow[k];
-}
-
-// lda_token samples word-major token p of a word whose statistics are
-// st32/st64. φ̂ comes from phiRow (K entries: a dense row, or a medium
-// word's row expanded) or, when phiRow is null, from merging the sparse
-// row (sTop, sPhi, sLen) with the document's; the word branch searches
-// epreRow (a dense row's prefix of e) or, when null, sEpre (by entry). It
-// returns the topic, and adds 1 to *took when the shortcut decided.
-__device__ u32 lda_token(u32 p, const u32 *st32, const u64 *st64, const u32 *phiRow, const u64 *epreRow,
-                         const u32 *sTop, const u32 *sPhi, const u64 *sEpre, u32 sLen, const u32 *zphi,
-                         const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx, const u32 *docOff,
-                         const u32 *dTop, const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter, u32 shortcut,
-                         u32 *took)
-{
-    u32 d = tokDoc[p];
-    u64 r = lda_uniform(seed, iter, tokIdx[p]);
     u32 s = st32[0], kmax = st32[1], a1 = st32[2], a2 = st32[3];
     u64 e1 = st64[0], ew = st64[1], atot = st64[2];
     u32 dlo = docOff[d], L = docOff[d + 1] - dlo, dn = dLen[d];
     const u32 *top = dTop + dlo, *cnt = dCnt + dlo;
-    u32 b1 = lda_doc_count(top, cnt, dn, kmax);
+    u32 b1 = lda_doc_count(top, cnt, dn, kmax, lane);
     u64 front = (u64)b1 * a1 + e1, rest = atot - e1;
     if (shortcut) {
         u64 bound = (u64)(L - b1) * a2 + rest;
         if (lda_scale_uniform(r, front + bound) < front) {
-            (*took)++;
+            if (lane == 0)
+                (*took)++;
             return kmax;
         }
     }
     const u32 *zphiRow = zphi + (u64)(s - LDA_MIN_SCALE) * K;
-    u64 sdoc = 0;
-    u32 j = 0;
-    for (u32 i = 0; i < dn; i++) {
+    // The document's entries, weighted: (u64)cnt·φ̂, 0 for kmax.
+    auto weight = [&](u32 i) -> u64 {
         u32 k = top[i];
-        if (k != kmax)
-            sdoc += (u64)cnt[i] * lda_word_phi(phiRow, sTop, sPhi, sLen, zphiRow, k, &j);
-    }
+        if (k == kmax)
+            return 0;
+        u32 ph = phiRow ? phiRow[k] : lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k);
+        return (u64)cnt[i] * ph;
+    };
+    u64 sdoc = 0;
+    for (u32 i = lane; i < dn; i += 32)
+        sdoc += weight(i);
+    sdoc = lda_warp_sum(sdoc);
     u64 x = lda_scale_uniform(r, front + sdoc + rest);
     if (x < front)
         return kmax;
     x -= front;
     if (x < sdoc) {
-        u64 acc = 0;
-        j = 0;
-        for (u32 i = 0; i < dn; i++) {
-            u32 k = top[i];
-            if (k != kmax) {
-                acc += (u64)cnt[i] * lda_word_phi(phiRow, sTop, sPhi, sLen, zphiRow, k, &j);
-                if (acc > x)
-                    return k;
-            }
+        // The first entry whose running sum passes x.
+        u64 carry = 0;
+        for (u32 base = 0; base < dn; base += 32) {
+            u32 i = base + lane;
+            u64 acc = carry + lda_warp_scan(i < dn ? weight(i) : 0, lane);
+            u32 m = __ballot_sync(LDA_FULL, acc > x);
+            if (m)
+                return top[base + __ffs(m) - 1];
+            carry = lda_shfl64(acc, 31);
         }
-        return kmax; // not reached: acc ends at sdoc > x
+        return kmax; // not reached: the sum ends at sdoc > x
     }
     x -= sdoc;
     if (x < ew - e1) {
         // Smallest index with prefix - (topic >= kmax ? e1 : 0) > x.
-        u32 n = epreRow ? K : sLen, lo = 0, hi = n - 1;
-        while (lo < hi) {
-            u32 mid = (lo + hi) / 2;
-            u32 k = epreRow ? mid : sTop[mid];
-            u64 v = (epreRow ? epreRow[mid] : sEpre[mid]) - (k >= kmax ? e1 : 0);
-            if (v > x)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        return epreRow ? lo : sTop[lo];
+        if (epreRow)
+            return lda_warp_first_above(K, x, lane, [&](u32 i) { return epreRow[i] - (i >= kmax ? e1 : 0); });
+        u32 i = lda_warp_first_above(sLen, x, lane, [&](u32 j) { return sEpre[j] - (sTop[j] >= kmax ? e1 : 0); });
+        return sTop[i];
     }
     x -= ew - e1;
     const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
-    u32 lo = 0, hi = K - 1;
-    while (lo < hi) {
-        u32 mid = (lo + hi) / 2;
-        if (gp[mid] > x)
-            hi = mid;
-        else
-            lo = mid + 1;
+    return lda_warp_first_above(K, x, lane, [&](u32 i) { return gp[i]; });
+}
+
+// lda_sample_group: the warp samples tokens [base, min(base+32, hi)) of
+// a unit: each lane first draws its own token's document and uniform, the
+// warp then samples the tokens one by one (sample(j, d, r) for the token
+// of lane j), and the lanes store their topics together.
+template <class F>
+__device__ __forceinline__ void lda_sample_group(u32 base, u32 hi, u32 lane, const u32 *tokDoc, const u32 *tokIdx,
+                                                 u64 seed, u32 iter, u32 *znew, F sample)
+{
+    u32 p = base + lane, myd = 0, myz = 0;
+    u64 myr = 0;
+    if (p < hi) {
+        myd = tokDoc[p];
+        myr = lda_uniform(seed, iter, tokIdx[p]);
     }
-    return lo;
+    u32 n = hi - base < 32 ? hi - base : 32;
+    for (u32 j = 0; j < n; j++) {
+        u32 z = sample(j, __shfl_sync(LDA_FULL, myd, j), lda_shfl64(myr, j));
+        if (lane == j)
+            myz = z;
+    }
+    if (p < hi)
+        znew[p] = myz;
 }
 
 // lda_sample_dense: block per unit (word, lo, hi) of a dense word, or of a
@@ -484,17 +550,22 @@ extern "C" __global__ void lda_sample_dense(const u32 *units, u32 medium, const 
             rowBuf[k] = phiD[(u64)w * K + k];
     }
     __syncthreads();
-    u32 took = 0;
-    for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x)
-        znew[p] = lda_token(p, ws32 + 4 * (u64)w, ws64 + 3 * (u64)w, rowBuf, epreRow, sTop, sPhi, sEpre, sLen, zphi,
-                            gpre, K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed, iter, shortcut, &took);
+    u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
+    const u32 *st32 = ws32 + 4 * (u64)w;
+    const u64 *st64 = ws64 + 3 * (u64)w;
+    for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps)
+        lda_sample_group(base, hi, lane, tokDoc, tokIdx, seed, iter, znew, [&](u32, u32 d, u64 r) {
+            return lda_token(d, r, lane, st32, st64, rowBuf, epreRow, sTop, sPhi, sEpre, sLen, zphi, gpre, K, docOff,
+                             dTop, dCnt, dLen, shortcut, &took);
+        });
     if (took)
         atomicAdd(nshort, (u64)took);
 }
 
 // lda_sample_sparse: persistent blocks take units (lo, hi, first word,
 // last word) of small words from *counter (zeroed before the launch) until
-// none are left: EZLDA's atomic hand-out of small words.
+// none are left: EZLDA's atomic hand-out of small words. A unit's warps
+// take 32 tokens at a time.
 extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 nunits, u32 *counter, const u32 *wordOff,
                                              u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS,
                                              const u64 *epreS, const u32 *ws32, const u64 *ws64, const u32 *zphi,
@@ -503,7 +574,7 @@ extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 nunits, u32 *
                                              u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
 {
     __shared__ u32 unitShared;
-    u32 took = 0;
+    u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
     for (;;) {
         if (threadIdx.x == 0)
             unitShared = atomicAdd(counter, 1u);
@@ -514,19 +585,24 @@ extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 nunits, u32 *
             break;
         u32 lo = units[4 * (u64)u], hi = units[4 * (u64)u + 1], wlo = units[4 * (u64)u + 2],
             whi = units[4 * (u64)u + 3];
-        for (u32 p = lo + threadIdx.x; p < hi; p += blockDim.x) {
-            u32 a = wlo, b = whi;
-            while (a < b) {
-                u32 mid = (a + b + 1) / 2;
-                if (wordOff[mid] <= p)
-                    a = mid;
-                else
-                    b = mid - 1;
+        for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps) {
+            // Each lane finds its own token's word first.
+            u32 mya = wlo;
+            if (base + lane < hi) {
+                u32 q = base + lane, b = whi;
+                while (mya < b) {
+                    u32 mid = (mya + b + 1) / 2;
+                    if (wordOff[mid] <= q)
+                        mya = mid;
+                    else
+                        b = mid - 1;
+                }
             }
-            u32 base = wordOff[a] - sparseBase;
-            znew[p] = lda_token(p, ws32 + 4 * (u64)a, ws64 + 3 * (u64)a, 0, 0, wTop + base, phiS + base,
-                                epreS + base, wLen[a], zphi, gpre, K, tokDoc, tokIdx, docOff, dTop, dCnt, dLen, seed,
-                                iter, shortcut, &took);
+            lda_sample_group(base, hi, lane, tokDoc, tokIdx, seed, iter, znew, [&](u32 j, u32 d, u64 r) {
+                u32 a = __shfl_sync(LDA_FULL, mya, j), sbase = wordOff[a] - sparseBase;
+                return lda_token(d, r, lane, ws32 + 4 * (u64)a, ws64 + 3 * (u64)a, 0, 0, wTop + sbase, phiS + sbase,
+                                 epreS + sbase, wLen[a], zphi, gpre, K, docOff, dTop, dCnt, dLen, shortcut, &took);
+            });
         }
     }
     if (took)

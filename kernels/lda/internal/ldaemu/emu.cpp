@@ -2,12 +2,13 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: 5b39e9a6e323b9b8995c419d5dcdde9535b2ac89df5d833b312f9c481f9ddc96
+// lda.cu sha256: d155fa5ac3219db2fb69dc53f31db23b74dc99af65e2a656fc9f9053ce3f4e1a
 #include "shim.h"
 #include "../../../lda.cu"
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -86,13 +87,18 @@ int emu_launch(const char *name, unsigned gx, unsigned bx, unsigned long shared,
             return -2 - (int)i;
     std::vector<unsigned char> mem(shared > 0 ? shared : 1);
     emu_dynamic_shared = mem.data();
+    const unsigned warps = (bx + 31) / 32;
+    std::vector<unsigned long long> xchg(32 * warps);
     for (unsigned x = 0; x < gx; x++) {
+        std::vector<std::unique_ptr<std::barrier<>>> warp;
         auto run = [&](unsigned t, std::barrier<> *bar) {
             threadIdx = {t, 0, 0};
             blockIdx = {x, 0, 0};
             blockDim = {bx, 1, 1};
             gridDim = {gx, 1, 1};
             emu_barrier = bar;
+            emu_warp_barrier = bar ? warp[t / 32].get() : nullptr;
+            emu_warp_xchg = xchg.data() + 32 * (t / 32);
             k->run(args);
         };
         if (!k->syncs) {
@@ -101,6 +107,8 @@ int emu_launch(const char *name, unsigned gx, unsigned bx, unsigned long shared,
             continue;
         }
         std::barrier<> bar(bx);
+        for (unsigned w = 0; w < warps; w++)
+            warp.emplace_back(new std::barrier<>(32));
         std::vector<std::thread> threads;
         for (unsigned t = 0; t < bx; t++)
             threads.emplace_back(run, t, &bar);
