@@ -10,10 +10,14 @@
 #   bench/ri-gpu-build.sh                 # on a machine with Go: .devcarry/ri.test, .devcarry/kjv.txt
 #   bench/ri-gpu.sh [BIN_DIR] [STEP...]   # on the GPU machine, from the repo root
 #
-# STEPs: gen tests memcheck bench (default: all four, in order). A call
+# STEPs: gen tests memcheck bench (default: all four, in order), and
+# kernels (not by default: every retraining kernel timed on the benchmark's
+# corpora, GPU only, checked to give the same bits; about a minute). A call
 # without gen uses the kernels an earlier gen compiled on this machine, or
 # else those embedded in the binary. All four take about 8 minutes: under a
 # 10-minute limit per command, run `gen tests memcheck` and `bench` as two.
+# memcheck also runs racecheck and synccheck on the hot-row retraining
+# kernels (shared memory, named barriers).
 # Environment: OUT (logs and the compiled kernels, default a temp dir;
 # commit $OUT/gen/ri.{ptx,sm90.ptx,fatbin,resources} into kernels/gen),
 # RI_BENCH_ZIPF (the synthetic corpus, default
@@ -80,10 +84,24 @@ if has memcheck; then
 	step "compute-sanitizer memcheck (small cases)"
 	compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
 		"$bin/ri.test" -test.short -test.v -test.timeout 900s \
-		-test.run 'TestGPU(IndexVectors|MatchesTheCPU|DimensionBeyond|Workload)' >"$out/ri-memcheck.log" 2>&1
+		-test.run 'TestGPU(IndexVectors|MatchesTheCPU|DimensionBeyond|Workload|RetrainKernelsAgree)' >"$out/ri-memcheck.log" 2>&1
 	rc=$?
 	grep -E "ERROR SUMMARY|LEAK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/ri-memcheck.log"
 	[ $rc = 0 ] || { echo "memcheck failed (exit $rc); see ri-memcheck.log"; fail=1; }
+	for tool in racecheck synccheck; do
+		compute-sanitizer --tool $tool --error-exitcode 99 "$bin/ri.test" -test.short -test.v -test.timeout 900s \
+			-test.run 'TestGPURetrainKernelsAgree' >"$out/ri-$tool.log" 2>&1
+		rc=$?
+		grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/ri-$tool.log"
+		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see ri-$tool.log"; fail=1; }
+	done
+fi
+
+if has kernels; then
+	step "retraining kernels (GPU only, medians; the same bits as ri_retrain_window)"
+	RI_RETRAIN_KERNELS=1 "$bin/ri.test" -test.v -test.run 'TestGPURetrainKernelTimes' -test.timeout 900s 2>&1 | tee "$out/ri-kernels.log" |
+		grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "kernel timings failed; see ri-kernels.log"; fail=1; }
 fi
 
 if has bench; then

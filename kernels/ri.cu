@@ -408,6 +408,225 @@ extern "C" __global__ void __launch_bounds__(RI_THREADS)
     }
 }
 
+// The hot-row retraining kernels (non-permuting windows, d a multiple of
+// 4, V * d below 2^31). A block is persistent, one per SM, and takes the
+// vectors' elements in slices of 4 * G: for each slice it first copies that
+// slice of the `hot` most frequent terms' seed rows (term ids are in
+// descending count) into shared memory, where about half of all context
+// pairs find their row, and then its groups of G threads (4 elements each)
+// take units from the slice's queue. A group lists a batch of occurrences'
+// neighbours in shared memory (one thread per occurrence, so the window
+// walk and the row addressing are done once, not by every thread) and
+// then adds them up in the list's order, which is the summation order of
+// ri_retrain_window: the sums are the same to the bit.
+//
+// Block b starts at slice b % stagger and goes through the slices in turn.
+// With stagger 1 the grid does one slice at a time, so the cold rows it
+// reads at a time are a quarter of the table (L2 keeps more of them); with
+// stagger = the number of slices the slices run side by side, so a corpus
+// whose largest units are a large share of a slice's work (the sliced
+// lists of its most frequent terms) waits for them once, not per slice.
+//
+// RI_HOT_LIST is a group's list capacity: a batch takes min(G,
+// (RI_HOT_LIST - RI_HOT_BATCH) / 2w) occurrences, so the host uses these
+// kernels only for 2w <= RI_HOT_LIST - RI_HOT_BATCH. The list is padded to
+// a multiple of RI_HOT_BATCH with a zero row (adding +0.0 leaves a sum
+// unchanged: a sum from +0.0 is never -0.0), so the inner loop has no
+// bounds, and RI_HOT_BATCH rows are loaded before their adds.
+#define RI_HOT_LIST 1024
+#define RI_HOT_BATCH 8
+
+// RI_GROUP_SYNC is a barrier of the n threads of one group (named barrier
+// id, 1 to 15; 0 is __syncthreads'); the CPU emulation defines its own.
+#ifndef RI_GROUP_SYNC
+#define RI_GROUP_SYNC(id, n) asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory")
+#endif
+
+extern "C" {
+__device__ int ri_hot_list = RI_HOT_LIST;
+__device__ int ri_hot_batch = RI_HOT_BATCH;
+}
+
+// Four consecutive elements, for 16-byte loads and stores.
+struct alignas(16) riF4 {
+    float x, y, z, w;
+};
+
+// RI_LOAD_GLOBAL4 and RI_LOAD_SHARED4 load 4 elements from seeds (through
+// the read-only path) and from a hot row. They are PTX so that the
+// compiler cannot merge the two sides of a hot-or-cold choice into one
+// generic load, which it did (32 scalar generic loads per batch); the CPU
+// emulation defines them as plain loads.
+#ifndef RI_LOAD_GLOBAL4
+__device__ __forceinline__ riF4 riLoadGlobal4(const float *p)
+{
+    riF4 v;
+    asm volatile("{\n\t.reg .u64 a;\n\tcvta.to.global.u64 a, %4;\n\t"
+                 "ld.global.nc.v4.f32 {%0, %1, %2, %3}, [a];\n\t}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
+}
+__device__ __forceinline__ riF4 riLoadShared4(const float *p)
+{
+    riF4 v;
+    asm volatile("{\n\t.reg .u64 a;\n\tcvta.to.shared.u64 a, %4;\n\t"
+                 "ld.shared.v4.f32 {%0, %1, %2, %3}, [a];\n\t}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
+}
+#define RI_LOAD_GLOBAL4(p) riLoadGlobal4(p)
+#define RI_LOAD_SHARED4(p) riLoadShared4(p)
+#endif
+
+// groupScan returns the exclusive prefix sum of n over the G threads of a
+// group (t its index, sc G ints of scratch) and sets total to the sum.
+template <int G>
+__device__ __forceinline__ int groupScan(int n, int *sc, int t, int bar, int &total)
+{
+    sc[t] = n;
+    RI_GROUP_SYNC(bar, G);
+    for (int s = 1; s < G; s <<= 1) {
+        const int x = t >= s ? sc[t - s] : 0;
+        RI_GROUP_SYNC(bar, G);
+        sc[t] += x;
+        RI_GROUP_SYNC(bar, G);
+    }
+    total = sc[G - 1];
+    return sc[t] - n;
+}
+
+// retrainHot is the body of the hot-row kernels, with G threads per group.
+// queue holds one zeroed counter per slice. Dynamic shared memory: hot + 1
+// rows of 4G floats (the last one zeros), then per group RI_HOT_LIST + G +
+// 1 ints. A list entry is a cold row's element offset in seeds (id * d),
+// or the complement of a hot row's offset in shared memory.
+template <int G>
+__device__ __forceinline__ void retrainHot(const int *__restrict__ units, int nunits,
+                                           const int *__restrict__ occ,
+                                           const int *__restrict__ tok,
+                                           const float *__restrict__ seeds, int d, int w, int hot,
+                                           int stagger, int *__restrict__ queue,
+                                           float *__restrict__ rows)
+{
+    constexpr int SL = 4 * G;
+    constexpr int B = RI_HOT_BATCH;
+    RI_SHARED_ARRAY(riF4, smem);
+    float *hotRows = (float *)smem;
+    const int grp = threadIdx.x / G, t = threadIdx.x - grp * G;
+    int *list = (int *)(hotRows + (hot + 1) * SL) + grp * (RI_HOT_LIST + G + 1);
+    int *sc = list + RI_HOT_LIST;
+    int *ctl = sc + G;
+    const int bar = grp + 1;
+    const int per = min(G, (RI_HOT_LIST - B) / (2 * w));
+    const int pad = ~(hot * SL);
+    const int nslices = (d + SL - 1) / SL;
+    for (int ys = 0; ys < nslices; ys++) {
+        const int y = ((int)blockIdx.x % stagger + ys) % nslices;
+        const int base = y * SL;
+        __syncthreads(); // every group is done with the last slice's hot rows
+        for (int i = threadIdx.x; i < (hot + 1) * G; i += blockDim.x) {
+            const int r = i / G, c = i - r * G;
+            const int e = base + 4 * c;
+            riF4 *dst = (riF4 *)(hotRows + r * SL + 4 * c);
+            if (r < hot && e < d)
+                *dst = *(const riF4 *)(seeds + (long long)r * d + e);
+            else
+                *dst = riF4{0.0f, 0.0f, 0.0f, 0.0f};
+        }
+        __syncthreads();
+        const int e = base + 4 * t;
+        const bool in = e < d;
+        // A thread past the end of the vector reads (and drops) its row's
+        // first elements rather than test every load.
+        const float *mySeeds = seeds + (in ? e : 0);
+        const float *myHot = hotRows + 4 * t;
+        for (;;) {
+            if (t == 0)
+                *ctl = atomicAdd(queue + y, 1);
+            RI_GROUP_SYNC(bar, G);
+            const int u = *ctl;
+            RI_GROUP_SYNC(bar, G);
+            if (u >= nunits)
+                break;
+            const int lo = units[3 * u], hi = units[3 * u + 1];
+            const long long row = units[3 * u + 2];
+            double acc[4] = {0.0, 0.0, 0.0, 0.0};
+            for (int i0 = lo; i0 < hi; i0 += per) {
+                // List this batch's neighbours, occurrence by occurrence.
+                int p = 0, a = 0, b = -1, n = 0;
+                if (t < per && i0 + t < hi) {
+                    p = occ[i0 + t];
+                    windowOf(tok, p, w, a, b);
+                    n = b - a;
+                }
+                int total;
+                int o = groupScan<G>(n, sc, t, bar, total);
+                for (int q = a; q <= b; q++) {
+                    if (q == p)
+                        continue;
+                    const int id = tok[q];
+                    list[o++] = id < hot ? ~(id * SL) : id * d;
+                }
+                if (t < B && total + t < (total + B - 1) / B * B)
+                    list[total + t] = pad;
+                RI_GROUP_SYNC(bar, G);
+                // Add them up in order.
+                for (int j = 0; j < total; j += B) {
+                    riF4 v[B];
+#pragma unroll
+                    for (int k = 0; k < B; k++) {
+                        const int x = list[j + k];
+                        if (x < 0)
+                            v[k] = RI_LOAD_SHARED4(myHot + ~x);
+                        else
+                            v[k] = RI_LOAD_GLOBAL4(mySeeds + x);
+                    }
+#pragma unroll
+                    for (int k = 0; k < B; k++) {
+                        acc[0] = __dadd_rn(acc[0], (double)v[k].x);
+                        acc[1] = __dadd_rn(acc[1], (double)v[k].y);
+                        acc[2] = __dadd_rn(acc[2], (double)v[k].z);
+                        acc[3] = __dadd_rn(acc[3], (double)v[k].w);
+                    }
+                }
+                RI_GROUP_SYNC(bar, G); // the list is read before the next batch's
+            }
+            if (in) {
+                riF4 out;
+                out.x = __double2float_rn(acc[0]);
+                out.y = __double2float_rn(acc[1]);
+                out.z = __double2float_rn(acc[2]);
+                out.w = __double2float_rn(acc[3]);
+                *(riF4 *)(rows + row * d + e) = out;
+            }
+        }
+    }
+    __syncthreads(); // the block's threads leave together (the CPU emulation checks)
+}
+
+// ri_retrain_hot: groups of 128 threads (slices of 512 elements). Block:
+// up to 8 groups (named barriers 1-8).
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    ri_retrain_hot(const int *__restrict__ units, int nunits, const int *__restrict__ occ,
+                   const int *__restrict__ tok, const float *__restrict__ seeds, int d, int w,
+                   int hot, int stagger, int *__restrict__ queue, float *__restrict__ rows)
+{
+    retrainHot<128>(units, nunits, occ, tok, seeds, d, w, hot, stagger, queue, rows);
+}
+
+// ri_retrain_hot64 is ri_retrain_hot with groups of 64 threads (slices of
+// 256 elements, twice the hot rows in the same shared memory). Block: up
+// to 15 groups.
+extern "C" __global__ void __launch_bounds__(960, 1)
+    ri_retrain_hot64(const int *__restrict__ units, int nunits, const int *__restrict__ occ,
+                     const int *__restrict__ tok, const float *__restrict__ seeds, int d, int w,
+                     int hot, int stagger, int *__restrict__ queue, float *__restrict__ rows)
+{
+    retrainHot<64>(units, nunits, occ, tok, seeds, d, w, hot, stagger, queue, rows);
+}
+
 // ri_gather sums, per unit, the rows of src that list[lo:hi] names, in
 // order, in double, rounding the sum to float32 (reflective retraining with
 // document contexts: documents from their tokens' seeds, then terms from

@@ -1,9 +1,12 @@
 package ri
 
+//go:generate ./internal/riemu/stamp.sh
+
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 
@@ -24,8 +27,33 @@ const (
 // gpuFunctions are the kernels of ri.cu.
 var gpuFunctions = []string{
 	"ri_index_vectors", "ri_tv_block", "ri_tv_warp", "ri_tv_thread", "ri_combine_i32", "ri_combine_f32",
-	"ri_retrain_window", "ri_gather", "ri_normalise_i32", "ri_normalise_f32", "ri_row_sums",
+	"ri_retrain_window", "ri_retrain_hot", "ri_retrain_hot64",
+	"ri_gather", "ri_normalise_i32", "ri_normalise_f32", "ri_row_sums",
 }
+
+// hotList and hotBatch are ri.cu's RI_HOT_LIST and RI_HOT_BATCH: a group's
+// pair-list capacity and the rows its inner loop loads at once. The
+// hot-row kernels need 2w <= hotList - hotBatch.
+const (
+	hotList  = 1024
+	hotBatch = 8
+)
+
+// hotKernel describes a hot-row retraining kernel of ri.cu: threads per
+// group (4 elements each) and the most groups a block may have (its named
+// barriers, and 1024 threads).
+type hotKernel struct{ group, maxGroups int }
+
+var hotKernels = map[string]hotKernel{
+	"ri_retrain_hot":   {128, 8},
+	"ri_retrain_hot64": {64, 15},
+}
+
+// groups is the groups of a hot-row kernel's block.
+func (k hotKernel) groups() int { return min(k.maxGroups, 1024/k.group) }
+
+// slices is the number of slices of a hot-row kernel's vectors.
+func (k hotKernel) slices(d int) int { return (d + 4*k.group - 1) / (4 * k.group) }
 
 // gpuDevice is what gpuEngine needs of a GPU with ri.cu loaded: the CUDA
 // driver (cudaDevice), or in tests built with -tags riemu, ri.cu compiled
@@ -59,12 +87,21 @@ type gpuEngine struct {
 	sh     *shared
 	kernel string
 	dev    gpuDevice
+	// retrainKernel is the window-context retraining kernel:
+	// ri_retrain_window, a hot-row kernel (hotKernels) with hotStagger, or
+	// "" for hotChoice's (the default where the hot-row kernels apply).
+	// hotShared remembers the hot-row kernels allowed their shared memory.
+	retrainKernel string
+	hotStagger    int
+	hotShared     map[string]int
 
 	// The corpus and plans.
 	tok, occPos, occDoc, termBytes, termOffsets gpuBuffer
 	termUnits, termComb, docUnits, docComb      gpuBuffer
 	// The computed tables and vectors (rows as in cpuEngine).
 	idx, docIdx, ints, seeds, floats, docVecs, sums gpuBuffer
+	// queue holds the hot-row kernels' unit counters, one per slice.
+	queue gpuBuffer
 }
 
 func newGPUEngine(_ context.Context, sh *shared, dev Device) (*gpuEngine, error) {
@@ -92,7 +129,11 @@ func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err e
 	if kernel != KernelBlock && kernel != KernelWarp && kernel != KernelThread {
 		return nil, fmt.Errorf("GPU kernel %q: want %s, %s or %s", kernel, KernelWarp, KernelBlock, KernelThread)
 	}
-	g := &gpuEngine{sh: sh, kernel: kernel, dev: d}
+	g := &gpuEngine{sh: sh, kernel: kernel, dev: d, retrainKernel: "ri_retrain_window", hotShared: map[string]int{}}
+	if cfg := sh.cfg; cfg.Contexts == Window && !cfg.Permute && cfg.Dim%4 == 0 && 2*cfg.Window <= hotList-hotBatch &&
+		int64(sh.c.Vocab())*int64(cfg.Dim) <= math.MaxInt32 {
+		g.retrainKernel = ""
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -112,7 +153,7 @@ func newGPUEngineOn(sh *shared, d gpuDevice, kernel string) (_ *gpuEngine, err e
 		return nil, fmt.Errorf("random indexing of %d tokens at dimension %d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
 			sh.c.Tokens(), dim, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	}
-	for name, want := range map[string]int32{"ri_threads": gpuThreads, "ri_chunk": gpuChunk} {
+	for name, want := range map[string]int32{"ri_threads": gpuThreads, "ri_chunk": gpuChunk, "ri_hot_list": hotList, "ri_hot_batch": hotBatch} {
 		got, err := d.GlobalInt32(name)
 		if err != nil {
 			return nil, err
@@ -151,7 +192,7 @@ func (g *gpuEngine) bytesNeeded() int64 {
 			rows += int64(sh.docPlan.rows) * d
 		}
 	}
-	return 4*(n+rows) + 8*v
+	return 4*(n+rows) + 8*v + 4*int64(cfg.Dim)
 }
 
 func termBytes(c *Corpus) int {
@@ -260,6 +301,9 @@ func (g *gpuEngine) upload() error {
 	}
 	if cfg.Retrain > 0 {
 		if err := g.alloc(&g.floats, sh.termPlan.rows*d, 4); err != nil {
+			return err
+		}
+		if err := g.alloc(&g.queue, d, 4); err != nil {
 			return err
 		}
 		if cfg.Contexts == Document {
@@ -382,8 +426,7 @@ func (g *gpuEngine) retrain(ctx context.Context) (time.Duration, error) {
 	p := sh.termPlan
 	return g.timed(ctx, func() error {
 		if cfg.Contexts == Window {
-			if err := g.launch("ri_retrain_window", g.denseGrid(p), cuda.Dim1(gpuThreads), 0,
-				g.termUnits, g.occPos, g.tok, g.seeds, d, int32(cfg.Window), b2i(cfg.Permute), g.floats); err != nil {
+			if err := g.retrainWindow(); err != nil {
 				return err
 			}
 			return g.combine("ri_combine_f32", g.termComb, p, g.floats)
@@ -402,6 +445,71 @@ func (g *gpuEngine) retrain(ctx context.Context) (time.Duration, error) {
 		}
 		return g.combine("ri_combine_f32", g.termComb, p, g.floats)
 	})
+}
+
+// retrainWindow launches g.retrainKernel over the term plan's units.
+func (g *gpuEngine) retrainWindow() error {
+	sh := g.sh
+	cfg := sh.cfg
+	d, w := int32(cfg.Dim), int32(cfg.Window)
+	p := sh.termPlan
+	if g.retrainKernel == "ri_retrain_window" {
+		return g.launch("ri_retrain_window", g.denseGrid(p), cuda.Dim1(gpuThreads), 0,
+			g.termUnits, g.occPos, g.tok, g.seeds, d, w, b2i(cfg.Permute), g.floats)
+	}
+	info := g.dev.Info()
+	blocks := max(1, info.SMs)
+	name, stagger := g.retrainKernel, g.hotStagger
+	if name == "" {
+		name, stagger = hotChoice(p, cfg, blocks, sh.pairs)
+	}
+	k, ok := hotKernels[name]
+	if !ok {
+		return fmt.Errorf("no retraining kernel %s", name)
+	}
+	groups := k.groups()
+	perGroup := 4 * (hotList + k.group + 1)
+	rowBytes := 4 * 4 * k.group
+	// As many hot rows as shared memory holds, and a row of zeros.
+	hot := max(0, min(sh.c.Vocab(), (info.SharedPerBlockBytes-groups*perGroup)/rowBytes-1))
+	shared := (hot+1)*rowBytes + groups*perGroup
+	if g.hotShared[name] < shared {
+		if err := g.dev.SetMaxShared(name, shared); err != nil {
+			return err
+		}
+		g.hotShared[name] = shared
+	}
+	if err := g.dev.Memset(g.queue, 0); err != nil {
+		return err
+	}
+	// One block per SM (it takes most of the shared memory), taking units
+	// from the queues until every slice is done.
+	return g.launch(name, cuda.Dim1(blocks), cuda.Dim1(groups*k.group), shared,
+		g.termUnits, int32(p.nunits()), g.occPos, g.tok, g.seeds, d, w, int32(hot), int32(stagger), g.queue, g.floats)
+}
+
+// hotChoice picks the hot-row kernel and its stagger for plan p on blocks
+// blocks. Mostly the grid does one slice at a time with ri_retrain_hot64:
+// its narrower slices hold twice the hot rows, and the cold rows' slices
+// the grid reads at a time fit in L2 twice as well. But where a slice's
+// largest unit is over a quarter of a group's share of the slice's pairs
+// (a small corpus: its most frequent terms' slices of Config.Slice
+// occurrences dominate), each slice would wait for its largest units at
+// the end; then every slice runs side by side, with ri_retrain_hot (half
+// the slices: each unit's neighbours are listed half as often). On the
+// H100 (bench/ri-gpu.sh's corpora, TestGPURetrainKernelTimes) these were
+// the faster pairings, by 3-4%, and staggering the 100M-token corpus cost
+// 40%.
+func hotChoice(p plan, cfg Config, blocks int, pairs int64) (string, int) {
+	longest := 0
+	for u := 0; u < p.nunits(); u++ {
+		longest = max(longest, int(p.units[3*u+1]-p.units[3*u]))
+	}
+	groups := int64(blocks * hotKernels["ri_retrain_hot64"].groups())
+	if int64(longest)*int64(2*cfg.Window)*4 <= pairs/groups {
+		return "ri_retrain_hot64", 1
+	}
+	return "ri_retrain_hot", hotKernels["ri_retrain_hot"].slices(cfg.Dim)
 }
 
 func (g *gpuEngine) termVectorInts(ctx context.Context) ([]int32, error) {
@@ -443,7 +551,7 @@ func (g *gpuEngine) freeBuffers() error {
 	var errs []error
 	for _, b := range []*gpuBuffer{&g.tok, &g.occPos, &g.occDoc, &g.termBytes, &g.termOffsets,
 		&g.termUnits, &g.termComb, &g.docUnits, &g.docComb,
-		&g.idx, &g.docIdx, &g.ints, &g.seeds, &g.floats, &g.docVecs, &g.sums} {
+		&g.idx, &g.docIdx, &g.ints, &g.seeds, &g.floats, &g.docVecs, &g.sums, &g.queue} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

@@ -30,7 +30,7 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\(\w+\)\s+)?(\w+)\(`).FindAllSubmatch(src, -1) {
+	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([\w, ]+\)\s+)?(\w+)\(`).FindAllSubmatch(src, -1) {
 		names = append(names, string(m[1]))
 	}
 	want := slices.Clone(gpuFunctions)
@@ -264,6 +264,10 @@ func TestGPUMatchesTheCPU(t *testing.T) {
 		"wide window w=40":                 {Dim: 512, Nonzeros: 4, Window: 40, Permute: true, Retrain: 1, Normalise: false, Seed: 6, Slice: 300},
 		"document d=512 slice=100":         {Dim: 512, Nonzeros: 8, Contexts: Document, Retrain: 1, Normalise: true, Seed: 5, Slice: 100},
 		"no retraining, not normalised":    {Dim: 256, Nonzeros: 6, Window: 2, Seed: 7, Slice: 7},
+		// Hot-row retraining: a last slice of the vector part-filled, units
+		// of many batches, and a window so wide a batch is one occurrence.
+		"unpermuted d=1000 slice=50 retrain2": {Dim: 1000, Nonzeros: 6, Window: 7, Retrain: 2, Normalise: true, Seed: 8, Slice: 50},
+		"unpermuted w=300":                    {Dim: 128, Nonzeros: 4, Window: 300, Retrain: 1, Seed: 9, Slice: 40},
 	}
 	names := make([]string, 0, len(configs))
 	for n := range configs {

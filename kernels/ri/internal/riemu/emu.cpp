@@ -1,9 +1,13 @@
 // ri.cu compiled for the CPU (see shim.h), with a C entry point per kernel
-// for emu.go.
+// for emu.go. The line below records ri.cu's hash, so that Go's build cache
+// (blind to files included from outside the package) rebuilds this when
+// ri.cu changes (stamp.sh, run by go generate ./kernels/ri).
+// ri.cu sha256: ece13b137daf477fa91c2fde0c4106cb9cd52c81f895a3f971e7f94b2056fc32
 #include "shim.h"
 #include "../../../ri.cu"
 
 #include <cstdlib>
+#include <iterator>
 #include <ucontext.h>
 #include <vector>
 
@@ -49,8 +53,9 @@ static void launch(unsigned gx, unsigned gy, unsigned bx, unsigned long shared, 
                 makecontext(&co[t], (void (*)())+[] { (*current)(); emu_returned = true; }, 0);
                 done[t] = 0;
             }
+            std::fill(std::begin(emu_bar_count), std::end(emu_bar_count), 0u);
             for (unsigned live = bx; live > 0;) {
-                unsigned waiting = 0, returned = 0;
+                const unsigned long events = emu_events;
                 for (unsigned t = 0; t < bx; t++) {
                     if (done[t])
                         continue;
@@ -59,17 +64,18 @@ static void launch(unsigned gx, unsigned gy, unsigned bx, unsigned long shared, 
                     emu_returned = false;
                     swapcontext(&sched, &co[t]);
                     if (emu_returned) {
+                        // A thread returning while others wait at
+                        // __syncthreads is undefined on a GPU: stop loudly.
+                        if (emu_bar_count[0] != 0)
+                            abort();
                         done[t] = 1;
-                        returned++;
-                    } else {
-                        waiting++;
+                        live--;
+                        emu_events++;
                     }
                 }
-                // Threads returning while others wait at a barrier is
-                // undefined on a GPU: stop loudly.
-                if (returned > 0 && waiting > 0)
+                // Every live thread waited at a barrier that never filled.
+                if (live > 0 && emu_events == events)
                     abort();
-                live -= returned;
             }
         }
     }
@@ -80,6 +86,8 @@ static void launch(unsigned gx, unsigned gy, unsigned bx, unsigned long shared, 
 extern "C" {
 int emu_ri_threads() { return ri_threads; }
 int emu_ri_chunk() { return ri_chunk; }
+int emu_ri_hot_list() { return ri_hot_list; }
+int emu_ri_hot_batch() { return ri_hot_batch; }
 
 void emu_ri_index_vectors(GRID, const unsigned char *bytes, const int *offsets, int n, int docs,
                           unsigned long long seed, int k, int d, int *out)
@@ -121,6 +129,16 @@ void emu_ri_retrain_window(GRID, const int *units, const int *occ, const int *to
 {
     launch(gx, gy, bx, sh, false, [&] { ri_retrain_window(units, occ, tok, seeds, d, w, permute, rows); });
 }
+
+#define HOT(name)                                                                                          \
+    void emu_##name(GRID, const int *units, int nunits, const int *occ, const int *tok, const float *seeds,  \
+                    int d, int w, int hot, int stagger, int *queue, float *rows)                          \
+    {                                                                                                      \
+        launch(gx, gy, bx, sh, true,                                                                       \
+               [&] { name(units, nunits, occ, tok, seeds, d, w, hot, stagger, queue, rows); });            \
+    }
+HOT(ri_retrain_hot)
+HOT(ri_retrain_hot64)
 
 void emu_ri_gather(GRID, const int *units, const int *list, const float *src, int d, float *rows)
 {

@@ -18,6 +18,8 @@ package riemu
 #define GRID unsigned gx, unsigned gy, unsigned bx, unsigned long sh
 int emu_ri_threads(void);
 int emu_ri_chunk(void);
+int emu_ri_hot_list(void);
+int emu_ri_hot_batch(void);
 void emu_ri_index_vectors(GRID, const unsigned char *bytes, const int *offsets, int n, int docs,
                           unsigned long long seed, int k, int d, int *out);
 void emu_ri_tv_block(GRID, const int *units, const int *list, const int *tok, const int *idx, int k,
@@ -30,6 +32,10 @@ void emu_ri_combine_i32(GRID, const int *comb, int d, int *rows);
 void emu_ri_combine_f32(GRID, const int *comb, int d, float *rows);
 void emu_ri_retrain_window(GRID, const int *units, const int *occ, const int *tok, const float *seeds,
                            int d, int w, int permute, float *rows);
+void emu_ri_retrain_hot(GRID, const int *units, int nunits, const int *occ, const int *tok,
+                        const float *seeds, int d, int w, int hot, int stagger, int *queue, float *rows);
+void emu_ri_retrain_hot64(GRID, const int *units, int nunits, const int *occ, const int *tok,
+                          const float *seeds, int d, int w, int hot, int stagger, int *queue, float *rows);
 void emu_ri_gather(GRID, const int *units, const int *list, const float *src, int d, float *rows);
 void emu_ri_normalise_i32(GRID, const int *x, int d, float *out);
 void emu_ri_normalise_f32(GRID, const float *x, int d, float *out);
@@ -122,6 +128,10 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 		return int32(C.emu_ri_threads()), nil
 	case "ri_chunk":
 		return int32(C.emu_ri_chunk()), nil
+	case "ri_hot_list":
+		return int32(C.emu_ri_hot_list()), nil
+	case "ri_hot_batch":
+		return int32(C.emu_ri_hot_batch()), nil
 	}
 	return 0, fmt.Errorf("module ri: no global %s", name)
 }
@@ -201,7 +211,8 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	gx, gy, bx, sh := C.uint(grid.X), C.uint(grid.Y), C.uint(block.X), C.ulong(shared)
 	nargs := map[string]int{
 		"ri_index_vectors": 8, "ri_tv_block": 10, "ri_tv_warp": 10, "ri_tv_thread": 11, "ri_combine_i32": 3, "ri_combine_f32": 3,
-		"ri_retrain_window": 8, "ri_gather": 5, "ri_normalise_i32": 3, "ri_normalise_f32": 3, "ri_row_sums": 3,
+		"ri_retrain_window": 8, "ri_gather": 5,
+		"ri_retrain_hot": 11, "ri_retrain_hot64": 11, "ri_normalise_i32": 3, "ri_normalise_f32": 3, "ri_row_sums": 3,
 	}
 	n, ok := nargs[kernel]
 	if !ok {
@@ -242,6 +253,15 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		units, occ, tok, seeds, dd, w, perm, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.ptr(3), a.i32(4), a.i32(5), a.i32(6), a.ptr(7)
 		call = func() {
 			C.emu_ri_retrain_window(gx, gy, bx, sh, (*C.int)(units), (*C.int)(occ), (*C.int)(tok), (*C.float)(seeds), dd, w, perm, (*C.float)(rows))
+		}
+	case "ri_retrain_hot", "ri_retrain_hot64":
+		units, nu, occ, tok, seeds, dd, w, hot, stagger, queue, rows := a.ptr(0), a.i32(1), a.ptr(2), a.ptr(3), a.ptr(4), a.i32(5), a.i32(6), a.i32(7), a.i32(8), a.ptr(9), a.ptr(10)
+		call = func() {
+			if kernel == "ri_retrain_hot64" {
+				C.emu_ri_retrain_hot64(gx, gy, bx, sh, (*C.int)(units), nu, (*C.int)(occ), (*C.int)(tok), (*C.float)(seeds), dd, w, hot, stagger, (*C.int)(queue), (*C.float)(rows))
+				return
+			}
+			C.emu_ri_retrain_hot(gx, gy, bx, sh, (*C.int)(units), nu, (*C.int)(occ), (*C.int)(tok), (*C.float)(seeds), dd, w, hot, stagger, (*C.int)(queue), (*C.float)(rows))
 		}
 	case "ri_gather":
 		units, list, src, dd, rows := a.ptr(0), a.ptr(1), a.ptr(2), a.i32(3), a.ptr(4)
