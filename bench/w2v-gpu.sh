@@ -15,11 +15,16 @@
 #   bench/w2v-gpu-build.sh                 # on a machine with Go: .devcarry/{w2v.test,english.txt.gz,eval/}
 #   bench/w2v-gpu.sh [BIN_DIR] [STEP...]   # on the GPU machine, from the repo root
 #
-# STEPs: gen tests sanitize bench quality (default: all, in order; each
-# after gen needs gen's output in $OUT/gen). Environment: OUT (logs and the
-# generated kernels, default a temp dir; commit $OUT/gen/w2v.* into
-# kernels/gen), W2V_BENCH_RUNS (3), W2V_QUALITY_SEEDS (5),
-# W2V_QUALITY_EPOCHS (3). Exits non-zero if any step fails.
+# STEPs: gen tests sanitize bench quality profile (default: all but
+# profile, in order; each after gen needs gen's output in $OUT/gen).
+# Environment: OUT (logs and the generated kernels, default a temp dir;
+# commit $OUT/gen/w2v.* into kernels/gen), W2V_BENCH_RUNS (3),
+# W2V_BENCH_CONC (sentences at once, comma-separated, 0 for all),
+# W2V_QUALITY_SEEDS (5), W2V_QUALITY_EPOCHS (3), W2V_QUALITY_CONC (bounds
+# shown beside the default one). profile: Nsight Compute's full set on the
+# first draw and training launch at W2V_PROFILE_CONC (1024) sentences at
+# once, on a 4 M-token corpus, into $OUT/w2v-ncu.log. Exits non-zero if any
+# step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.devcarry}
@@ -63,7 +68,7 @@ if has tests; then
 	timeout 240 "$bin/w2v.test" -test.v -test.run 'TestKernelSource|TestGPUMatchesCPU|TestGPUTrainsPlanted|TestGPUWorkload' \
 		-test.timeout 230s >"$out/w2v-tests.log" 2>&1
 	rc=$?
-	grep -E "^(--- |ok|FAIL|PASS|panic)|bit-identical|purity|off by" "$out/w2v-tests.log" | sed 's/^ *//' | head -60
+	grep -E "^(--- |ok|FAIL|PASS|panic)|bit-identical|purity|off by|identical on the GPU|Go keeps|trained [0-9]+ tokens" "$out/w2v-tests.log" | sed 's/^ *//' | head -80
 	[ $rc = 0 ] || { echo "w2v tests failed (exit $rc); see w2v-tests.log"; fail=1; }
 fi
 
@@ -86,6 +91,16 @@ if has bench; then
 	W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestGPUBenchTable' -test.timeout 230s 2>&1 |
 		tee "$out/w2v-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see w2v-bench.log"; fail=1; }
+fi
+
+if has profile; then
+	step "profile: ncu --set full, first w2v_draw and training launch at ${W2V_PROFILE_CONC:-1024} sentences at once"
+	W2V_BENCH=1 W2V_BENCH_RUNS=1 W2V_BENCH_CONC=${W2V_PROFILE_CONC:-1024} W2V_BENCH_CORPUS=zipf:tokens=4M \
+		timeout 200 ncu --set full -k regex:'w2v_(draw|sgns_warp)' --launch-count 2 \
+		"$bin/w2v.test" -test.run 'TestGPUBenchTable' -test.timeout 190s >"$out/w2v-ncu.log" 2>&1
+	rc=$?
+	grep -E "^  w2v_|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" "$out/w2v-ncu.log" | head -40
+	[ $rc = 0 ] || { echo "profile failed (exit $rc); see w2v-ncu.log"; fail=1; }
 fi
 
 if has quality; then

@@ -1,22 +1,25 @@
 // Skip-gram with negative sampling in FULL-W2V's design (Randall, Allen and
 // Ge, ICS 2021): one sentence per warp (d <= 256) or per block (FULL-W2V's
 // layout, d <= 1024); the window fixed at W_f; the N negatives of a window
-// shared by all its context words; the output vectors (the centre word and
-// its negatives) held in registers, an element per lane, while they are
-// paired with every context word of the window; context vectors kept in a
+// shared by all its context words; an output vector (the centre word or a
+// negative) held in registers, an element per lane, while it is paired
+// with every context word of the window; context vectors kept in a
 // shared-memory ring of 2*W_f+1 rows for their whole life in the window,
 // read once when they enter it, updated in place, written back as a delta
-// (atomicAdd) when they leave. Subsampling, negatives and learning rates
-// come from the host (kernels/w2v/sampler.go).
+// (atomicAdd) when they leave; or, fresh, read at the start of each window
+// and written back at its end, as word2vec keeps them (with thousands of
+// sentences at once, a row kept for 2*W_f+1 windows misses many others'
+// updates to it, and they its own).
 //
-// Beyond FULL-W2V: a window's outputs are taken in groups of W2V_GROUP,
-// whose rows are read together, and the group's (output, context) pairs run
-// as a wavefront: at step s, output t meets context s-t. Pairs of a step
-// touch different outputs and different contexts, and each pair sees
-// exactly the values it would see in the sequential order (output by
-// output, contexts in order), so the result is the same, while a warp has
-// up to W2V_GROUP independent dot products (and their shuffles and table
-// lookups) in flight instead of one.
+// Beyond FULL-W2V: the host only uploads the corpus once. Subsampling and
+// negatives are drawn here (w2v_draw) from Philox4x32-10 keyed by the seed
+// and counted by (corpus position, epoch), the numbers the Go sampler
+// draws; and a warp reads the row it needs next (the next output, the
+// context entering the window after this one) while it trains the current
+// one, so its loads wait on nothing. The prefetch is the sequential
+// order's read, moved earlier: when the row it read is written by this
+// warp before the read's place in that order (a repeated output, a context
+// leaving and re-entering), the warp reads it again there.
 //
 // The Go package kernels/w2v is the reference: its package comment defines
 // the computation and the one order of its floating-point operations,
@@ -27,14 +30,14 @@
 //
 // Regenerate the committed PTX and fatbin with kernels/scripts/gen.sh.
 
-// Sentences (warps) per block of the warp kernels.
+// Sentences (warps) per block of the warp kernels and of w2v_draw.
 #define W2V_WARPS 4
-// Outputs whose rows are read together and paired as a wavefront.
-#define W2V_GROUP 6
 // word2vec's logistic table: 1000 values over [-6, 6).
 #define W2V_EXP_TABLE 1000
 #define W2V_MAX_EXP 6.0f
 #define W2V_EXP_SCALE ((float)(W2V_EXP_TABLE / (2.0 * 6.0)))
+// Philox words a negative may take before the fallback (as sampler.go).
+#define W2V_NEG_TRIES 16
 
 // W2V_SHARED_ARRAY declares the block's dynamic shared memory; the CPU
 // emulation of this file (kernels/w2v/internal/w2vemu) defines it its own way.
@@ -61,12 +64,136 @@ __device__ __forceinline__ float w2v_ldcg(const float *p)
 // Constants the host reads rather than repeating.
 extern "C" {
 __device__ int w2v_warps = W2V_WARPS;
-__device__ int w2v_group = W2V_GROUP;
 __device__ int w2v_exp_table = W2V_EXP_TABLE;
+__device__ int w2v_neg_tries = W2V_NEG_TRIES;
 }
 
+// ---- Draws: Philox4x32-10 (Random123), as kernels/w2v/philox.go ----
+
+__device__ __forceinline__ void w2v_philox(unsigned c[4], unsigned k0, unsigned k1)
+{
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const unsigned hi0 = __umulhi(0xD2511F53u, c[0]), lo0 = 0xD2511F53u * c[0];
+        const unsigned hi1 = __umulhi(0xCD9E8D57u, c[2]), lo1 = 0xCD9E8D57u * c[2];
+        const unsigned n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;
+        c[0] = n0;
+        c[1] = lo1;
+        c[2] = n2;
+        c[3] = lo0;
+    }
+}
+
+// w2v_stream is a token's draws in an epoch (sampler.go's stream): the
+// words of Philox at counters (pos, epoch, k, pos >> 32), k = 0, 1, ...,
+// four per counter, in order. The words queue in r0..r3 (a register array
+// indexed at run time would live in local memory).
+struct w2v_stream {
+    unsigned c0, c1, c2, c3, k0, k1, r0, r1, r2, r3;
+    int left;
+    __device__ __forceinline__ w2v_stream(unsigned long long pos, unsigned epoch, unsigned key0, unsigned key1)
+        : c0((unsigned)pos), c1(epoch), c2(0), c3((unsigned)(pos >> 32)), k0(key0), k1(key1)
+    {
+        fill();
+    }
+    __device__ __forceinline__ void fill()
+    {
+        unsigned c[4] = {c0, c1, c2, c3};
+        w2v_philox(c, k0, k1);
+        r0 = c[0];
+        r1 = c[1];
+        r2 = c[2];
+        r3 = c[3];
+        left = 4;
+    }
+    __device__ __forceinline__ unsigned next()
+    {
+        if (left == 0) {
+            c2++;
+            fill();
+        }
+        const unsigned x = r0;
+        r0 = r1;
+        r1 = r2;
+        r2 = r3;
+        left--;
+        return x;
+    }
+};
+
+// w2v_negative is sampler.go's negative: a unigram-table draw, </s> made a
+// uniform other word, the centre word w redrawn; after W2V_NEG_TRIES, a
+// uniform word other than w.
+__device__ __forceinline__ int w2v_negative(w2v_stream &r, int w, const int *__restrict__ table, unsigned size,
+                                            int vocab, int eos)
+{
+    for (int t = 0; t < W2V_NEG_TRIES; t++) {
+        int x = __ldg(table + __umulhi(r.next(), size));
+        if (eos && x == 0 && vocab > 1)
+            x = (int)__umulhi(r.next(), (unsigned)(vocab - 1)) + 1;
+        if (x != w)
+            return x;
+    }
+    if (vocab < 2)
+        return w;
+    return (int)(((unsigned)w + 1u + __umulhi(r.next(), (unsigned)(vocab - 1))) % (unsigned)vocab);
+}
+
+// w2v_draw draws sentences first .. first+nsent-1 of an epoch, a warp per
+// sentence, lane j taking raw tokens j, j+32, ...: a token is kept when its
+// stream's first word is below the threshold of its word (thr, 2^32 for
+// always); the kept tokens, in order, and their n negatives each go to tok
+// and neg at the sentence's raw offset less base (kept <= raw, so
+// sentences never overlap); lens gets each sentence's kept length and
+// *kept their sum.
+extern "C" __global__ void __launch_bounds__(32 * W2V_WARPS)
+    w2v_draw(const int *__restrict__ corpus, const int *__restrict__ starts, const unsigned long long *__restrict__ thr,
+             const int *__restrict__ table, int *__restrict__ tok, int *__restrict__ neg, int *__restrict__ lens,
+             unsigned long long *kept, unsigned tableSize, int vocab, int eos, int n, unsigned seed0, unsigned seed1,
+             unsigned epoch, int first, int nsent, int base)
+{
+    const int lane = threadIdx.x & 31;
+    const int warps = gridDim.x * (blockDim.x >> 5);
+    unsigned long long sum = 0;
+    for (int i = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < nsent; i += warps) {
+        const int s = first + i;
+        const int rs = __ldg(starts + s), re = __ldg(starts + s + 1);
+        int k = 0;
+        for (int at = rs; at < re; at += 32) {
+            const int p = at + lane;
+            int w = 0;
+            bool keep = false;
+            w2v_stream r((unsigned long long)(unsigned)p, epoch, seed0, seed1);
+            if (p < re) {
+                w = __ldg(corpus + p);
+                keep = (unsigned long long)r.next() < __ldg(thr + w);
+            }
+            const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+            if (keep) {
+                const int q = rs - base + k + __popc(ballot & ((1u << lane) - 1u));
+                tok[q] = w;
+                for (int j = 0; j < n; j++)
+                    neg[(long long)q * n + j] = w2v_negative(r, w, table, tableSize, vocab, eos);
+            }
+            k += __popc(ballot);
+        }
+        if (lane == 0) {
+            lens[i] = k;
+            sum += k;
+        }
+    }
+    if (lane == 0 && sum > 0)
+        atomicAdd(kept, sum);
+}
+
+// ---- Training ----
+
 // w2v_gradient is g = (label - sigma(f)) * alpha, sigma from the table.
-__device__ __forceinline__ float w2v_gradient(float f, float label, float alpha, const float *__restrict__ tab)
+__device__ __forceinline__ float w2v_gradient(float f, float label, float alpha, const float *tab)
 {
     float s;
     if (f >= W2V_MAX_EXP) {
@@ -76,304 +203,329 @@ __device__ __forceinline__ float w2v_gradient(float f, float label, float alpha,
     } else {
         int i = (int)__fmul_rn(__fadd_rn(f, W2V_MAX_EXP), W2V_EXP_SCALE);
         i = min(max(i, 0), W2V_EXP_TABLE - 1);
-        s = __ldg(tab + i);
+        s = tab[i];
     }
     return __fmul_rn(__fsub_rn(label, s), alpha);
 }
 
-// w2v_window is the geometry of the window centred at w: its contexts are
-// positions lo..hi but w, J of them; context j is position
-// lo + j + (lo + j >= w), whose ring slot follows from the slot of
-// position w - W_f without a division.
-struct w2v_window {
-    int lo, J, skip, first, base, R;
-    __device__ __forceinline__ w2v_window(int w, int L, int wf, int R_) : R(R_)
-    {
-        lo = max(0, w - wf);
-        const int hi = min(L - 1, w + wf);
-        J = hi - lo;
-        skip = w - lo;         // contexts from index skip on sit after the centre
-        first = lo - (w - wf); // position lo's offset from w - W_f
-        base = (w - wf) % R;   // slot of position w - W_f (as p % R for p >= 0)
-        if (base < 0)
-            base += R;
-    }
-    __device__ __forceinline__ int slot(int j) const
-    {
-        int s = base + first + j + (j >= skip);
-        while (s >= R)
-            s -= R;
-        return s;
-    }
-};
+// w2v_table_to_shared copies the logistic table into the block's shared
+// memory (a broadcast read there is quicker than from L1).
+__device__ __forceinline__ void w2v_table_to_shared(float *dst, const float *__restrict__ src)
+{
+    for (int i = threadIdx.x; i < W2V_EXP_TABLE; i += blockDim.x)
+        dst[i] = __ldg(src + i);
+    __syncthreads();
+}
 
-// The warp kernels: warp w of block b trains sentences b*W2V_WARPS + w,
-// then every gridDim.x*W2V_WARPS on (the grid bounds how many sentences
-// train at once, their Hogwild concurrency); lane j holds
-// elements j, j+32, ... (EPT of them at most) of the output vectors in
-// registers and of each ring row in shared memory, so no lane ever touches
-// another's elements: the shuffles are the warp's only communication.
+// The warp kernels' sentence: lane j holds elements j, j+32, ... (EPT of
+// them at most) of the output vector in registers and of each ring row in
+// shared memory, so no lane ever touches another's elements: the shuffles
+// are the warp's only communication.
 template <int EPT>
 __device__ __forceinline__ void w2v_sgns_warp(float *__restrict__ syn0, float *__restrict__ syn1,
-                                              const int *__restrict__ tokens, const int *__restrict__ negs,
-                                              const int *__restrict__ starts, const float *__restrict__ alphas,
-                                              const float *__restrict__ tab, int s, int d, int wf, int n,
+                                              const int *__restrict__ tok, const int *__restrict__ neg, int L,
+                                              float alpha, const float *tab, int d, int wf, int n, int fresh,
                                               float *ring)
 {
     const int lane = threadIdx.x & 31;
     const int R = 2 * wf + 1;
     float *orig = ring + (size_t)R * d;
-    const int start = __ldg(starts + s), L = __ldg(starts + s + 1) - start;
     if (L < 2)
         return;
-    const int *tok = tokens + start;
-    const int *neg = negs + (long long)start * n;
-    const float alpha = __ldg(alphas + s);
 
-    // Context rows: read on entering the window, written back on leaving.
-    auto load = [&](int p) {
-        const float *src = syn0 + (size_t)__ldg(tok + p) * d;
-        float *c = ring + (p % R) * d, *c0 = orig + (p % R) * d;
+    auto read = [&](const float *row, float(&v)[EPT]) {
+#pragma unroll
+        for (int k = 0; k < EPT; k++) {
+            const int e = lane + 32 * k;
+            v[k] = e < d ? W2V_LDCG(row + e) : 0.0f;
+        }
+    };
+    auto put = [&](int slot, const float(&v)[EPT]) {
 #pragma unroll
         for (int k = 0; k < EPT; k++) {
             const int e = lane + 32 * k;
             if (e < d) {
-                const float v = W2V_LDCG(src + e);
-                c[e] = v;
-                c0[e] = v;
+                ring[slot * d + e] = v[k];
+                orig[slot * d + e] = v[k];
             }
         }
     };
-    auto store = [&](int p) {
+    auto get = [&](int slot, float(&v)[EPT]) {
+#pragma unroll
+        for (int k = 0; k < EPT; k++) {
+            const int e = lane + 32 * k;
+            v[k] = e < d ? ring[slot * d + e] : 0.0f;
+        }
+    };
+    // Position p leaves the window: its delta goes back to syn0.
+    auto evict = [&](int p) {
         float *dst = syn0 + (size_t)__ldg(tok + p) * d;
-        const float *c = ring + (p % R) * d, *c0 = orig + (p % R) * d;
+        const int slot = p % R;
 #pragma unroll
         for (int k = 0; k < EPT; k++) {
             const int e = lane + 32 * k;
             if (e < d)
-                atomicAdd(dst + e, __fsub_rn(c[e], c0[e]));
+                atomicAdd(dst + e, __fsub_rn(ring[slot * d + e], orig[slot * d + e]));
         }
     };
 
-    for (int p = 0; p <= min(wf, L - 1); p++)
-        load(p);
-    for (int w = 0; w < L; w++) {
-        const w2v_window win(w, L, wf, R);
-        for (int g0 = 0; g0 <= n; g0 += W2V_GROUP) {
-            const int G = min(W2V_GROUP, n + 1 - g0);
-            int id[W2V_GROUP];
-            float o[W2V_GROUP][EPT], o0[W2V_GROUP][EPT];
-#pragma unroll
-            for (int t = 0; t < W2V_GROUP; t++) {
-                id[t] = 0;
-                if (t < G) {
-                    const int k = g0 + t;
-                    id[t] = k == 0 ? __ldg(tok + w) : __ldg(neg + (long long)w * n + k - 1);
-                    const float *row = syn1 + (size_t)id[t] * d;
-#pragma unroll
-                    for (int k2 = 0; k2 < EPT; k2++) {
-                        const int e = lane + 32 * k2;
-                        o[t][k2] = e < d ? W2V_LDCG(row + e) : 0.0f;
-                        o0[t][k2] = o[t][k2];
-                    }
-                }
-            }
-            // The wavefront: at step st, output t meets context st - t.
-            for (int st = 0; st < G + win.J - 1; st++) {
-                float part[W2V_GROUP];
-#pragma unroll
-                for (int t = 0; t < W2V_GROUP; t++) {
-                    part[t] = 0.0f;
-                    const int j = st - t;
-                    if (t < G && j >= 0 && j < win.J) {
-                        const float *c = ring + win.slot(j) * d;
-#pragma unroll
-                        for (int k = 0; k < EPT; k++) {
-                            const int e = lane + 32 * k;
-                            if (e < d)
-                                part[t] = __fadd_rn(part[t], __fmul_rn(c[e], o[t][k]));
-                        }
-                    }
-                }
-#pragma unroll
-                for (int m = 16; m >= 1; m >>= 1) {
-#pragma unroll
-                    for (int t = 0; t < W2V_GROUP; t++) {
-                        const int j = st - t;
-                        if (t < G && j >= 0 && j < win.J)
-                            part[t] = __fadd_rn(part[t], __shfl_xor_sync(0xffffffffu, part[t], m));
-                    }
-                }
-#pragma unroll
-                for (int t = 0; t < W2V_GROUP; t++) {
-                    const int j = st - t;
-                    if (t < G && j >= 0 && j < win.J) {
-                        const float g = w2v_gradient(part[t], g0 + t == 0 ? 1.0f : 0.0f, alpha, tab);
-                        float *c = ring + win.slot(j) * d;
-#pragma unroll
-                        for (int k = 0; k < EPT; k++) {
-                            const int e = lane + 32 * k;
-                            if (e < d) {
-                                const float ce = c[e];
-                                c[e] = __fadd_rn(ce, __fmul_rn(g, o[t][k]));
-                                o[t][k] = __fadd_rn(o[t][k], __fmul_rn(g, ce));
-                            }
-                        }
-                    }
-                }
-            }
-#pragma unroll
-            for (int t = 0; t < W2V_GROUP; t++) {
-                if (t < G) {
-                    float *row = syn1 + (size_t)id[t] * d;
-#pragma unroll
-                    for (int k = 0; k < EPT; k++) {
-                        const int e = lane + 32 * k;
-                        if (e < d)
-                            atomicAdd(row + e, __fsub_rn(o[t][k], o0[t][k]));
-                    }
-                }
-            }
-        }
-        if (w - wf >= 0)
-            store(w - wf);
-        if (w + wf + 1 < L)
-            load(w + wf + 1);
+    // Fresh: window w's contexts are read at its start and written back at
+    // its end (window 0's: positions 1..W_f). The ring: positions 0..W_f.
+    for (int p = fresh ? 1 : 0; p <= min(wf, L - 1); p++) {
+        float v[EPT];
+        read(syn0 + (size_t)__ldg(tok + p) * d, v);
+        put(p, v);
     }
-    for (int p = max(0, L - wf); p < L; p++)
-        store(p);
+    // The next output's row, read ahead: the first is centre 0's.
+    int nid = __ldg(tok);
+    float on[EPT];
+    read(syn1 + (size_t)nid * d, on);
+    for (int w = 0; w < L; w++) {
+        const int lo = max(0, w - wf), hi = min(L - 1, w + wf);
+        // The ring's context entering after this window, read now; and the
+        // one leaving, whose write-back that read must follow if they are
+        // one row.
+        const int in = w + wf + 1, out = w - wf;
+        int inId = 0;
+        float cn[EPT];
+        if (!fresh && in < L) {
+            inId = __ldg(tok + in);
+            read(syn0 + (size_t)inId * d, cn);
+        }
+        for (int t = 0; t <= n; t++) {
+            const int id = nid;
+            float o[EPT], o0[EPT];
+#pragma unroll
+            for (int k = 0; k < EPT; k++)
+                o[k] = o0[k] = on[k];
+            // Read ahead: the next negative, or the next window's centre.
+            nid = -1;
+            if (t < n)
+                nid = __ldg(neg + (long long)w * n + t);
+            else if (w + 1 < L)
+                nid = __ldg(tok + w + 1);
+            if (nid >= 0)
+                read(syn1 + (size_t)nid * d, on);
+            const float label = t == 0 ? 1.0f : 0.0f;
+            // Contexts lo..hi but w, in order; the next one's row is read
+            // from the ring before this one's is written (distinct slots).
+            int p = lo == w ? lo + 1 : lo;
+            int slot = p % R;
+            float c[EPT];
+            get(slot, c);
+            while (p <= hi) {
+                int np = p + 1 == w ? p + 2 : p + 1;
+                int nslot = slot + (np - p);
+                if (nslot >= R)
+                    nslot -= R;
+                // (Past the last context this reads a slot it will not use.)
+                float cnext[EPT];
+                get(nslot, cnext);
+                float part = 0.0f;
+#pragma unroll
+                for (int k = 0; k < EPT; k++) {
+                    if (lane + 32 * k < d)
+                        part = __fadd_rn(part, __fmul_rn(c[k], o[k]));
+                }
+#pragma unroll
+                for (int m = 16; m >= 1; m >>= 1)
+                    part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, m));
+                const float g = w2v_gradient(part, label, alpha, tab);
+#pragma unroll
+                for (int k = 0; k < EPT; k++) {
+                    const int e = lane + 32 * k;
+                    if (e < d) {
+                        ring[slot * d + e] = __fadd_rn(c[k], __fmul_rn(g, o[k]));
+                        o[k] = __fadd_rn(o[k], __fmul_rn(g, c[k]));
+                    }
+                }
+                p = np;
+                slot = nslot;
+#pragma unroll
+                for (int k = 0; k < EPT; k++)
+                    c[k] = cnext[k];
+            }
+            float *row = syn1 + (size_t)id * d;
+#pragma unroll
+            for (int k = 0; k < EPT; k++) {
+                const int e = lane + 32 * k;
+                if (e < d)
+                    atomicAdd(row + e, __fsub_rn(o[k], o0[k]));
+            }
+            if (nid == id)
+                read(syn1 + (size_t)nid * d, on);
+        }
+        if (fresh) {
+            // This window's contexts go back; the next window's are read.
+            for (int p = lo; p <= hi; p++)
+                if (p != w)
+                    evict(p);
+            for (int p = max(0, w + 1 - wf); w + 1 < L && p <= min(L - 1, w + 1 + wf); p++) {
+                if (p != w + 1) {
+                    float v[EPT];
+                    read(syn0 + (size_t)__ldg(tok + p) * d, v);
+                    put(p % R, v);
+                }
+            }
+            continue;
+        }
+        if (out >= 0)
+            evict(out);
+        if (in < L) {
+            if (out >= 0 && __ldg(tok + out) == inId)
+                read(syn0 + (size_t)inId * d, cn);
+            put(in % R, cn);
+        }
+    }
+    for (int p = max(0, L - wf); !fresh && p < L; p++)
+        evict(p);
 }
 
-#define W2V_WARP_KERNEL(EPT)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * W2V_WARPS) w2v_sgns_warp##EPT(                            \
-        float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, const float *alphas, \
-        const float *tab, int nsent, int d, int wf, int n)                                                    \
-    {                                                                                                         \
-        W2V_SHARED_ARRAY(float, w2v_warp_shared);                                                             \
-        const int warp = threadIdx.x >> 5;                                                                    \
-        float *ring = w2v_warp_shared + (size_t)warp * 2 * (2 * wf + 1) * d;                                  \
-        for (int s = blockIdx.x * W2V_WARPS + warp; s < nsent; s += gridDim.x * W2V_WARPS)                    \
-            w2v_sgns_warp<EPT>(syn0, syn1, tokens, negs, starts, alphas, tab, s, d, wf, n, ring);             \
+// The warp kernels: warp w of the grid trains sentences first + w, then
+// every (warps in the grid) on, so the grid bounds how many sentences
+// train at once (their Hogwild concurrency). Sentence s's kept tokens and
+// negatives start at tok[starts[s] - base] and neg[(starts[s] - base)*n];
+// its kept length and rate are lens[s - first] and alphas[s - first].
+// Shared memory: the logistic table, then each warp's ring and its values
+// at read time.
+#define W2V_WARP_KERNEL(EPT)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(32 * W2V_WARPS) w2v_sgns_warp##EPT(                               \
+        float *syn0, float *syn1, const int *tok, const int *neg, const int *starts, const int *lens,              \
+        const float *alphas, const float *tab, int first, int nsent, int base, int d, int wf, int n, int fresh)  \
+    {                                                                                                            \
+        W2V_SHARED_ARRAY(float, w2v_warp_shared);                                                                \
+        w2v_table_to_shared(w2v_warp_shared, tab);                                                               \
+        const int warp = threadIdx.x >> 5, per = blockDim.x >> 5;                                                \
+        float *ring = w2v_warp_shared + W2V_EXP_TABLE + (size_t)warp * 2 * (2 * wf + 1) * d;                     \
+        for (int i = blockIdx.x * per + warp; i < nsent; i += gridDim.x * per) {                                 \
+            const int at = __ldg(starts + first + i) - base;                                                     \
+            w2v_sgns_warp<EPT>(syn0, syn1, tok + at, neg + (long long)at * n, __ldg(lens + i), __ldg(alphas + i), \
+                               w2v_warp_shared, d, wf, n, fresh, ring);                                          \
+        }                                                                                                        \
     }
 W2V_WARP_KERNEL(1)
 W2V_WARP_KERNEL(2)
 W2V_WARP_KERNEL(4)
 W2V_WARP_KERNEL(8)
 
-// w2v_sgns_block is FULL-W2V's layout: block b trains sentences b, then
-// every gridDim.x on, with 32*ceil(d/32) threads, thread t holding element
-// t; the warps' sums of a wavefront step meet in shared memory (two sets
-// of slots alternating, so one barrier per step).
+// w2v_sgns_block is FULL-W2V's layout: block b trains sentences first + b,
+// then every gridDim.x on, with 32*ceil(d/32) threads, thread t holding
+// element t; the warps' sums of a pair meet in shared memory (two sets of
+// slots alternating, so one barrier per pair).
 __device__ __forceinline__ void w2v_sgns_block_sentence(float *__restrict__ syn0, float *__restrict__ syn1,
-                                                        const int *__restrict__ tokens, const int *__restrict__ negs,
-                                                        const int *__restrict__ starts,
-                                                        const float *__restrict__ alphas,
-                                                        const float *__restrict__ tab, int s, int d, int wf, int n,
-                                                        float *w2v_block_shared)
+                                                        const int *__restrict__ tok, const int *__restrict__ neg,
+                                                        int L, float alpha, const float *tab, int d, int wf, int n,
+                                                        int fresh, float *ring, float *red)
 {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nw = blockDim.x >> 5;
     const int R = 2 * wf + 1;
-    float *ring = w2v_block_shared, *orig = w2v_block_shared + (size_t)R * d;
-    float *red = w2v_block_shared + (size_t)2 * R * d; // [2][W2V_GROUP][32]
-    const int start = __ldg(starts + s), L = __ldg(starts + s + 1) - start;
+    float *orig = ring + (size_t)R * d;
     if (L < 2)
         return;
-    const int *tok = tokens + start;
-    const int *neg = negs + (long long)start * n;
-    const float alpha = __ldg(alphas + s);
     const bool has = t < d;
     int par = 0;
 
-    auto load = [&](int p) {
+    auto read = [&](const float *row) { return has ? W2V_LDCG(row + t) : 0.0f; };
+    auto put = [&](int slot, float v) {
         if (has) {
-            const float v = W2V_LDCG(syn0 + (size_t)__ldg(tok + p) * d + t);
-            ring[(p % R) * d + t] = v;
-            orig[(p % R) * d + t] = v;
+            ring[slot * d + t] = v;
+            orig[slot * d + t] = v;
         }
     };
-    auto store = [&](int p) {
+    auto evict = [&](int p) {
+        const int slot = p % R;
         if (has)
-            atomicAdd(syn0 + (size_t)__ldg(tok + p) * d + t, __fsub_rn(ring[(p % R) * d + t], orig[(p % R) * d + t]));
+            atomicAdd(syn0 + (size_t)__ldg(tok + p) * d + t, __fsub_rn(ring[slot * d + t], orig[slot * d + t]));
     };
 
-    for (int p = 0; p <= min(wf, L - 1); p++)
-        load(p);
+    for (int p = fresh ? 1 : 0; p <= min(wf, L - 1); p++)
+        put(p, read(syn0 + (size_t)__ldg(tok + p) * d));
+    int nid = __ldg(tok);
+    float on = read(syn1 + (size_t)nid * d);
     for (int w = 0; w < L; w++) {
-        const w2v_window win(w, L, wf, R);
-        for (int g0 = 0; g0 <= n; g0 += W2V_GROUP) {
-            const int G = min(W2V_GROUP, n + 1 - g0);
-            int id[W2V_GROUP];
-            float o[W2V_GROUP], o0[W2V_GROUP];
+        const int lo = max(0, w - wf), hi = min(L - 1, w + wf);
+        const int in = w + wf + 1, out = w - wf;
+        int inId = 0;
+        float cn = 0.0f;
+        if (!fresh && in < L) {
+            inId = __ldg(tok + in);
+            cn = read(syn0 + (size_t)inId * d);
+        }
+        for (int u = 0; u <= n; u++) {
+            const int id = nid;
+            float o = on;
+            const float o0 = on;
+            nid = -1;
+            if (u < n)
+                nid = __ldg(neg + (long long)w * n + u);
+            else if (w + 1 < L)
+                nid = __ldg(tok + w + 1);
+            if (nid >= 0)
+                on = read(syn1 + (size_t)nid * d);
+            const float label = u == 0 ? 1.0f : 0.0f;
+            int slot = lo % R;
+            for (int p = lo; p <= hi; p++, slot = slot + 1 == R ? 0 : slot + 1) {
+                if (p == w)
+                    continue;
+                float *c = ring + slot * d + t;
+                const float ce = has ? *c : 0.0f;
+                float part = has ? __fadd_rn(0.0f, __fmul_rn(ce, o)) : 0.0f;
 #pragma unroll
-            for (int u = 0; u < W2V_GROUP; u++) {
-                id[u] = 0;
-                o[u] = 0.0f;
-                if (u < G) {
-                    const int k = g0 + u;
-                    id[u] = k == 0 ? __ldg(tok + w) : __ldg(neg + (long long)w * n + k - 1);
-                    if (has)
-                        o[u] = W2V_LDCG(syn1 + (size_t)id[u] * d + t);
-                }
-                o0[u] = o[u];
-            }
-            for (int st = 0; st < G + win.J - 1; st++) {
-                float *rs = red + par * W2V_GROUP * 32;
-#pragma unroll
-                for (int u = 0; u < W2V_GROUP; u++) {
-                    const int j = st - u;
-                    if (u < G && j >= 0 && j < win.J) {
-                        float part = 0.0f;
-                        if (has)
-                            part = __fadd_rn(part, __fmul_rn(ring[win.slot(j) * d + t], o[u]));
-#pragma unroll
-                        for (int m = 16; m >= 1; m >>= 1)
-                            part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, m));
-                        if (lane == 0)
-                            rs[u * 32 + warp] = part;
-                    }
-                }
+                for (int m = 16; m >= 1; m >>= 1)
+                    part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, m));
+                float *rs = red + par * 32;
+                if (lane == 0)
+                    rs[warp] = part;
                 __syncthreads();
                 par ^= 1;
-#pragma unroll
-                for (int u = 0; u < W2V_GROUP; u++) {
-                    const int j = st - u;
-                    if (u < G && j >= 0 && j < win.J) {
-                        float f = rs[u * 32];
-                        for (int i = 1; i < nw; i++)
-                            f = __fadd_rn(f, rs[u * 32 + i]);
-                        const float g = w2v_gradient(f, g0 + u == 0 ? 1.0f : 0.0f, alpha, tab);
-                        if (has) {
-                            float *c = ring + win.slot(j) * d + t;
-                            const float ce = *c;
-                            *c = __fadd_rn(ce, __fmul_rn(g, o[u]));
-                            o[u] = __fadd_rn(o[u], __fmul_rn(g, ce));
-                        }
-                    }
+                float f = rs[0];
+                for (int i = 1; i < nw; i++)
+                    f = __fadd_rn(f, rs[i]);
+                const float g = w2v_gradient(f, label, alpha, tab);
+                if (has) {
+                    *c = __fadd_rn(ce, __fmul_rn(g, o));
+                    o = __fadd_rn(o, __fmul_rn(g, ce));
                 }
             }
-#pragma unroll
-            for (int u = 0; u < W2V_GROUP; u++) {
-                if (u < G && has)
-                    atomicAdd(syn1 + (size_t)id[u] * d + t, __fsub_rn(o[u], o0[u]));
-            }
+            if (has)
+                atomicAdd(syn1 + (size_t)id * d + t, __fsub_rn(o, o0));
+            if (nid == id)
+                on = read(syn1 + (size_t)nid * d);
         }
-        if (w - wf >= 0)
-            store(w - wf);
-        if (w + wf + 1 < L)
-            load(w + wf + 1);
+        if (fresh) {
+            for (int p = lo; p <= hi; p++)
+                if (p != w)
+                    evict(p);
+            for (int p = max(0, w + 1 - wf); w + 1 < L && p <= min(L - 1, w + 1 + wf); p++)
+                if (p != w + 1)
+                    put(p % R, read(syn0 + (size_t)__ldg(tok + p) * d));
+            continue;
+        }
+        if (out >= 0)
+            evict(out);
+        if (in < L) {
+            if (out >= 0 && __ldg(tok + out) == inId)
+                cn = read(syn0 + (size_t)inId * d);
+            put(in % R, cn);
+        }
     }
-    for (int p = max(0, L - wf); p < L; p++)
-        store(p);
+    for (int p = max(0, L - wf); !fresh && p < L; p++)
+        evict(p);
 }
 
 extern "C" __global__ void __launch_bounds__(1024)
-    w2v_sgns_block(float *__restrict__ syn0, float *__restrict__ syn1, const int *__restrict__ tokens,
-                   const int *__restrict__ negs, const int *__restrict__ starts, const float *__restrict__ alphas,
-                   const float *__restrict__ tab, int nsent, int d, int wf, int n)
+    w2v_sgns_block(float *syn0, float *syn1, const int *tok, const int *neg, const int *starts, const int *lens,
+                   const float *alphas, const float *tab, int first, int nsent, int base, int d, int wf, int n,
+                   int fresh)
 {
     W2V_SHARED_ARRAY(float, w2v_block_shared);
-    for (int s = blockIdx.x; s < nsent; s += gridDim.x) {
-        w2v_sgns_block_sentence(syn0, syn1, tokens, negs, starts, alphas, tab, s, d, wf, n, w2v_block_shared);
+    w2v_table_to_shared(w2v_block_shared, tab);
+    float *red = w2v_block_shared + W2V_EXP_TABLE; // [2][32]
+    float *ring = red + 2 * 32;
+    for (int i = blockIdx.x; i < nsent; i += gridDim.x) {
+        const int at = __ldg(starts + first + i) - base;
+        w2v_sgns_block_sentence(syn0, syn1, tok + at, neg + (long long)at * n, __ldg(lens + i), __ldg(alphas + i),
+                                w2v_block_shared, d, wf, n, fresh, ring, red);
         // The next sentence reuses the ring and the reduction slots.
         __syncthreads();
     }

@@ -13,44 +13,46 @@
 // # The computation
 //
 // A corpus is a list of sentences of vocabulary ids, cut only at a maximum
-// length (and, for text, at line ends). For every epoch e and sentence i,
-// in corpus order, the host draws with a generator seeded by (seed, e, i)
-// (word2vec's linear congruential generator, see sampler.go):
+// length (and, for text, at line ends). For every epoch e and raw token at
+// corpus position i, the draws come from Philox4x32-10 keyed by the seed
+// and counted by (i, e) (philox.go), so the GPU draws them too, in any
+// order, and gets the same:
 //
-//   - the kept tokens: word2vec's subsampling, a token of a word of count c
-//     kept with probability (sqrt(c/(s*T)) + 1) * s*T/c for threshold s and
-//     T training words;
-//   - N negatives for every kept position, drawn from word2vec's table of
-//     unigram counts to the power 0.75, redrawn when equal to the word at
-//     that position; they are shared by every context word of the window
-//     centred there (FULL-W2V's reuse);
-//   - the learning rate, linear in the words processed before the sentence:
-//     alpha0 * max(1e-4, 1 - done/(epochs*T + 1)).
+//   - whether the token is kept: word2vec's subsampling, a token of a word
+//     of count c kept with probability (sqrt(c/(s*T)) + 1) * s*T/c for
+//     threshold s and T training words;
+//   - N negatives for every kept token, drawn from word2vec's table of
+//     unigram counts to the power 0.75, redrawn when equal to the token's
+//     word; they are shared by every context word of the window centred
+//     there (FULL-W2V's reuse);
+//
+// and sentence i's learning rate is linear in the words processed before
+// it: alpha0 * max(1e-4, 1 - done/(epochs*T + 1)).
 //
 // A sentence of kept length L >= 2 is then trained with the fixed window
 // W_f = ceil(W/2): for every centre position w in order, its outputs (the
-// centre word with label 1, then its N negatives with label 0) are taken in
-// groups of 6: the group's rows are read from syn1neg, then each output o
-// of the group in order is paired in turn with every context position
-// p = w-W_f .. w+W_f (p != w, 0 <= p < L) in ascending order:
+// centre word with label 1, then its N negatives with label 0) are taken
+// one at a time: the output's row o is read from syn1neg, paired in turn
+// with every context position p = w-W_f .. w+W_f (p != w, 0 <= p < L) in
+// ascending order:
 //
 //	f = c_p . o          (the dot-product order below)
 //	g = (label - sigma(f)) * alpha
 //	c_p <- c_p + g*o ;  o <- o + g*c_p(old)
 //
-// and then syn1neg[o] += (o - o at its read) for each output of the group in
-// order. (The GPU pairs a group as a wavefront, output t with context s-t
-// at step s, which gives every pair the same operands as this order.) An
-// output drawn twice in a group is read twice from the same row, and both
-// deltas are added. A context vector c_p is a
-// private copy of syn0[token p], read when position p enters the window
-// (positions 0..W_f before the first centre, position w+W_f+1 after centre
-// w) and written back as syn0 += (c_p - c_p at its read) when it leaves
-// (position w-W_f after centre w, first; the rest after the last centre,
-// in ascending order). sigma is word2vec's table of 1000 logistic values
-// over [-6, 6), indexed by int((f+6) * 1000/12); f >= 6 and f <= -6
-// saturate. Every operation is a float32 operation rounded on its own
-// (no fused multiply-add, in Go or on the GPU).
+// and written back: syn1neg[o] += (o - o at its read). A context vector
+// c_p is a private copy of syn0[token p], read when position p enters the
+// window (positions 0..W_f before the first centre, position w+W_f+1 after
+// centre w) and written back as syn0 += (c_p - c_p at its read) when it
+// leaves (position w-W_f after centre w, first; the rest after the last
+// centre, in ascending order); with Config.Fresh, the copies of centre w's
+// contexts are read before its outputs and written back after them, in
+// ascending order. sigma is word2vec's table of 1000 logistic
+// values over [-6, 6), indexed by int((f+6) * 1000/12); f >= 6 and f <= -6
+// saturate. Every operation is a float32 operation rounded on its own (no
+// fused multiply-add, in Go or on the GPU). (The GPU reads each row a
+// little before this order does, so that its loads overlap the work, and
+// reads it again where this order would see a write of its own between.)
 //
 // The dot product of a d-vector follows the GPU's lanes: with a warp per
 // sentence (d <= 256) lane j of 32 sums elements j, j+32, j+64, ... in
@@ -62,11 +64,12 @@
 // at a time agree bit for bit; on many goroutines or sentences at once the
 // updates race as word2vec's do (Hogwild).
 //
-// Differences from word2vec.c, all FULL-W2V's but the output groups: the
-// fixed window instead of a random one of mean size (W+1)/2; negatives
-// shared by a window instead of drawn per context word; context and output
-// vectors updated in private copies and written back as deltas; a window's
-// output rows read together; the learning rate set per sentence.
+// Differences from word2vec.c, all FULL-W2V's but the generator: the fixed
+// window instead of a random one of mean size (W+1)/2; negatives shared by
+// a window instead of drawn per context word; context and output vectors
+// updated in private copies and written back as deltas; the learning rate
+// set per sentence; Philox's draws instead of word2vec's linear
+// congruential generator.
 package w2v
 
 import (
@@ -110,13 +113,21 @@ type Config struct {
 	// Kernel is the layout (KernelAuto, KernelWarp, KernelBlock); the CPU
 	// follows it too, so that both compute the same sums.
 	Kernel string
+	// Fresh keeps a context copy for one window, as word2vec does: read
+	// when the window starts, written back when it ends. Without it a copy
+	// lives in FULL-W2V's ring for its 2*W_f+1 windows, read and written
+	// once; with thousands of sentences at once (the GPU) such a copy
+	// misses many other sentences' updates to its row, and they its own.
+	Fresh bool
 }
 
 // DefaultConfig is the benchmark setting: d=128, N=5, W=5 (W_f=3),
-// sample 1e-3, alpha 0.025 (word2vec's skip-gram default), one epoch.
+// sample 1e-3, alpha 0.025 (word2vec's skip-gram default), one epoch; and
+// fresh contexts, which keep GPU vectors as good as the CPU's with
+// thousands of sentences at once.
 func DefaultConfig() Config {
 	return Config{Dim: 128, Window: 5, Negatives: 5, Sample: 1e-3, Alpha: 0.025, Epochs: 1, Seed: 1,
-		TableSize: 1e7, Kernel: KernelAuto}
+		TableSize: 1e7, Kernel: KernelAuto, Fresh: true}
 }
 
 // WindowFixed is FULL-W2V's fixed window W_f = ceil(W/2): word2vec draws

@@ -24,7 +24,7 @@ type cpuEngine struct {
 
 func newCPUEngine(t *Trainer) *cpuEngine {
 	return &cpuEngine{t: t, threads: t.dev.threads(),
-		m: &model{dim: t.cfg.Dim, lay: t.lay, table: newExpTable()}}
+		m: &model{dim: t.cfg.Dim, lay: t.lay, table: newExpTable(), fresh: t.cfg.Fresh}}
 }
 
 func (g *cpuEngine) name() string {
@@ -74,7 +74,7 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 					return
 				}
 				for i := lo; i < min(lo+cpuChunk, c.Sentences()); i++ {
-					L := s.prepare(e, i, c.Sentence(i), tok, neg)
+					L := s.prepare(e, c.starts[i], c.Sentence(i), tok, neg)
 					g.m.trainSentence(tok[:L], neg[:L*n], n, wf, s.alpha(e, i), sc)
 					k += int64(L)
 				}

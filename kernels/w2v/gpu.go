@@ -17,10 +17,10 @@ import (
 //go:generate ./internal/w2vemu/stamp.sh
 
 // gpuFunctions are the kernels of w2v.cu.
-var gpuFunctions = []string{"w2v_sgns_warp1", "w2v_sgns_warp2", "w2v_sgns_warp4", "w2v_sgns_warp8", "w2v_sgns_block"}
+var gpuFunctions = []string{"w2v_draw", "w2v_sgns_warp1", "w2v_sgns_warp2", "w2v_sgns_warp4", "w2v_sgns_warp8", "w2v_sgns_block"}
 
-// gpuWarps is the sentences (warps) per block of the warp kernels
-// (W2V_WARPS, checked at load).
+// gpuWarps is the sentences (warps) per block of the warp kernels and of
+// w2v_draw (W2V_WARPS, checked at load).
 const gpuWarps = 4
 
 // defaultShared is the dynamic shared memory a launch may use without
@@ -52,19 +52,26 @@ type gpuDevice interface {
 // gpuBuffer is device memory.
 type gpuBuffer interface{ Free() error }
 
-// gpuEngine trains on one GPU: the model stays in device memory; the host
-// prepares batches (subsampling, negatives, learning rates) on its cores
-// while the GPU trains the previous one.
+// gpuEngine trains on one GPU. The corpus and the sampler's tables are
+// uploaded once; an epoch is a few launches, each drawing its sentences
+// on the GPU (w2v_draw: the Go sampler's numbers) and training them, with
+// nothing from the host but the sentences' learning rates.
 type gpuEngine struct {
 	t      *Trainer
 	dev    gpuDevice
 	kernel string
-	shared int // dynamic shared memory per block
-	block  int // threads per block
-	// The model, the logistic table, and one batch.
-	syn0, syn1, tab              gpuBuffer
-	tok, neg, starts, alphas     gpuBuffer
-	capTok, capSent, batchTokens int
+	ring   int // bytes of one sentence's ring and its values at read time
+	per    int // sentences per block of the training kernel at full width
+	// The model and the logistic table.
+	syn0, syn1, tab gpuBuffer
+	// The corpus (its tokens and sentence starts) and the sampler's tables
+	// (keep thresholds, unigram table).
+	corpus, starts, keep, unigram gpuBuffer
+	// One launch's draws: kept tokens and negatives at the sentences' raw
+	// offsets, kept lengths, rates, and the kept tokens' count.
+	tok, neg, lens, alphas, kept gpuBuffer
+	launches                     [][2]int // sentence ranges
+	capTok, capSent              int
 }
 
 func newGPUEngine(_ context.Context, t *Trainer) (*gpuEngine, error) {
@@ -85,17 +92,14 @@ func newGPUEngine(_ context.Context, t *Trainer) (*gpuEngine, error) {
 
 // newGPUEngineOn prepares training on d, which it closes with the engine.
 func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
-	cfg := t.cfg
-	g := &gpuEngine{t: t, dev: d, kernel: t.lay.kernelName(), batchTokens: t.dev.BatchTokens}
-	if g.batchTokens <= 0 {
-		g.batchTokens = DefaultBatchTokens
-	}
+	cfg, c := t.cfg, t.c
+	g := &gpuEngine{t: t, dev: d, kernel: t.lay.kernelName()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
 		}
 	}()
-	for name, want := range map[string]int32{"w2v_warps": gpuWarps, "w2v_group": outputGroup, "w2v_exp_table": expTableSize} {
+	for name, want := range map[string]int32{"w2v_warps": gpuWarps, "w2v_exp_table": expTableSize, "w2v_neg_tries": negativeTries} {
 		got, err := d.GlobalInt32(name)
 		if err != nil {
 			return nil, fmt.Errorf("%w (a w2v module older than this build? regenerate it with kernels/scripts/gen.sh)", err)
@@ -104,57 +108,104 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 			return nil, fmt.Errorf("module w2v: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
 		}
 	}
-	ring := 2 * (2*cfg.WindowFixed() + 1) * cfg.Dim * 4
+	if c.Tokens() >= 1<<31 {
+		return nil, fmt.Errorf("a corpus of %d tokens: the GPU indexes at most 2^31", c.Tokens())
+	}
+	g.ring = 2 * (2*cfg.WindowFixed() + 1) * cfg.Dim * 4
+	g.per = gpuWarps
 	if t.lay.warps > 1 {
-		g.shared, g.block = ring+2*outputGroup*32*4, 32*t.lay.warps
-	} else {
-		g.shared, g.block = gpuWarps*ring, 32*gpuWarps
+		g.per = 1
 	}
+	full := g.sharedBytes(g.per)
 	info := d.Info()
-	if g.shared > info.SharedPerBlockBytes {
+	if full > info.SharedPerBlockBytes {
 		return nil, fmt.Errorf("GPU %d (%s): kernel %s keeps 2 x %d context vectors of dimension %d in %d bytes of shared memory per block, above the %d a block may have; use a smaller window",
-			info.Ordinal, info.Name, g.kernel, 2*cfg.WindowFixed()+1, cfg.Dim, g.shared, info.SharedPerBlockBytes)
+			info.Ordinal, info.Name, g.kernel, 2*cfg.WindowFixed()+1, cfg.Dim, full, info.SharedPerBlockBytes)
 	}
-	if g.shared > defaultShared {
-		if err := d.SetMaxShared(g.kernel, g.shared); err != nil {
+	if full > defaultShared {
+		if err := d.SetMaxShared(g.kernel, full); err != nil {
 			return nil, err
 		}
 	}
-	// A batch covers at most batchTokens corpus tokens, and at least one
-	// sentence.
-	c := t.c
-	longest := 0
-	for i := 0; i < c.Sentences(); i++ {
-		longest = max(longest, len(c.Sentence(i)))
+	g.plan(t.dev.BatchTokens)
+	v, T, S := c.Vocab.Size(), int(c.Tokens()), c.Sentences()
+	s := t.s
+	sizes := []struct {
+		dst  *gpuBuffer
+		size int
+	}{
+		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
+		{&g.corpus, 4 * T}, {&g.starts, 4 * (S + 1)}, {&g.keep, 8 * v}, {&g.unigram, 4 * len(s.table)},
+		{&g.tok, 4 * g.capTok}, {&g.neg, 4 * g.capTok * cfg.Negatives},
+		{&g.lens, 4 * g.capSent}, {&g.alphas, 4 * g.capSent}, {&g.kept, 8},
 	}
-	g.capTok = max(min(g.batchTokens, int(c.Tokens())), longest)
-	g.capSent = min(c.Sentences(), g.capTok)
-	v := c.Vocab.Size()
-	need := int64(8*v*cfg.Dim) + 4*expTableSize + int64(4*g.capTok*(1+cfg.Negatives)) + int64(8*g.capSent+4)
+	var need int64
+	for _, b := range sizes {
+		need += int64(b.size)
+	}
 	free, err := d.MemFree()
 	if err != nil {
 		return nil, err
 	}
 	if need > free {
-		return nil, fmt.Errorf("training %d words of dimension %d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
-			v, cfg.Dim, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
+		return nil, fmt.Errorf("training %d words of dimension %d on %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
+			v, cfg.Dim, T, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	}
-	for _, b := range []struct {
-		dst  *gpuBuffer
-		size int
-	}{
-		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
-		{&g.tok, 4 * g.capTok}, {&g.neg, 4 * g.capTok * cfg.Negatives},
-		{&g.starts, 4 * (g.capSent + 1)}, {&g.alphas, 4 * g.capSent},
-	} {
-		if *b.dst, err = d.Alloc(int64(b.size)); err != nil {
+	for _, b := range sizes {
+		if *b.dst, err = d.Alloc(int64(max(b.size, 4))); err != nil {
 			return nil, err
 		}
 	}
-	if err := d.Upload(g.tab, bytesOf(newExpTable())); err != nil {
-		return nil, err
+	starts := make([]int32, S+1)
+	for i := range starts {
+		starts[i] = int32(c.starts[i])
+	}
+	for _, up := range []struct {
+		dst gpuBuffer
+		src []byte
+	}{
+		{g.tab, bytesOf(newExpTable())}, {g.corpus, bytesOf(c.tokens)}, {g.starts, bytesOf(starts)},
+		{g.keep, bytesOf(s.keep)}, {g.unigram, bytesOf(s.table)},
+	} {
+		if err := d.Upload(up.dst, up.src); err != nil {
+			return nil, fmt.Errorf("upload the corpus and the sampler's tables: %w", err)
+		}
 	}
 	return g, nil
+}
+
+// sharedBytes is the training kernel's dynamic shared memory for a block
+// of sentences sentences (warp kernels) or one (the block kernel): the
+// logistic table, the reduction slots (block kernel) and the rings.
+func (g *gpuEngine) sharedBytes(sentences int) int {
+	if g.t.lay.warps > 1 {
+		return 4*expTableSize + 2*32*4 + g.ring
+	}
+	return 4*expTableSize + sentences*g.ring
+}
+
+// plan cuts an epoch into launches of consecutive sentences of at most
+// batchTokens raw tokens (and at least one sentence).
+func (g *gpuEngine) plan(batchTokens int) {
+	c := g.t.c
+	if batchTokens <= 0 {
+		batchTokens = DefaultBatchTokens
+	}
+	longest := 0
+	for i := 0; i < c.Sentences(); i++ {
+		longest = max(longest, len(c.Sentence(i)))
+	}
+	g.capTok = max(min(batchTokens, int(c.Tokens())), longest)
+	g.launches, g.capSent = nil, 0
+	for lo := 0; lo < c.Sentences(); {
+		hi := lo + 1
+		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= g.capTok {
+			hi++
+		}
+		g.launches = append(g.launches, [2]int{lo, hi})
+		g.capSent = max(g.capSent, hi-lo)
+		lo = hi
+	}
 }
 
 func (g *gpuEngine) name() string {
@@ -189,135 +240,143 @@ func (g *gpuEngine) weights() (syn0, syn1 []float32, err error) {
 	return syn0, syn1, err
 }
 
-// plan cuts an epoch into batches: consecutive sentences of at most
-// capTok tokens and capSent sentences.
-func (g *gpuEngine) plan() [][2]int {
-	c := g.t.c
-	var out [][2]int
-	for lo := 0; lo < c.Sentences(); {
-		hi := lo + 1
-		for hi < c.Sentences() && hi-lo < g.capSent && int(c.starts[hi+1]-c.starts[lo]) <= g.capTok {
-			hi++
-		}
-		out = append(out, [2]int{lo, hi})
-		lo = hi
-	}
-	return out
-}
-
-// epoch streams the epoch's batches through the GPU: a goroutine prepares
-// batch k+1 (on every core) while the GPU trains batch k.
+// epoch runs the epoch's launches, each drawing then training its
+// sentences; between them it honours workloads.Checkpoint. The host's
+// share is the learning rates, counted as hostWait.
 func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	t := g.t
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	plan := g.plan()
-	free := make(chan *batch, 2)
-	ready := make(chan *batch)
-	free <- &batch{}
-	free <- &batch{}
-	go func() {
-		defer close(ready)
-		for _, r := range plan {
-			var b *batch
-			select {
-			case b = <-free:
-			case <-ctx.Done():
-				return
-			}
-			t.s.prepareBatch(t.c, e, r[0], r[1], t.dev.threads(), b)
-			select {
-			case ready <- b:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	var st epochStats
-	for {
-		wait := time.Now()
-		b, ok := <-ready
-		if !ok {
-			break
-		}
-		st.hostWait += time.Since(wait)
+	alphas := make([]float32, g.capSent)
+	var kept [1]uint64
+	for _, r := range g.launches {
 		if err := workloads.Checkpoint(ctx); err != nil {
 			return epochStats{}, err
 		}
-		k, err := g.run(b)
-		if err != nil {
+		host := time.Now()
+		lo, hi := r[0], r[1]
+		n := hi - lo
+		for i := lo; i < hi; i++ {
+			alphas[i-lo] = t.s.alpha(e, i)
+		}
+		kept[0] = 0
+		if err := errors.Join(g.dev.Upload(g.alphas, bytesOf(alphas[:n])), g.dev.Upload(g.kept, bytesOf(kept[:]))); err != nil {
+			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
+		}
+		st.hostWait += time.Since(host)
+		if err := g.dev.Start(); err != nil {
 			return epochStats{}, err
 		}
+		lerr := g.draw(e, lo, hi)
+		if lerr == nil {
+			lerr = g.launch(lo, n, int32(t.c.starts[lo]), g.tok, g.neg, g.starts, g.lens, g.alphas)
+		}
+		k, err := g.dev.Stop()
+		if lerr != nil || err != nil {
+			return epochStats{}, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
+		}
+		if err := g.dev.Download(bytesOf(kept[:]), g.kept); err != nil {
+			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
+		}
 		st.kernel += k
-		st.kept += int64(len(b.tokens))
-		free <- b
+		st.kept += int64(kept[0])
 	}
 	return st, ctx.Err()
 }
 
-// run uploads a batch, trains it and waits for the GPU.
-func (g *gpuEngine) run(b *batch) (time.Duration, error) {
+// draw queues w2v_draw for sentences lo .. hi-1 of epoch e: their kept
+// tokens and negatives to tok and neg (at their raw offsets from sentence
+// lo's), kept lengths to lens, and their sum added to kept.
+func (g *gpuEngine) draw(e, lo, hi int) error {
+	s, n := g.t.s, hi-lo
+	return g.dev.Launch("w2v_draw", cuda.Dim1((n+gpuWarps-1)/gpuWarps), cuda.Dim1(32*gpuWarps), 0,
+		g.corpus, g.starts, g.keep, g.unigram, g.tok, g.neg, g.lens, g.kept,
+		int32(len(s.table)), int32(s.vocab), boolInt32(s.eos), int32(s.cfg.Negatives),
+		int32(uint32(s.cfg.Seed)), int32(uint32(s.cfg.Seed>>32)), int32(e), int32(lo), int32(n), int32(g.t.c.starts[lo]))
+}
+
+func boolInt32(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// launch queues the training of sentences first .. first+n-1: at most
+// Device.Concurrency at once (one, in order, when sequential).
+func (g *gpuEngine) launch(first, n int, base int32, tok, neg, starts, lens, alphas gpuBuffer) error {
 	cfg := g.t.cfg
-	for _, up := range []struct {
-		dst gpuBuffer
-		src []byte
-	}{{g.tok, bytesOf(b.tokens)}, {g.neg, bytesOf(b.negs)}, {g.starts, bytesOf(b.starts)}, {g.alphas, bytesOf(b.alphas)}} {
-		if len(up.src) == 0 {
-			continue
+	per := g.per
+	grid := (n + per - 1) / per
+	c := g.t.dev.Concurrency
+	if g.t.dev.sequential {
+		c = 1
+	}
+	if c > 0 {
+		// Fewer blocks, each looping over sentences: at most c at once.
+		if c < per {
+			per = c
 		}
-		if err := g.dev.Upload(up.dst, up.src); err != nil {
+		grid = min(grid, max(1, c/per))
+	}
+	block := 32 * g.t.lay.warps
+	if g.t.lay.warps == 1 {
+		block = 32 * per
+	}
+	return g.dev.Launch(g.kernel, cuda.Dim1(grid), cuda.Dim1(block), g.sharedBytes(per),
+		g.syn0, g.syn1, tok, neg, starts, lens, alphas, g.tab,
+		int32(first), int32(n), base, int32(cfg.Dim), int32(cfg.WindowFixed()), int32(cfg.Negatives), boolInt32(cfg.Fresh))
+}
+
+// runBatch trains explicitly given sentences (the reference tests) and
+// waits for the GPU: all at once (up to Device.Concurrency), or one per
+// launch when sequential.
+func (g *gpuEngine) runBatch(b *batch) (time.Duration, error) {
+	d := g.dev
+	lens := b.lens()
+	var bufs [5]gpuBuffer
+	defer func() {
+		for _, x := range bufs {
+			if x != nil {
+				x.Free()
+			}
+		}
+	}()
+	for i, src := range [][]byte{bytesOf(b.tokens), bytesOf(b.negs), bytesOf(b.starts), bytesOf(lens), bytesOf(b.alphas)} {
+		var err error
+		if bufs[i], err = d.Alloc(int64(max(len(src), 4))); err != nil {
+			return 0, err
+		}
+		if err := d.Upload(bufs[i], src); err != nil {
 			return 0, err
 		}
 	}
-	if err := g.dev.Start(); err != nil {
+	tok, neg, starts, lbuf, abuf := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]
+	if err := d.Start(); err != nil {
 		return 0, err
 	}
 	var lerr error
 	n := b.sentences()
-	step := n
-	if g.t.dev.sequential {
-		step = 1
+	if !g.t.dev.sequential {
+		lerr = g.launch(0, n, 0, tok, neg, starts, lbuf, abuf)
 	}
-	for first := 0; first < n && lerr == nil; first += step {
-		lerr = g.launch(b, first, min(first+step, n), cfg)
+	for i := 0; g.t.dev.sequential && i < n && lerr == nil; i++ {
+		// One sentence per launch: its own length and rate first.
+		lerr = errors.Join(d.Upload(lbuf, bytesOf(lens[i:i+1])), d.Upload(abuf, bytesOf(b.alphas[i:i+1])))
+		if lerr == nil {
+			lerr = g.launch(i, 1, 0, tok, neg, starts, lbuf, abuf)
+		}
 	}
-	k, err := g.dev.Stop()
+	k, err := d.Stop()
 	if lerr != nil || err != nil {
 		return 0, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
 	}
 	return k, nil
 }
 
-// launch trains sentences [lo, hi) of the uploaded batch.
-func (g *gpuEngine) launch(b *batch, lo, hi int, cfg Config) error {
-	nsent := hi - lo
-	grid, per := nsent, 1
-	if g.t.lay.warps == 1 {
-		per = gpuWarps
-		grid = (nsent + per - 1) / per
-	}
-	if c := g.t.dev.Concurrency; c > 0 {
-		// Fewer blocks, each looping over sentences: at most c at once.
-		grid = min(grid, max(1, c/per))
-	}
-	starts, alphas := g.starts, g.alphas
-	if lo > 0 {
-		// One sentence at a time (sequential): its own starts and rate.
-		if err := g.dev.Upload(g.starts, bytesOf(b.starts[lo:hi+1])); err != nil {
-			return err
-		}
-		if err := g.dev.Upload(g.alphas, bytesOf(b.alphas[lo:hi])); err != nil {
-			return err
-		}
-	}
-	return g.dev.Launch(g.kernel, cuda.Dim1(grid), cuda.Dim1(g.block), g.shared,
-		g.syn0, g.syn1, g.tok, g.neg, starts, alphas, g.tab,
-		int32(nsent), int32(cfg.Dim), int32(cfg.WindowFixed()), int32(cfg.Negatives))
-}
-
 func (g *gpuEngine) freeBuffers() error {
 	var errs []error
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tok, &g.neg, &g.starts, &g.alphas} {
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.corpus, &g.starts, &g.keep, &g.unigram,
+		&g.tok, &g.neg, &g.lens, &g.alphas, &g.kept} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,25 +63,47 @@ func TestGPUWorkload(t *testing.T) {
 	}
 }
 
+// envInts reads a comma-separated list of integers, or returns def.
+func envInts(name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return def
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func concurrencyName(c int) string {
+	if c <= 0 {
+		return "all"
+	}
+	return strconv.Itoa(c)
+}
+
 // TestGPUBenchTable prints the benchmark the issue asks for (with
 // W2V_BENCH=1 on a GPU machine): the text8-shaped synthetic corpus, d=128,
 // N=5, W=5 (W_f=3), sample 1e-3, sentences of at most 1000 words; words/s
-// as word2vec counts them (corpus words x epochs / training wall time, the
-// host's batching included) and over the kernels' GPU time alone, medians
-// of W2V_BENCH_RUNS (3) runs of one epoch after a warm-up, for batch
-// sizes, sentences at once (concurrency), a smaller unigram table and the
-// block kernel; and the cpu
-// device on every core of this machine. W2V_BENCH_CORPUS replaces the
-// corpus by another zipf: spec.
+// as word2vec counts them (corpus words x epochs / training wall time,
+// everything the host does included) and over the kernels' GPU time alone
+// (drawing and training), medians of W2V_BENCH_RUNS (3) runs of one epoch
+// after a warm-up, at the sentences-at-once bounds of W2V_BENCH_CONC
+// (default 512,1024,2048,4096 and 0, all), with the ring and with fresh
+// contexts (W2V_BENCH_FRESH, default 0,1), the block kernel at the
+// default bound, the draws alone, and the cpu device on every core of
+// this machine. W2V_BENCH_CORPUS replaces the corpus by another zipf: spec.
 func TestGPUBenchTable(t *testing.T) {
 	if os.Getenv("W2V_BENCH") == "" {
 		t.Skip("set W2V_BENCH=1 to run the benchmark")
 	}
 	needGPU(t)
-	runs := 3
-	if n, err := fmt.Sscan(os.Getenv("W2V_BENCH_RUNS"), &runs); n != 1 || err != nil {
-		runs = 3
-	}
+	runs := envInt("W2V_BENCH_RUNS", 3)
 	start := time.Now()
 	spec := ZipfPrefix
 	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
@@ -91,7 +115,7 @@ func TestGPUBenchTable(t *testing.T) {
 	}
 	c := z.Generate(DefaultMaxSentence)
 	t.Logf("corpus: %d words, %d tokens, %d sentences (generated in %v)", c.Vocab.Size(), c.Tokens(), c.Sentences(), time.Since(start).Round(time.Millisecond))
-	fmt.Printf("%-8s %-15s %12s %11s %10s %7s %10s %15s %9s %5s\n", "device", "kernel", "batch tokens", "concurrency", "table", "threads", "words/s", "kernel words/s", "host wait", "kept")
+	fmt.Printf("%-8s %-15s %5s %12s %11s %7s %10s %15s %9s %5s\n", "device", "kernel", "fresh", "batch tokens", "concurrency", "threads", "words/s", "kernel words/s", "host wait", "kept")
 	row := func(dev Device, cfg Config, runs int) {
 		tr, err := NewTrainer(context.Background(), c, cfg, dev)
 		if err != nil {
@@ -113,39 +137,56 @@ func TestGPUBenchTable(t *testing.T) {
 			kernel = append(kernel, float64(st.Words)/st.Kernel.Seconds())
 			wait = append(wait, st.HostWait.Seconds()/st.Wall.Seconds())
 		}
-		k := "-"
+		k, batch, conc := "-", "-", "-"
 		if dev.GPU >= 0 {
 			k = fmt.Sprintf("%.1f M", median(kernel)/1e6)
+			batch, conc = fmt.Sprint(max(dev.BatchTokens, 0)), concurrencyName(dev.Concurrency)
+			if dev.BatchTokens == 0 {
+				batch = fmt.Sprint(DefaultBatchTokens)
+			}
 		}
 		lay, _ := cfg.layout()
-		batch, conc := fmt.Sprint(dev.BatchTokens), "all"
-		if dev.Concurrency > 0 {
-			conc = fmt.Sprint(dev.Concurrency)
-		}
-		if dev.GPU < 0 {
-			batch, conc = "-", "-"
-		}
-		fmt.Printf("%-8s %-15s %12s %11s %10d %7d %8.1f M %15s %8.0f%% %5.2f\n", dev, lay.kernelName(), batch, conc, cfg.TableSize,
+		fmt.Printf("%-8s %-15s %5v %12s %11s %7d %8.1f M %15s %8.1f%% %5.2f\n", dev, lay.kernelName(), cfg.Fresh, batch, conc,
 			dev.threads(), median(rates)/1e6, k, 100*median(wait), float64(st.Kept)/float64(st.Tokens))
 	}
 	cfg := DefaultConfig()
 	gpu := gpuDeviceForTest()
-	for _, bt := range []int{1 << 20, DefaultBatchTokens, 1 << 24} {
-		gpu.BatchTokens = bt
-		row(gpu, cfg, runs)
+	for _, fresh := range envInts("W2V_BENCH_FRESH", []int{0, 1}) {
+		c := cfg
+		c.Fresh = fresh != 0
+		for _, conc := range envInts("W2V_BENCH_CONC", []int{512, 1024, 2048, 4096, 0}) {
+			gpu.Concurrency = conc
+			row(gpu, c, runs)
+		}
 	}
-	gpu.BatchTokens = DefaultBatchTokens
-	for _, c := range []int{1024, 2048} {
-		gpu.Concurrency = c
-		row(gpu, cfg, runs)
-	}
-	gpu.Concurrency = 0
-	small := cfg
-	small.TableSize = 1e6
-	row(gpu, small, runs)
+	gpu.Concurrency = DefaultConcurrency
 	block := cfg
 	block.Kernel = KernelBlock
 	row(gpu, block, runs)
+	// The draws alone: w2v_draw over the whole epoch.
+	tr, err := NewTrainer(context.Background(), c, cfg, gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := tr.eng.(*gpuEngine)
+	var draws []float64
+	for i := 0; i < 5; i++ {
+		if err := g.dev.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range g.launches {
+			if err := g.draw(i, r[0], r[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := g.dev.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		draws = append(draws, d.Seconds())
+	}
+	tr.Close()
+	fmt.Printf("w2v_draw alone: %.2f ms per epoch (%.0f M tokens/s), median of 5\n", 1e3*median(draws), float64(c.Tokens())/median(draws)/1e6)
 	row(CPU(runtime.GOMAXPROCS(0)), cfg, 1)
 }
 

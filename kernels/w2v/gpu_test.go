@@ -54,7 +54,7 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("w2v.cu defines kernels %q, the host launches %q", names, want)
 	}
-	for macro, host := range map[string]int{"W2V_WARPS": gpuWarps, "W2V_GROUP": outputGroup, "W2V_EXP_TABLE": expTableSize} {
+	for macro, host := range map[string]int{"W2V_WARPS": gpuWarps, "W2V_EXP_TABLE": expTableSize, "W2V_NEG_TRIES": negativeTries} {
 		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)$`).FindSubmatch(src)
 		if m == nil {
 			t.Errorf("w2v.cu: no #define %s", macro)
@@ -89,7 +89,7 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 	}
 	// The constants the host checks at load; a module without them was
 	// built from an older w2v.cu (bench/w2v-gpu.sh regenerates it).
-	for _, g := range []string{"w2v_warps", "w2v_group", "w2v_exp_table"} {
+	for _, g := range []string{"w2v_warps", "w2v_exp_table", "w2v_neg_tries"} {
 		if !strings.Contains(string(ptx), " "+g+" = ") {
 			t.Logf("embedded w2v.ptx has no %s: it predates w2v.cu; the GPU path needs it regenerated", g)
 		}
@@ -188,7 +188,7 @@ func (rc referenceCase) cpu(t *testing.T) (syn0, syn1 []float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &model{syn0: slices.Clone(rc.syn0), syn1: slices.Clone(rc.syn1), dim: rc.cfg.Dim, lay: lay, table: newExpTable()}
+	m := &model{syn0: slices.Clone(rc.syn0), syn1: slices.Clone(rc.syn1), dim: rc.cfg.Dim, lay: lay, table: newExpTable(), fresh: rc.cfg.Fresh}
 	m.trainBatch(rc.b, rc.cfg.Negatives, rc.cfg.WindowFixed())
 	return m.syn0, m.syn1
 }
@@ -216,7 +216,7 @@ func (rc referenceCase) gpuOn(t *testing.T, dev Device) (syn0, syn1 []float32) {
 	if err := g.reset(rc.syn0, rc.syn1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.run(rc.b); err != nil {
+	if _, err := g.runBatch(rc.b); err != nil {
 		t.Fatal(err)
 	}
 	syn0, syn1, err = g.weights()
@@ -267,20 +267,22 @@ func referenceLengths(wf, maxLen int) []int {
 // TestGPUMatchesCPUOneSentenceAtATime is the kernels' reference check:
 // trained one sentence per launch, the GPU's weights equal the Go
 // reference's within 1e-4 relative (the order of operations is the same,
-// so they should be bit-identical), for every kernel layout.
+// so they should be bit-identical), for every kernel layout, with the
+// ring and with fresh contexts (negative dimensions below).
 func TestGPUMatchesCPUOneSentenceAtATime(t *testing.T) {
 	needGPU(t)
 	maxLen := DefaultMaxSentence
-	dims := []int{32, 64, 100, 128, 256, 300}
+	dims := []int{32, 64, 100, 128, 256, 300, -128, -300}
 	if testEmulated || testing.Short() {
-		maxLen, dims = 23, []int{32, 100, 128, 200, 300}
+		maxLen, dims = 23, []int{32, 100, 128, 200, 300, -128, -300}
 	}
 	for _, dim := range dims {
 		cfg := DefaultConfig()
-		cfg.Dim = dim
+		cfg.Dim, cfg.Fresh = max(dim, -dim), dim < 0
+		dim := cfg.Dim
 		lay, _ := cfg.layout()
-		t.Run(fmt.Sprintf("d=%d/%s", dim, lay.kernelName()), func(t *testing.T) {
-			rc := newReferenceCase(t, dim, 12, referenceLengths(cfg.WindowFixed(), maxLen), false, uint64(dim))
+		t.Run(fmt.Sprintf("d=%d/%s/fresh=%v", dim, lay.kernelName(), cfg.Fresh), func(t *testing.T) {
+			rc := newReferenceCaseWith(t, cfg, 12, referenceLengths(cfg.WindowFixed(), maxLen), false, uint64(dim))
 			want0, want1 := rc.cpu(t)
 			got0, got1 := rc.gpu(t, true)
 			compareModels(t, "one sentence per launch", got0, got1, want0, want1, 1e-4)
@@ -394,5 +396,165 @@ func TestEmulatorStampIsCurrent(t *testing.T) {
 	want := fmt.Sprintf("// w2v.cu sha256: %x\n", sha256.Sum256(src))
 	if !strings.Contains(string(emu), want) {
 		t.Fatalf("internal/w2vemu/emu.cpp does not record the current w2v.cu (%q): run go generate ./kernels/w2v", strings.TrimSpace(want))
+	}
+}
+
+// drawCorpus is a corpus for the GPU-drawn path: Zipfian words (so
+// subsampling drops the frequent ones) over a vocabulary with </s> (so
+// table draws of it are remapped), in sentences of random length up to
+// maxLen (lengths 1 and 2 among them).
+func drawCorpus(t *testing.T, words, tokens, maxLen int, seed uint64) *Corpus {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 5))
+	counts := map[string]int64{}
+	weights := make([]float64, words)
+	var total float64
+	for i := range weights {
+		weights[i] = 1 / float64(i+1)
+		total += weights[i]
+	}
+	for i := range weights {
+		counts[fmt.Sprintf("z%04d", i)] = max(1, int64(float64(tokens)*weights[i]/total))
+	}
+	v := NewVocab(counts, 1, int64(tokens/20))
+	var sentences [][]int32
+	for n := 0; n < tokens; {
+		L := 1 + rng.IntN(maxLen)
+		if len(sentences) < 2 {
+			L = len(sentences) + 1
+		}
+		var s []int32
+		for p := 0; p < L; p++ {
+			// The vocabulary is sorted by count: id 1 is the most frequent word.
+			x, r := rng.Float64()*total, 0
+			for r < words-1 && x > weights[r] {
+				x -= weights[r]
+				r++
+			}
+			s = append(s, int32(r+1))
+		}
+		sentences = append(sentences, s)
+		n += L
+	}
+	c, err := NewCorpus(v, sentences, maxLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestGPUMatchesCPUDraws: w2v_draw keeps the tokens and draws the
+// negatives that the Go sampler does (Philox by position and epoch), for
+// every sentence of a launch that starts mid-corpus.
+func TestGPUMatchesCPUDraws(t *testing.T) {
+	needGPU(t)
+	tokens := 200_000
+	if testEmulated || testing.Short() {
+		tokens = 3000
+	}
+	c := drawCorpus(t, 500, tokens, 60, 1)
+	cfg := DefaultConfig()
+	cfg.Dim, cfg.Negatives, cfg.TableSize, cfg.Seed, cfg.Sample = 32, 7, 100_000, 0x1234_5678_9abc_def0, 1e-2
+	tr, err := NewTrainer(context.Background(), c, cfg, gpuDeviceForTest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tr.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	g := tr.eng.(*gpuEngine)
+	lo, hi, e := 3, c.Sentences(), 2
+	if err := g.dev.Upload(g.kept, make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.draw(e, lo, hi); err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Negatives
+	raw := int(c.starts[hi] - c.starts[lo])
+	tok, neg, lens, kept := make([]int32, raw), make([]int32, raw*n), make([]int32, hi-lo), make([]uint64, 1)
+	for _, dl := range []struct {
+		dst []byte
+		src gpuBuffer
+	}{{bytesOf(tok), g.tok}, {bytesOf(neg), g.neg}, {bytesOf(lens), g.lens}, {bytesOf(kept), g.kept}} {
+		if err := g.dev.Download(dl.dst, dl.src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantTok, wantNeg := make([]int32, DefaultMaxSentence), make([]int32, DefaultMaxSentence*n)
+	var sum, dropped int
+	for i := lo; i < hi; i++ {
+		k := tr.s.prepare(e, c.starts[i], c.Sentence(i), wantTok, wantNeg)
+		at := int(c.starts[i] - c.starts[lo])
+		if int(lens[i-lo]) != k || !slices.Equal(tok[at:at+k], wantTok[:k]) || !slices.Equal(neg[at*n:(at+k)*n], wantNeg[:k*n]) {
+			t.Fatalf("sentence %d: the GPU kept %d tokens %v with negatives %v; Go keeps %d: %v with %v", i, lens[i-lo],
+				tok[at:at+int(lens[i-lo])], neg[at*n:(at+int(lens[i-lo]))*n], k, wantTok[:k], wantNeg[:k*n])
+		}
+		sum += k
+		dropped += len(c.Sentence(i)) - k
+	}
+	if int(kept[0]) != sum {
+		t.Errorf("the GPU counted %d kept tokens, its sentences hold %d", kept[0], sum)
+	}
+	if dropped == 0 || sum == 0 {
+		t.Errorf("kept %d, dropped %d: the check needs both", sum, dropped)
+	}
+	t.Logf("%d sentences: %d tokens kept, %d dropped, identical on the GPU", hi-lo, sum, dropped)
+}
+
+// TestGPUMatchesCPUWholeTraining is the end-to-end reference check: the
+// whole trainer (draws on the GPU, learning rates, several epochs and
+// launches), one sentence at a time, ends with the weights of the
+// deterministic Go trainer.
+func TestGPUMatchesCPUWholeTraining(t *testing.T) {
+	needGPU(t)
+	// Negative dimensions: fresh contexts.
+	tokens, dims := 60_000, []int{100, 300, -100, -300}
+	if testing.Short() {
+		// The block kernel (d=300) under racecheck is too slow for this.
+		tokens, dims = 1500, []int{100, -100}
+	}
+	if testEmulated {
+		tokens, dims = 600, []int{33, -33}
+	}
+	for _, dim := range dims {
+		fresh := dim < 0
+		dim := max(dim, -dim)
+		t.Run(fmt.Sprintf("d=%d/fresh=%v", dim, fresh), func(t *testing.T) {
+			c := drawCorpus(t, 300, tokens, 40, uint64(dim))
+			cfg := DefaultConfig()
+			cfg.Dim, cfg.Epochs, cfg.TableSize, cfg.Sample, cfg.Seed, cfg.Fresh = dim, 2, 50_000, 1e-2, 7, fresh
+			dev := gpuDeviceForTest()
+			dev.sequential = true
+			dev.BatchTokens = tokens / 3 // several launches per epoch
+			gpu, err := NewTrainer(context.Background(), c, cfg, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			st, err := gpu.Train(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got0, got1, err := gpu.eng.(*gpuEngine).weights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu, err := NewTrainer(context.Background(), c, cfg, CPU(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cst, err := cpu.Train(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := cpu.eng.(*cpuEngine).m
+			if st.Kept != cst.Kept {
+				t.Errorf("the GPU trained %d tokens, the CPU %d", st.Kept, cst.Kept)
+			}
+			compareModels(t, "whole training, one sentence at a time", got0, got1, m.syn0, m.syn1, 1e-4)
+		})
 	}
 }

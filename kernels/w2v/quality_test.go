@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"text/tabwriter"
 )
 
 // qualityScores are the quality measures of one run.
@@ -31,12 +30,13 @@ func envInt(name string, def int) int {
 // on the CPU (every core, Hogwild) at the benchmark's setting, W2V_QUALITY_EPOCHS
 // epochs (3), and checks that the two devices' scores on WS-353, SimLex-999
 // and the Google analogies lie within each other's spread over the seeds
-// (their ranges overlap). A GPU run with about a thousand sentences at once
-// is shown beside them: the default batch runs thousands at once, and a
-// simulation here of fully stale Hogwild (every sentence of a wave of 4000
-// training from the wave's starting weights) destroyed the English
-// vectors, while the GPU's staleness is far shorter (an output row for one
-// output, a context row for its 2*W_f+1 windows).
+// (their ranges overlap) at the workload's bound on sentences at once
+// (DefaultConcurrency) and context mode (Config.Fresh). The GPU also runs
+// at the other bounds of W2V_QUALITY_CONC (comma-separated, 0 for all at
+// once) and, with W2V_QUALITY_FRESH=0,1, in both context modes (the CPU
+// too, each GPU run compared with the CPU in its mode), shown beside it:
+// Hogwild's staleness grows with the sentences trained at once, and these
+// English lines are short, so a bound of sentences holds few words.
 func TestGPUQualityMatchesCPU(t *testing.T) {
 	path := os.Getenv("W2V_QUALITY")
 	if path == "" {
@@ -50,21 +50,53 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d words, %d tokens, %d sentences; %d seeds, %d epochs", path, c.Vocab.Size(), c.Tokens(), c.Sentences(), seeds, epochs)
-	// The GPU at the workload's default batch (thousands of sentences at
-	// once), the GPU with about a thousand sentences at once (less stale
-	// Hogwild: shows whether concurrency is what costs quality, if any),
-	// and the CPU on every core.
-	low := gpuDeviceForTest()
-	low.Concurrency = 1024
-	devices := []Device{gpuDeviceForTest(), low, CPU(runtime.GOMAXPROCS(0))}
-	names := []string{"gpu", fmt.Sprintf("gpu, %d at once", low.Concurrency), "cpu"}
-	scores := make([][]qualityScores, len(devices))
+	// The GPU at each bound and context mode, and the CPU in each mode;
+	// runs[0] is the workload's default, which the check applies to.
+	type run struct {
+		name  string
+		dev   Device
+		fresh bool
+		cpu   int // the CPU run of the same mode
+	}
+	def := DefaultConfig().Fresh
+	var runs []run
+	freshes := []bool{def}
+	for _, f := range envInts("W2V_QUALITY_FRESH", nil) {
+		if !slices.Contains(freshes, f != 0) {
+			freshes = append(freshes, f != 0)
+		}
+	}
+	concs := []int{DefaultConcurrency}
+	for _, x := range envInts("W2V_QUALITY_CONC", nil) {
+		if !slices.Contains(concs, x) {
+			concs = append(concs, x)
+		}
+	}
+	for _, f := range freshes {
+		for _, x := range concs {
+			dev := gpuDeviceForTest()
+			dev.Concurrency = x
+			runs = append(runs, run{name: fmt.Sprintf("gpu,%s,f=%v", concurrencyName(x), f), dev: dev, fresh: f})
+		}
+	}
+	gpus := len(runs)
+	for _, f := range freshes {
+		runs = append(runs, run{name: fmt.Sprintf("cpu,f=%v", f), dev: CPU(runtime.GOMAXPROCS(0)), fresh: f})
+	}
+	for i := range runs[:gpus] {
+		for j := gpus; j < len(runs); j++ {
+			if runs[j].fresh == runs[i].fresh {
+				runs[i].cpu = j
+			}
+		}
+	}
+	scores := make([][]qualityScores, len(runs))
 	fmt.Printf("%-18s %4s %9s %7s %10s %8s %8s  %s\n", "device", "seed", "words/s", "WS-353", "SimLex-999", "3CosAdd", "3CosMul", "coverage (WS, SimLex, Google)")
 	for seed := 1; seed <= seeds; seed++ {
-		for i, dev := range devices {
+		for i, rn := range runs {
 			cfg := DefaultConfig()
-			cfg.Epochs, cfg.Seed = epochs, uint64(seed)
-			tr, err := NewTrainer(context.Background(), c, cfg, dev)
+			cfg.Epochs, cfg.Seed, cfg.Fresh = epochs, uint64(seed), rn.fresh
+			tr, err := NewTrainer(context.Background(), c, cfg, rn.dev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,28 +115,34 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 			}
 			q := qualityScores{r.Similarity[0].Spearman, r.Similarity[3].Spearman, r.Analogy.AddAccuracy(), r.Analogy.MulAccuracy()}
 			scores[i] = append(scores[i], q)
-			fmt.Printf("%-18s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f  %.0f%% %.0f%% %.0f%%\n", names[i], seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul,
+			fmt.Printf("%-18s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f  %.0f%% %.0f%% %.0f%%\n", rn.name, seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul,
 				100*r.Similarity[0].Coverage(), 100*r.Similarity[3].Coverage(), 100*float64(r.Analogy.Covered)/float64(r.Analogy.Questions))
 		}
 	}
-	// The check: the GPU's (default batch) and the CPU's ranges
-	// over the seeds overlap; the low-concurrency GPU is shown beside them.
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measure\tGPU min\tGPU max\t1024-at-once GPU min\tmax\tCPU min\tCPU max\tGPU within CPU\t")
+	// The check: at the workload's bound and mode the GPU's and
+	// the CPU's ranges over the seeds overlap; the others are shown too.
 	for m := range qualityNames {
-		var lo, hi [3]float64
-		for i := range devices {
+		lo, hi := make([]float64, len(runs)), make([]float64, len(runs))
+		for i := range runs {
 			var x []float64
 			for _, q := range scores[i] {
 				x = append(x, q.get(m))
 			}
 			lo[i], hi[i] = slices.Min(x), slices.Max(x)
 		}
-		ok := lo[0] <= hi[2] && lo[2] <= hi[0]
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%v\t\n", qualityNames[m], lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], ok)
-		if !ok || math.IsNaN(lo[0]) || math.IsNaN(lo[2]) {
-			t.Errorf("%s: GPU [%.3f, %.3f] and CPU [%.3f, %.3f] do not overlap", qualityNames[m], lo[0], hi[0], lo[2], hi[2])
+		fmt.Printf("%s:", qualityNames[m])
+		for j := gpus; j < len(runs); j++ {
+			fmt.Printf("  %s [%.3f, %.3f]", runs[j].name, lo[j], hi[j])
+		}
+		fmt.Println()
+		for i := 0; i < gpus; i++ {
+			k := runs[i].cpu
+			ok := lo[i] <= hi[k] && lo[k] <= hi[i]
+			fmt.Printf("    %-18s [%.3f, %.3f] overlaps %s: %v\n", runs[i].name, lo[i], hi[i], runs[k].name, ok)
+			if i == 0 && (!ok || math.IsNaN(lo[i]) || math.IsNaN(lo[k])) {
+				t.Errorf("%s: %s [%.3f, %.3f] and %s [%.3f, %.3f] do not overlap", qualityNames[m],
+					runs[i].name, lo[i], hi[i], runs[k].name, lo[k], hi[k])
+			}
 		}
 	}
-	tw.Flush()
 }

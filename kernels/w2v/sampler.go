@@ -4,7 +4,8 @@ import (
 	"math"
 )
 
-// lcg is word2vec's random generator: next = next*25214903917 + 11.
+// lcg is word2vec's random generator: next = next*25214903917 + 11. It
+// seeds the initial weights; the sampler draws from Philox (philox.go).
 type lcg uint64
 
 func (r *lcg) next() uint64 {
@@ -12,26 +13,16 @@ func (r *lcg) next() uint64 {
 	return uint64(*r)
 }
 
-// mix64 is splitmix64's finaliser, to seed a sentence's generator from
-// (seed, epoch, sentence) so that any worker can prepare any sentence and
-// get the same draws.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-func sentenceSeed(seed uint64, epoch, sentence int) lcg {
-	return lcg(mix64(seed ^ mix64(uint64(epoch)+0x9e3779b97f4a7c15) ^ mix64(uint64(sentence)*0xd1b54a32d192ed03+1)))
-}
-
-// sampler draws what the host decides for each sentence: which tokens
-// subsampling keeps, the negatives, the learning rate. It is read-only
-// once built, so every worker shares one.
+// sampler draws what is random in each sentence: which tokens
+// subsampling keeps and the negatives, from each token's Philox stream
+// (philox.go), and sets the learning rate. It is read-only once built, so
+// every worker shares one; the GPU gets its tables and draws the same.
 type sampler struct {
-	cfg     Config
-	keep    []float64 // per word: word2vec's ran; a token is kept when ran >= u
-	table   []int32   // the unigram^0.75 table
+	cfg Config
+	// keep is, per word, the threshold of a kept token: it is kept when the
+	// first word of its stream is below it (2^32: always).
+	keep    []uint64
+	table   []int32 // the unigram^0.75 table
 	vocab   int
 	eos     bool    // word 0 is </s>: a draw of it becomes a uniform other word
 	cum     []int64 // words counted before each sentence (the learning rate's progress)
@@ -41,14 +32,17 @@ type sampler struct {
 // newSampler prepares c's draws under cfg.
 func newSampler(c *Corpus, cfg Config) *sampler {
 	v := c.Vocab
-	s := &sampler{cfg: cfg, vocab: v.Size(), eos: v.EOS}
-	if cfg.Sample > 0 {
-		st := cfg.Sample * float64(v.TrainWords())
-		s.keep = make([]float64, v.Size())
-		for i, n := range v.Counts {
+	s := &sampler{cfg: cfg, vocab: v.Size(), eos: v.EOS, keep: make([]uint64, v.Size())}
+	st := cfg.Sample * float64(v.TrainWords())
+	for i, n := range v.Counts {
+		// word2vec keeps a token of a word of count c with probability
+		// (sqrt(c/(s*T)) + 1) * s*T/c.
+		p := 1.0
+		if cfg.Sample > 0 {
 			cn := float64(max(n, 1))
-			s.keep[i] = (math.Sqrt(cn/st) + 1) * st / cn
+			p = min(1, (math.Sqrt(cn/st)+1)*st/cn)
 		}
+		s.keep[i] = uint64(p * (1 << 32))
 	}
 	s.table = unigramTable(v.Counts, cfg.TableSize)
 	s.cum = make([]int64, c.Sentences()+1)
@@ -87,42 +81,41 @@ func unigramTable(counts []int64, size int) []int32 {
 	return t
 }
 
-// prepare draws sentence i of epoch e: its kept tokens go to tok and their
-// negatives (n per kept token) to neg, both long enough for every raw
-// token; it returns the number kept.
-func (s *sampler) prepare(e, i int, raw, tok, neg []int32) int {
-	r := sentenceSeed(s.cfg.Seed, e, i)
-	k := 0
-	if s.keep == nil {
-		k = copy(tok, raw)
-	} else {
-		for _, w := range raw {
-			if s.keep[w] < float64(r.next()&0xFFFF)/65536 {
-				continue
-			}
-			tok[k] = w
-			k++
-		}
-	}
+// negativeTries is how many draws a negative may take before the
+// fallback (W2V_NEG_TRIES in w2v.cu).
+const negativeTries = 16
+
+// prepare draws a sentence of epoch e whose raw tokens raw start at corpus
+// position pos: its kept tokens go to tok and their negatives (n per kept
+// token) to neg, both long enough for every raw token; it returns the
+// number kept. Each token's stream gives its subsampling draw, then its
+// negatives', so a token's draws do not depend on the others'.
+func (s *sampler) prepare(e int, pos int64, raw, tok, neg []int32) int {
 	n := s.cfg.Negatives
-	for p, w := range tok[:k] {
-		for j := 0; j < n; j++ {
-			neg[p*n+j] = s.negative(&r, w)
+	k := 0
+	for i, w := range raw {
+		r := newStream(s.cfg.Seed, e, pos+int64(i))
+		if uint64(r.next()) >= s.keep[w] {
+			continue
 		}
+		tok[k] = w
+		for j := 0; j < n; j++ {
+			neg[k*n+j] = s.negative(&r, w)
+		}
+		k++
 	}
 	return k
 }
 
 // negative draws a negative for centre word w from the table; a draw of
 // </s> becomes a uniform other word (as in word2vec), and a draw of w
-// itself is redrawn, up to 16 times, then replaced by a uniform word
-// other than w.
-func (s *sampler) negative(r *lcg, w int32) int32 {
-	for try := 0; try < 16; try++ {
-		x := r.next()
-		t := s.table[(x>>16)%uint64(len(s.table))]
+// itself is redrawn, up to negativeTries times, then replaced by a uniform
+// word other than w.
+func (s *sampler) negative(r *stream, w int32) int32 {
+	for try := 0; try < negativeTries; try++ {
+		t := s.table[scale(r.next(), len(s.table))]
 		if s.eos && t == 0 && s.vocab > 1 {
-			t = int32(x%uint64(s.vocab-1)) + 1
+			t = int32(scale(r.next(), s.vocab-1)) + 1
 		}
 		if t != w {
 			return t
@@ -131,7 +124,7 @@ func (s *sampler) negative(r *lcg, w int32) int32 {
 	if s.vocab < 2 {
 		return w
 	}
-	return (w + 1 + int32(r.next()%uint64(s.vocab-1))) % int32(s.vocab)
+	return (w + 1 + int32(scale(r.next(), s.vocab-1))) % int32(s.vocab)
 }
 
 // alpha is the learning rate of sentence i in epoch e: word2vec's linear

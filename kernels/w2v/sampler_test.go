@@ -138,31 +138,3 @@ func TestLearningRateDecaysLinearly(t *testing.T) {
 		t.Errorf("alpha past the end = %g, want the floor %g", got, 0.1*1e-4)
 	}
 }
-
-func TestPrepareBatchEqualsSentenceBySentence(t *testing.T) {
-	z := Zipf{Words: 500, Tokens: 20000, S: 1, MinCount: 5, Seed: 4}
-	c := z.Generate(37)
-	cfg := DefaultConfig()
-	cfg.TableSize = 5000
-	s := newSampler(c, cfg)
-	var b batch
-	s.prepareBatch(c, 1, 3, 200, 4, &b)
-	n := cfg.Negatives
-	if b.sentences() != 197 || b.first != 3 || b.epoch != 1 {
-		t.Fatalf("batch of %d sentences from %d (epoch %d), want 197 from 3 (epoch 1)", b.sentences(), b.first, b.epoch)
-	}
-	var counted int64
-	for i := 0; i < b.sentences(); i++ {
-		raw := c.Sentence(3 + i)
-		tok, neg := make([]int32, len(raw)), make([]int32, len(raw)*n)
-		k := s.prepare(1, 3+i, raw, tok, neg)
-		gt, gn := b.sentence(i, n)
-		if !slices.Equal(gt, tok[:k]) || !slices.Equal(gn, neg[:k*n]) || b.alphas[i] != s.alpha(1, 3+i) {
-			t.Fatalf("sentence %d of the batch differs from preparing it alone", i)
-		}
-		counted += c.Counted(3 + i)
-	}
-	if b.counted != counted {
-		t.Errorf("batch counted %d words, its sentences %d", b.counted, counted)
-	}
-}

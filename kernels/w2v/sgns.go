@@ -129,23 +129,19 @@ func pairGo(c, o []float32, g float32) {
 	}
 }
 
-// outputGroup is how many of a window's outputs are read, trained and
-// written back together (W2V_GROUP in w2v.cu).
-const outputGroup = 6
-
 // sentenceScratch is one trainer's working memory: the ring of context
-// copies and their values at read time, and a group of output rows with
-// their values at read time.
+// copies and their values at read time, and an output row with its value
+// at read time.
 type sentenceScratch struct {
 	ring, orig []float32 // (2*W_f+1) x d
-	o, o0      []float32 // outputGroup x d
+	o, o0      []float32 // d
 	lanes      []float32
 }
 
 func newSentenceScratch(dim, wf int) *sentenceScratch {
 	r := (2*wf + 1) * dim
 	return &sentenceScratch{ring: make([]float32, r), orig: make([]float32, r),
-		o: make([]float32, outputGroup*dim), o0: make([]float32, outputGroup*dim), lanes: make([]float32, 32*((dim+31)/32))}
+		o: make([]float32, dim), o0: make([]float32, dim), lanes: make([]float32, 32*((dim+31)/32))}
 }
 
 // model is what a sentence reads and updates: the input vectors syn0 and
@@ -157,13 +153,17 @@ type model struct {
 	dim        int
 	lay        layout
 	table      []float32
+	fresh      bool // Config.Fresh: a window's contexts live for that window
 }
 
 // trainSentence trains one sentence: toks are its kept tokens, negs its N
 // negatives per position (len(toks)*n), alpha its learning rate, wf the
-// fixed window. It is the computation of w2v.cu's kernels for one sentence,
-// in the sequential order the kernels' wavefront reproduces.
+// fixed window. It is the computation of w2v.cu's kernels for one sentence.
 func (m *model) trainSentence(toks, negs []int32, n, wf int, alpha float32, sc *sentenceScratch) {
+	if m.fresh {
+		m.trainSentenceFresh(toks, negs, n, wf, alpha, sc)
+		return
+	}
 	L := len(toks)
 	if L < 2 {
 		return
@@ -183,38 +183,26 @@ func (m *model) trainSentence(toks, negs []int32, n, wf int, alpha float32, sc *
 	for p := 0; p <= min(wf, L-1); p++ {
 		load(p)
 	}
-	var ids [outputGroup]int32
+	o, o0 := sc.o[:d], sc.o0[:d]
 	for w := 0; w < L; w++ {
 		lo, hi := max(0, w-wf), min(L-1, w+wf)
-		for g0 := 0; g0 <= n; g0 += outputGroup {
-			G := min(outputGroup, n+1-g0)
-			for t := 0; t < G; t++ {
-				ids[t] = toks[w]
-				if k := g0 + t; k > 0 {
-					ids[t] = negs[w*n+k-1]
-				}
-				rowLoad(sc.o[t*d:(t+1)*d], m.syn1, int(ids[t]), d)
+		for t := 0; t <= n; t++ {
+			id, label := toks[w], float32(1)
+			if t > 0 {
+				id, label = negs[w*n+t-1], 0
 			}
-			copy(sc.o0[:G*d], sc.o[:G*d])
-			for t := 0; t < G; t++ {
-				label := float32(0)
-				if g0+t == 0 {
-					label = 1
+			rowLoad(o, m.syn1, int(id), d)
+			copy(o0, o)
+			for p := lo; p <= hi; p++ {
+				if p == w {
+					continue
 				}
-				o := sc.o[t*d : (t+1)*d]
-				for p := lo; p <= hi; p++ {
-					if p == w {
-						continue
-					}
-					s := slot(p)
-					c := sc.ring[s : s+d]
-					g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
-					pair(c, o, g)
-				}
+				s := slot(p)
+				c := sc.ring[s : s+d]
+				g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
+				pair(c, o, g)
 			}
-			for t := 0; t < G; t++ {
-				rowAddDelta(m.syn1, int(ids[t]), d, sc.o[t*d:(t+1)*d], sc.o0[t*d:(t+1)*d])
-			}
+			rowAddDelta(m.syn1, int(id), d, o, o0)
 		}
 		if p := w - wf; p >= 0 {
 			store(p)
@@ -225,5 +213,52 @@ func (m *model) trainSentence(toks, negs []int32, n, wf int, alpha float32, sc *
 	}
 	for p := max(0, L-wf); p < L; p++ {
 		store(p)
+	}
+}
+
+// trainSentenceFresh is trainSentence with Config.Fresh: the context
+// copies of centre w are read (positions w-W_f .. w+W_f but w, in
+// ascending order) before its outputs and written back in the same order
+// after them.
+func (m *model) trainSentenceFresh(toks, negs []int32, n, wf int, alpha float32, sc *sentenceScratch) {
+	L := len(toks)
+	if L < 2 {
+		return
+	}
+	d := m.dim
+	r := 2*wf + 1
+	slot := func(p int) int { return (p % r) * d }
+	o, o0 := sc.o[:d], sc.o0[:d]
+	for w := 0; w < L; w++ {
+		lo, hi := max(0, w-wf), min(L-1, w+wf)
+		for p := lo; p <= hi; p++ {
+			if s := slot(p); p != w {
+				rowLoad(sc.ring[s:s+d], m.syn0, int(toks[p]), d)
+				copy(sc.orig[s:s+d], sc.ring[s:s+d])
+			}
+		}
+		for t := 0; t <= n; t++ {
+			id, label := toks[w], float32(1)
+			if t > 0 {
+				id, label = negs[w*n+t-1], 0
+			}
+			rowLoad(o, m.syn1, int(id), d)
+			copy(o0, o)
+			for p := lo; p <= hi; p++ {
+				if p == w {
+					continue
+				}
+				s := slot(p)
+				c := sc.ring[s : s+d]
+				g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
+				pair(c, o, g)
+			}
+			rowAddDelta(m.syn1, int(id), d, o, o0)
+		}
+		for p := lo; p <= hi; p++ {
+			if s := slot(p); p != w {
+				rowAddDelta(m.syn0, int(toks[p]), d, sc.ring[s:s+d], sc.orig[s:s+d])
+			}
+		}
 	}
 }

@@ -94,36 +94,22 @@ func naiveSentence(m *model, toks, negs []int32, n, wf int, alpha float32) {
 	}
 	lanes := make([]float32, 32*m.lay.warps)
 	for w := 0; w < L; w++ {
-		for g0 := 0; g0 <= n; g0 += outputGroup {
-			var ids []int32
-			var outs, outs0 [][]float32
-			for t := g0; t <= n && t < g0+outputGroup; t++ {
-				id := toks[w]
-				if t > 0 {
-					id = negs[w*n+t-1]
-				}
-				ids = append(ids, id)
-				outs = append(outs, slices.Clone(m.syn1[int(id)*d:int(id)*d+d]))
-				outs0 = append(outs0, slices.Clone(m.syn1[int(id)*d:int(id)*d+d]))
+		for t := 0; t <= n; t++ {
+			id, label := toks[w], float32(1)
+			if t > 0 {
+				id, label = negs[w*n+t-1], 0
 			}
-			for k, o := range outs {
-				label := float32(0)
-				if g0+k == 0 {
-					label = 1
+			row := m.syn1[int(id)*d : int(id)*d+d]
+			o, o0 := slices.Clone(row), slices.Clone(row)
+			for p := w - wf; p <= w+wf; p++ {
+				if p < 0 || p >= L || p == w {
+					continue
 				}
-				for p := w - wf; p <= w+wf; p++ {
-					if p < 0 || p >= L || p == w {
-						continue
-					}
-					g := gradient(m.lay.dot(cur[p], o, lanes), label, alpha, m.table)
-					pair(cur[p], o, g)
-				}
+				g := gradient(m.lay.dot(cur[p], o, lanes), label, alpha, m.table)
+				pair(cur[p], o, g)
 			}
-			for k, id := range ids {
-				row := m.syn1[int(id)*d : int(id)*d+d]
-				for e := range row {
-					row[e] += outs[k][e] - outs0[k][e]
-				}
+			for e := range row {
+				row[e] += o[e] - o0[e]
 			}
 		}
 		if w-wf >= 0 {

@@ -3,6 +3,7 @@ package w2v
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
@@ -12,8 +13,8 @@ import (
 // Workload is FULL-W2V's skip-gram training as a heatsink workload: every
 // iteration trains the configured epochs from word2vec's initial weights
 // and reports words/s as word2vec counts them. On a GPU the load is the
-// kernels' shared-memory and L2 atomic traffic with the host's cores busy
-// preparing batches; on the CPU, every core in float arithmetic.
+// kernels' shared-memory and L2 atomic traffic (the GPU draws its own
+// batches, the host idles); on the CPU, every core in float arithmetic.
 type Workload struct{}
 
 // Name implements workloads.Workload.
@@ -62,13 +63,14 @@ func (Workload) Params() []workloads.ParamSpec {
 			Help: "GPU layout (the CPU computes the same sums): a warp per sentence (d <= 256), FULL-W2V's block per sentence, or auto"},
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines training (cpu) or preparing batches (GPU); 0: one per core; 1 on the cpu: deterministic"},
+			Help: "goroutines training (cpu; 0: one per core; 1: deterministic); the GPU draws its own batches"},
 		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
 			Help: "corpus tokens per GPU launch"},
-		// 1024 by default: on the H100 unbounded concurrency trained vectors
-		// far worse than the CPU's (WS-353 0.22-0.29 against 0.51-0.52),
-		// while 1024 sentences at once stayed within the CPU's spread.
-		{Name: "concurrency", Type: workloads.Int, Default: "1024", Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
+		{Name: "fresh", Type: workloads.Bool, Default: strconv.FormatBool(def.Fresh),
+			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
+		// Bounded by default (DefaultConcurrency): on the H100 unbounded
+		// concurrency trained vectors far worse than the CPU's.
+		{Name: "concurrency", Type: workloads.Int, Default: i(DefaultConcurrency), Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
 			Help: "sentences a GPU trains at once (0: as many as fit, faster but staler Hogwild)"},
 	}
 }
@@ -88,7 +90,7 @@ func ConfigFromValues(v workloads.Values) (Config, error) {
 	cfg := Config{
 		Dim: int(v.Int("dim")), Window: int(v.Int("window")), Negatives: int(v.Int("negatives")),
 		Sample: v.Float("sample"), Alpha: v.Float("alpha"), Epochs: int(v.Int("epochs")),
-		Seed: uint64(v.Int("seed")), TableSize: int(v.Int("table")), Kernel: v.String("kernel"),
+		Seed: uint64(v.Int("seed")), TableSize: int(v.Int("table")), Kernel: v.String("kernel"), Fresh: v.Bool("fresh"),
 	}
 	return cfg, cfg.Validate()
 }

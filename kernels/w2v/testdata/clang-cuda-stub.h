@@ -17,6 +17,14 @@ static __device__ __forceinline__ float __shfl_xor_sync(unsigned m, float v, int
     return __nvvm_shfl_sync_bfly_f32(m, v, lane, 0x1f);
 }
 static __device__ __forceinline__ int __ldg(const int *p) { return __nvvm_ldg_i(p); }
+static __device__ __forceinline__ unsigned long long __ldg(const unsigned long long *p) { return __nvvm_ldg_ull(p); }
+static __device__ __forceinline__ unsigned __umulhi(unsigned a, unsigned b) { return __nvvm_mulhi_ui(a, b); }
+static __device__ __forceinline__ int __popc(unsigned x) { return __builtin_popcount(x); }
+static __device__ __forceinline__ unsigned __ballot_sync(unsigned m, bool p) { return __nvvm_vote_ballot_sync(m, p); }
+static __device__ __forceinline__ unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __nvvm_atom_add_gen_ll((long long *)p, (long long)v);
+}
 static __device__ __forceinline__ float __ldg(const float *p) { return __nvvm_ldg_f(p); }
 static __device__ __forceinline__ float atomicAdd(float *p, float v) { return __nvvm_atom_add_gen_f(p, v); }
 static __device__ __forceinline__ int min(int a, int b) { return a < b ? a : b; }

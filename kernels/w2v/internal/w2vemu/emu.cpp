@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: 0f3d258ec8ae0ac6a1a0022bf5c4cb71f96c4a3bfc8fda26ea41476ab19516d7
+// w2v.cu sha256: bd56b96ccd53273e42b9eedcb761b61c6cc7676aa419bf5d335cb1741c928695
 #include "shim.h"
 #include "../../../w2v.cu"
 
@@ -17,6 +17,7 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
     std::vector<unsigned char> mem(shared > 0 ? shared : 1);
     const unsigned warps = (bx + 31) / 32;
     std::vector<float> xchg(32 * warps);
+    std::vector<unsigned> ixchg(32 * warps);
     for (unsigned x = 0; x < gx; x++) {
         std::memset(mem.data(), 0xff, mem.size());
         std::barrier<> block(bx);
@@ -33,6 +34,7 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
                 emu_block_barrier = &block;
                 emu_warp_barrier = warp[t / 32].get();
                 emu_warp_xchg = xchg.data() + 32 * (t / 32);
+                emu_warp_ixchg = ixchg.data() + 32 * (t / 32);
                 emu_dynamic_shared = mem.data();
                 kernel();
             });
@@ -43,16 +45,22 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
 }
 
 #define GRID unsigned gx, unsigned bx, unsigned long sh
-#define PARAMS                                                                                               \
-    float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, const float *alphas, \
-        const float *tab, int nsent, int d, int wf, int n
-#define ARGS syn0, syn1, tokens, negs, starts, alphas, tab, nsent, d, wf, n
+#define PARAMS                                                                                                    \
+    float *syn0, float *syn1, const int *tok, const int *neg, const int *starts, const int *lens, const float *alphas, \
+        const float *tab, int first, int nsent, int base, int d, int wf, int n, int fresh
+#define ARGS syn0, syn1, tok, neg, starts, lens, alphas, tab, first, nsent, base, d, wf, n, fresh
+#define DRAW_PARAMS                                                                                              \
+    const int *corpus, const int *starts, const unsigned long long *thr, const int *table, int *tok, int *neg,   \
+        int *lens, unsigned long long *kept, unsigned tableSize, int vocab, int eos, int n, unsigned seed0,      \
+        unsigned seed1, unsigned epoch, int first, int nsent, int base
+#define DRAW_ARGS corpus, starts, thr, table, tok, neg, lens, kept, tableSize, vocab, eos, n, seed0, seed1, epoch, first, nsent, base
 
 extern "C" {
 int emu_w2v_warps() { return w2v_warps; }
-int emu_w2v_group() { return w2v_group; }
 int emu_w2v_exp_table() { return w2v_exp_table; }
+int emu_w2v_neg_tries() { return w2v_neg_tries; }
 
+void emu_w2v_draw(GRID, DRAW_PARAMS) { launch(gx, bx, sh, [&] { w2v_draw(DRAW_ARGS); }); }
 void emu_w2v_sgns_warp1(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp1(ARGS); }); }
 void emu_w2v_sgns_warp2(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp2(ARGS); }); }
 void emu_w2v_sgns_warp4(GRID, PARAMS) { launch(gx, bx, sh, [&] { w2v_sgns_warp4(ARGS); }); }

@@ -16,11 +16,15 @@ package w2vemu
 #include <string.h>
 
 #define GRID unsigned gx, unsigned bx, unsigned long sh
-#define PARAMS float *syn0, float *syn1, const int *tokens, const int *negs, const int *starts, \
-	const float *alphas, const float *tab, int nsent, int d, int wf, int n
+#define PARAMS float *syn0, float *syn1, const int *tok, const int *neg, const int *starts, const int *lens, \
+	const float *alphas, const float *tab, int first, int nsent, int base, int d, int wf, int n, int fresh
+#define DRAW_PARAMS const int *corpus, const int *starts, const unsigned long long *thr, const int *table, \
+	int *tok, int *neg, int *lens, unsigned long long *kept, unsigned tableSize, int vocab, int eos, int n, \
+	unsigned seed0, unsigned seed1, unsigned epoch, int first, int nsent, int base
 int emu_w2v_warps(void);
-int emu_w2v_group(void);
 int emu_w2v_exp_table(void);
+int emu_w2v_neg_tries(void);
+void emu_w2v_draw(GRID, DRAW_PARAMS);
 void emu_w2v_sgns_warp1(GRID, PARAMS);
 void emu_w2v_sgns_warp2(GRID, PARAMS);
 void emu_w2v_sgns_warp4(GRID, PARAMS);
@@ -107,10 +111,10 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 	switch name {
 	case "w2v_warps":
 		return int32(C.emu_w2v_warps()), nil
-	case "w2v_group":
-		return int32(C.emu_w2v_group()), nil
 	case "w2v_exp_table":
 		return int32(C.emu_w2v_exp_table()), nil
+	case "w2v_neg_tries":
+		return int32(C.emu_w2v_neg_tries()), nil
 	}
 	return 0, fmt.Errorf("module w2v: no global %s", name)
 }
@@ -141,40 +145,51 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	if shared > SharedPerBlock {
 		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
 	}
-	if len(argv) != 11 {
-		return fmt.Errorf("kernel %s: %d arguments, want 11", kernel, len(argv))
+	// The kernels take their buffers first, then 32-bit integers.
+	nbuf, nint := 8, 7
+	if kernel == "w2v_draw" {
+		nbuf, nint = 8, 10
 	}
-	var ptrs [7]unsafe.Pointer
-	for i := range ptrs {
+	if len(argv) != nbuf+nint {
+		return fmt.Errorf("kernel %s: %d arguments, want %d", kernel, len(argv), nbuf+nint)
+	}
+	var p [8]unsafe.Pointer
+	for i := 0; i < nbuf; i++ {
 		b, ok := argv[i].(*Buffer)
 		if !ok || b == nil || b.p == nil {
 			return fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", kernel, i, argv[i])
 		}
-		ptrs[i] = b.p
+		p[i] = b.p
 	}
-	var ints [4]C.int
-	for i := range ints {
-		v, ok := argv[7+i].(int32)
+	var v [10]C.int
+	for i := 0; i < nint; i++ {
+		x, ok := argv[nbuf+i].(int32)
 		if !ok {
-			return fmt.Errorf("kernel %s: argument %d is %T, want int32", kernel, 7+i, argv[7+i])
+			return fmt.Errorf("kernel %s: argument %d is %T, want int32", kernel, nbuf+i, argv[nbuf+i])
 		}
-		ints[i] = C.int(v)
+		v[i] = C.int(x)
 	}
 	gx, bx, sh := C.uint(grid.X), C.uint(block.X), C.ulong(shared)
-	syn0, syn1 := (*C.float)(ptrs[0]), (*C.float)(ptrs[1])
-	tok, neg, starts := (*C.int)(ptrs[2]), (*C.int)(ptrs[3]), (*C.int)(ptrs[4])
-	alphas, tab := (*C.float)(ptrs[5]), (*C.float)(ptrs[6])
+	if kernel == "w2v_draw" {
+		C.emu_w2v_draw(gx, bx, sh, (*C.int)(p[0]), (*C.int)(p[1]), (*C.ulonglong)(p[2]), (*C.int)(p[3]),
+			(*C.int)(p[4]), (*C.int)(p[5]), (*C.int)(p[6]), (*C.ulonglong)(p[7]),
+			C.uint(v[0]), v[1], v[2], v[3], C.uint(v[4]), C.uint(v[5]), C.uint(v[6]), v[7], v[8], v[9])
+		return nil
+	}
+	syn0, syn1 := (*C.float)(p[0]), (*C.float)(p[1])
+	tok, neg, starts, lens := (*C.int)(p[2]), (*C.int)(p[3]), (*C.int)(p[4]), (*C.int)(p[5])
+	alphas, tab := (*C.float)(p[6]), (*C.float)(p[7])
 	switch kernel {
 	case "w2v_sgns_warp1":
-		C.emu_w2v_sgns_warp1(gx, bx, sh, syn0, syn1, tok, neg, starts, alphas, tab, ints[0], ints[1], ints[2], ints[3])
+		C.emu_w2v_sgns_warp1(gx, bx, sh, syn0, syn1, tok, neg, starts, lens, alphas, tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	case "w2v_sgns_warp2":
-		C.emu_w2v_sgns_warp2(gx, bx, sh, syn0, syn1, tok, neg, starts, alphas, tab, ints[0], ints[1], ints[2], ints[3])
+		C.emu_w2v_sgns_warp2(gx, bx, sh, syn0, syn1, tok, neg, starts, lens, alphas, tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	case "w2v_sgns_warp4":
-		C.emu_w2v_sgns_warp4(gx, bx, sh, syn0, syn1, tok, neg, starts, alphas, tab, ints[0], ints[1], ints[2], ints[3])
+		C.emu_w2v_sgns_warp4(gx, bx, sh, syn0, syn1, tok, neg, starts, lens, alphas, tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	case "w2v_sgns_warp8":
-		C.emu_w2v_sgns_warp8(gx, bx, sh, syn0, syn1, tok, neg, starts, alphas, tab, ints[0], ints[1], ints[2], ints[3])
+		C.emu_w2v_sgns_warp8(gx, bx, sh, syn0, syn1, tok, neg, starts, lens, alphas, tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	case "w2v_sgns_block":
-		C.emu_w2v_sgns_block(gx, bx, sh, syn0, syn1, tok, neg, starts, alphas, tab, ints[0], ints[1], ints[2], ints[3])
+		C.emu_w2v_sgns_block(gx, bx, sh, syn0, syn1, tok, neg, starts, lens, alphas, tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	default:
 		return fmt.Errorf("module w2v: no kernel %s", kernel)
 	}

@@ -19,6 +19,7 @@ struct emu_uint3 {
 static thread_local emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
 static thread_local std::barrier<> *emu_block_barrier, *emu_warp_barrier;
 static thread_local float *emu_warp_xchg;
+static thread_local unsigned *emu_warp_ixchg;
 static thread_local unsigned char *emu_dynamic_shared;
 
 #define __global__
@@ -38,6 +39,21 @@ static inline float __shfl_xor_sync(unsigned, float v, int mask)
     emu_warp_barrier->arrive_and_wait();
     return r;
 }
+
+static inline unsigned __ballot_sync(unsigned, int pred)
+{
+    const unsigned lane = threadIdx.x & 31;
+    emu_warp_ixchg[lane] = pred ? 1u : 0u;
+    emu_warp_barrier->arrive_and_wait();
+    unsigned m = 0;
+    for (unsigned j = 0; j < 32; j++)
+        m |= emu_warp_ixchg[j] << j;
+    emu_warp_barrier->arrive_and_wait();
+    return m;
+}
+
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 
 static inline float __fadd_rn(float a, float b) { return a + b; }
 static inline float __fsub_rn(float a, float b) { return a - b; }
@@ -60,6 +76,10 @@ static inline float atomicAdd(float *p, float v)
         sum = old + v;
     } while (!__atomic_compare_exchange(p, &old, &sum, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return old;
+}
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 #define W2V_LDCG(p) emu_ldcg(p)
 using std::max;
