@@ -60,7 +60,7 @@ export HEATSINK_KERNELS_DIR=$out/gen
 
 if has tests; then
 	step "GPU tests (every iteration equal to the Go sampler's)"
-	"$bin/lda.test" -test.v -test.run 'TestGPU|TestKernelSource' -test.timeout 900s >"$out/lda-tests.log" 2>&1
+	"$bin/lda.test" -test.v -test.run 'TestGPU|TestMultiGPU|TestKernelSource' -test.timeout 900s >"$out/lda-tests.log" 2>&1
 	rc=$?
 	grep -E "^(--- |\s+\S+_test.go|ok|FAIL|PASS|panic)" "$out/lda-tests.log"
 	[ $rc = 0 ] || { echo "lda tests failed (exit $rc); see lda-tests.log"; fail=1; }
@@ -71,7 +71,7 @@ if has memcheck; then
 		step "compute-sanitizer $tool (small cases)"
 		compute-sanitizer --tool $tool --error-exitcode 99 \
 			"$bin/lda.test" -test.short -test.v -test.timeout 900s \
-			-test.run 'TestGPU(MatchesTheCPU|PhiloxKnownAnswers|CheckCatchesBrokenCounts)' >"$out/lda-$tool.log" 2>&1
+			-test.run 'TestGPU(MatchesTheCPU|PhiloxKnownAnswers|CheckCatchesBrokenCounts)|TestMultiGPU' >"$out/lda-$tool.log" 2>&1
 		rc=$?
 		grep -E "ERROR SUMMARY|RACECHECK SUMMARY|INITCHECK|^--- |^(ok|FAIL|PASS)" "$out/lda-$tool.log"
 		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see lda-$tool.log"; fail=1; }

@@ -107,3 +107,17 @@ func TestNilAndFreedResourcesReleaseQuietly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A peer copy outside either buffer is refused before it reaches the
+// driver.
+func TestCopyPeerChecksRanges(t *testing.T) {
+	a, b := &Buffer{bytes: 64}, &Buffer{bytes: 32}
+	for _, c := range []struct{ dstOff, srcOff, n int64 }{
+		{0, 0, 33}, {1, 0, 32}, {0, 33, 32}, {-1, 0, 4}, {0, -4, 4}, {0, 0, -1},
+	} {
+		err := CopyPeer(b, c.dstOff, a, c.srcOff, c.n)
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("copy of %d bytes from %d to %d: error %v", c.n, c.srcOff, c.dstOff, err)
+		}
+	}
+}

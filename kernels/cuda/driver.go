@@ -68,6 +68,7 @@ type Driver struct {
 	cuFuncSetAttribute, cuFuncGetAttribute, cuLaunchKernel                                    unsafe.Pointer
 	cuMemAlloc, cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemsetD8, cuMemGetInfo unsafe.Pointer
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize, cuEventElapsedTime      unsafe.Pointer
+	cuMemcpyPeer, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                unsafe.Pointer
 }
 
 // Load opens libcuda.so.1 and initialises the driver. Without a driver the
@@ -121,6 +122,9 @@ func LoadLibrary(name string) (*Driver, error) {
 		{&d.cuEventRecord, []string{"cuEventRecord"}},
 		{&d.cuEventSynchronize, []string{"cuEventSynchronize"}},
 		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
+		{&d.cuMemcpyPeer, []string{"cuMemcpyPeer"}},
+		{&d.cuDeviceCanAccessPeer, []string{"cuDeviceCanAccessPeer"}},
+		{&d.cuCtxEnablePeerAccess, []string{"cuCtxEnablePeerAccess"}},
 	}
 	for _, s := range syms {
 		var firstErr error

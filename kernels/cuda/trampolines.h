@@ -47,6 +47,11 @@ static inline CUresult hs_memAlloc(void *f, CUdeviceptr *p, size_t n) { return (
 static inline CUresult hs_memFree(void *f, CUdeviceptr p) { return ((CUresult(*)(CUdeviceptr))f)(p); }
 static inline CUresult hs_htod(void *f, CUdeviceptr d, const void *s, size_t n) { return ((CUresult(*)(CUdeviceptr, const void *, size_t))f)(d, s, n); }
 static inline CUresult hs_dtoh(void *f, void *d, CUdeviceptr s, size_t n) { return ((CUresult(*)(void *, CUdeviceptr, size_t))f)(d, s, n); }
+static inline CUresult hs_peer(void *f, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
+    return ((CUresult(*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t))f)(d, dc, s, sc, n);
+}
+static inline CUresult hs_canAccessPeer(void *f, int *can, CUdevice d, CUdevice p) { return ((CUresult(*)(int *, CUdevice, CUdevice))f)(can, d, p); }
+static inline CUresult hs_enablePeer(void *f, CUcontext p, unsigned fl) { return ((CUresult(*)(CUcontext, unsigned))f)(p, fl); }
 static inline CUresult hs_dtod(void *f, CUdeviceptr d, CUdeviceptr s, size_t n) { return ((CUresult(*)(CUdeviceptr, CUdeviceptr, size_t))f)(d, s, n); }
 static inline CUresult hs_memsetD8(void *f, CUdeviceptr d, unsigned char v, size_t n) { return ((CUresult(*)(CUdeviceptr, unsigned char, size_t))f)(d, v, n); }
 static inline CUresult hs_memGetInfo(void *f, size_t *fr, size_t *t) { return ((CUresult(*)(size_t *, size_t *))f)(fr, t); }

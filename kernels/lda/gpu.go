@@ -46,6 +46,12 @@ type gpuDevice interface {
 	SetMaxShared(kernel string, bytes int) error
 	// Launch queues a kernel; buffers are passed as gpuBuffer.
 	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
+	// EnablePeer lets this GPU reach peer's memory directly where the
+	// hardware allows (copies work either way).
+	EnablePeer(peer gpuDevice) error
+	// CopyPeer copies bytes from src at byte srcOff to dst at byte dstOff,
+	// buffers of this GPU or another; it is ordered with both GPUs' work.
+	CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error
 	// Start marks the start of a timed stage; Stop waits for the work
 	// since and returns its device time.
 	Start() error
@@ -67,6 +73,9 @@ type gpuEngine struct {
 	// twoBranch turns the max-topic shortcut off.
 	twoBranch bool
 	allocated int64
+	// part is the units this GPU samples: all of them, or its share
+	// when several GPUs sample one chain (multiGPU).
+	part share
 
 	// The layout.
 	wordOff, tokDoc, tokIdx, docOff, docTok      gpuBuffer
@@ -87,6 +96,25 @@ func newGPUEngine(_ context.Context, cfg Config, dev Device, l *layout) (engine,
 	if open == nil {
 		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
 	}
+	if dev.GPUs > 1 {
+		var devs []gpuDevice
+		for i := range dev.GPUs {
+			d, err := open(dev.GPU + i)
+			if err != nil {
+				for _, d := range devs {
+					err = errors.Join(err, d.Close())
+				}
+				return nil, err
+			}
+			devs = append(devs, d)
+		}
+		m, err := newMultiGPU(cfg, l, devs, gpuThreads)
+		if err != nil {
+			return nil, err
+		}
+		m.setTwoBranch(dev.Options.TwoBranch)
+		return m, nil
+	}
 	d, err := open(dev.GPU)
 	if err != nil {
 		return nil, err
@@ -105,7 +133,7 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 	if block < 32 || block > gpuThreads || block&(block-1) != 0 {
 		return nil, fmt.Errorf("GPU block of %d threads: want a power of two from 32 to %d", block, gpuThreads)
 	}
-	g := &gpuEngine{cfg: cfg, l: l, dev: d, block: block}
+	g := &gpuEngine{cfg: cfg, l: l, dev: d, block: block, part: wholeShare(l)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -309,66 +337,76 @@ func (g *gpuEngine) initialise(ctx context.Context) error {
 }
 
 func (g *gpuEngine) step(ctx context.Context) (stepStats, error) {
-	l, cfg := g.l, g.cfg
-	k := uint32(l.k)
 	g.iter++
 	var st stepStats
 	var err error
-	st.sample, err = g.timed(ctx, func() error {
-		vbeta := float64(float64(l.v) * cfg.Beta)
-		if err := g.launch("lda_topics", 1, 0, g.t, k, vbeta, cfg.Beta, g.denom, g.consts); err != nil {
-			return err
-		}
-		if err := g.launch("lda_tables", gpuScales, 0, g.denom, g.consts, k, cfg.Alpha, cfg.Beta, g.zphi, g.gpre, g.zphiMax, g.nscales); err != nil {
-			return err
-		}
-		if err := g.launch("lda_prep_dense", l.dense, 0, g.wd, k, g.denom, g.consts, cfg.Alpha, cfg.Beta,
-			g.zphiMax, g.gpre, g.phiD, g.epreD, g.ws32, g.ws64); err != nil {
-			return err
-		}
-		if err := g.launch("lda_prep_sparse", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
-			g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
-			return err
-		}
-		if err := g.dev.Memset(g.counter, 0); err != nil {
-			return err
-		}
-		if err := g.dev.Memset(g.nshort, 0); err != nil {
-			return err
-		}
-		shortcut := uint32(1)
-		if g.twoBranch {
-			shortcut = 0
-		}
-		for _, u := range []struct {
-			units  gpuBuffer
-			n      int
-			medium uint32
-		}{{g.denseUnits, l.nDenseUnits(), 0}, {g.mediumUnits, l.nMediumUnits(), 1}} {
-			if err := g.launch("lda_sample_dense", u.n, 4*l.k, u.units, u.medium, g.phiD, g.epreD, g.wordOff, l.sparseBase,
-				g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
-				g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
-				return err
-			}
-		}
-		persist := min(l.nSparseUnits(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
-		return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(l.nSparseUnits()), g.counter,
-			g.wordOff, l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k,
-			g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
-	})
-	if err != nil {
+	if st.sample, err = g.timed(ctx, g.sample); err != nil {
 		return st, err
 	}
 	g.z, g.znew = g.znew, g.z
 	if st.rebuild, err = g.timed(ctx, g.rebuild); err != nil {
 		return st, err
 	}
+	st.shortcuts, err = g.shortcuts()
+	return st, err
+}
+
+// sample queues iteration g.iter's per-iteration tables and the sampling
+// of g.part's units into znew.
+func (g *gpuEngine) sample() error {
+	l, cfg := g.l, g.cfg
+	k := uint32(l.k)
+	vbeta := float64(float64(l.v) * cfg.Beta)
+	if err := g.launch("lda_topics", 1, 0, g.t, k, vbeta, cfg.Beta, g.denom, g.consts); err != nil {
+		return err
+	}
+	if err := g.launch("lda_tables", gpuScales, 0, g.denom, g.consts, k, cfg.Alpha, cfg.Beta, g.zphi, g.gpre, g.zphiMax, g.nscales); err != nil {
+		return err
+	}
+	if err := g.launch("lda_prep_dense", l.dense, 0, g.wd, k, g.denom, g.consts, cfg.Alpha, cfg.Beta,
+		g.zphiMax, g.gpre, g.phiD, g.epreD, g.ws32, g.ws64); err != nil {
+		return err
+	}
+	if err := g.launch("lda_prep_sparse", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
+		g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
+		return err
+	}
+	if err := g.dev.Memset(g.counter, 0); err != nil {
+		return err
+	}
+	if err := g.dev.Memset(g.nshort, 0); err != nil {
+		return err
+	}
+	shortcut := uint32(1)
+	if g.twoBranch {
+		shortcut = 0
+	}
+	for _, u := range []struct {
+		units  gpuBuffer
+		r      unitRange
+		medium uint32
+	}{{g.denseUnits, g.part.dense, 0}, {g.mediumUnits, g.part.medium, 1}} {
+		if err := g.launch("lda_sample_dense", u.r.n(), 4*l.k, u.units, uint32(u.r.lo), u.medium, g.phiD, g.epreD, g.wordOff,
+			l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
+			g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
+			return err
+		}
+	}
+	r := g.part.sparse
+	persist := min(r.n(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
+	return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(r.lo), uint32(r.n()), g.counter,
+		g.wordOff, l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k,
+		g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
+}
+
+// shortcuts reads the tokens of the last sampling that took the
+// max-topic shortcut.
+func (g *gpuEngine) shortcuts() (int64, error) {
 	var n [1]uint64
 	if err := download(g, n[:], g.nshort); err != nil {
-		return st, err
+		return 0, err
 	}
-	st.shortcuts = int64(n[0])
-	return st, nil
+	return int64(n[0]), nil
 }
 
 // rebuild counts T, W and D from z on the GPU.
@@ -651,6 +689,15 @@ func (d *cudaDevice) SetMaxShared(kernel string, bytes int) error {
 
 func (d *cudaDevice) Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error {
 	return d.fn[kernel].Launch(grid, block, shared, args...)
+}
+
+func (d *cudaDevice) EnablePeer(peer gpuDevice) error {
+	_, err := d.ctx.EnablePeerAccess(peer.(*cudaDevice).ctx)
+	return err
+}
+
+func (d *cudaDevice) CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error {
+	return cuda.CopyPeer(dst.(*cuda.Buffer), dstOff, src.(*cuda.Buffer), srcOff, bytes)
 }
 
 func (d *cudaDevice) Start() error { return d.start.Record() }

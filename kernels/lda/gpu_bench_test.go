@@ -145,27 +145,46 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 		t.Fatal(err)
 	}
 	layoutTime := time.Since(start)
-	d, err := openBenchGPU()
+	gpus, _ := strconv.Atoi(os.Getenv("LDA_BENCH_GPUS"))
+	var devs []gpuDevice
+	if gpus > 1 {
+		devs = openTestGPUs(t, gpus)
+	} else {
+		d, err := openBenchGPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs = []gpuDevice{d}
+	}
+	free0, err := devs[0].MemFree()
 	if err != nil {
 		t.Fatal(err)
 	}
-	free0, err := d.MemFree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := newGPUEngineOn(cfg, l, d, testBlock)
-	if err != nil {
-		d.Close()
-		fmt.Printf("\n%s at K=%d: %v\n", name, cfg.Topics, err)
-		return nil, false
+	var g engine
+	if len(devs) > 1 {
+		m, err := newMultiGPU(cfg, l, devs, testBlock)
+		if err != nil {
+			fmt.Printf("\n%s at K=%d: %v\n", name, cfg.Topics, err)
+			return nil, false
+		}
+		m.setTwoBranch(opt.TwoBranch)
+		g = m
+	} else {
+		one, err := newGPUEngineOn(cfg, l, devs[0], testBlock)
+		if err != nil {
+			devs[0].Close()
+			fmt.Printf("\n%s at K=%d: %v\n", name, cfg.Topics, err)
+			return nil, false
+		}
+		one.twoBranch = opt.TwoBranch
+		g = one
 	}
 	defer g.close()
-	g.twoBranch = opt.TwoBranch
-	free1, _ := d.MemFree()
+	free1, _ := devs[0].MemFree()
 	if err := g.initialise(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("\n%s at K=%d on %s: %d dense, %d medium, %d small words (%d, %d, %d units); %.2f GiB allocated, free memory dropped %.2f GiB; layout %.1f s\n",
+	fmt.Printf("\n%s at K=%d on %s: %d dense, %d medium, %d small words (%d, %d, %d units); %.2f GiB allocated, free memory of the first GPU dropped %.2f GiB; layout %.1f s\n",
 		name, cfg.Topics, g.name(), l.dense, l.medium-l.dense, l.v-l.medium, l.nDenseUnits(), l.nMediumUnits(), l.nSparseUnits(),
 		float64(g.bytes())/(1<<30), float64(free0-free1)/(1<<30), layoutTime.Seconds())
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -39,6 +39,10 @@ func (e emuDevice) Launch(k string, grid, block cuda.Dim3, shared int, args ...a
 	}
 	return e.d.Launch(k, grid, block, shared, args...)
 }
+func (e emuDevice) EnablePeer(gpuDevice) error { return nil }
+func (e emuDevice) CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error {
+	return ldaemu.CopyPeer(dst.(*ldaemu.Buffer), dstOff, src.(*ldaemu.Buffer), srcOff, bytes)
+}
 func (e emuDevice) Start() error                 { return e.d.Start() }
 func (e emuDevice) Stop() (time.Duration, error) { return e.d.Stop() }
 func (e emuDevice) Close() error                 { return e.d.Close() }

@@ -185,6 +185,8 @@ func gpuCases(t *testing.T) []struct {
 	if testOpen == nil && !testing.Short() {
 		long = synthetic(t, "small", nil)
 	}
+	// Document rows longer than one 128-entry step of the sampler's search.
+	chunks := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 10; s.DocLen = 400; s.Vocab = 500; s.Seed = 7 })
 	edge := &Corpus{Vocab: []string{"a", "b", "c", "unused", "e"}, DocOff: []uint32{0, 0, 1, 1, 41, 47, 47}}
 	edge.Words = []uint32{4}
 	for i := range 40 {
@@ -192,7 +194,7 @@ func gpuCases(t *testing.T) []struct {
 	}
 	edge.Words = append(edge.Words, 0, 0, 0, 0, 0, 0)
 	cfg := func(k int, seed uint64) Config { c := DefaultConfig(k); c.Seed = seed; return c }
-	return []struct {
+	cases := []struct {
 		name string
 		c    *Corpus
 		cfg  Config
@@ -203,7 +205,24 @@ func gpuCases(t *testing.T) []struct {
 		{"dense K=7 two-branch", short, cfg(7, 3), Options{Format: AllDense, TwoBranch: true}},
 		{"sparse K=33", short, cfg(33, 4), Options{Format: AllSparse}},
 		{"edge K=5", edge, cfg(5, 9), Options{}},
+		{"rows of two steps K=200", chunks, cfg(200, 10), Options{}},
 	}
+	if testOpen == nil && !testing.Short() {
+		// Too slow to emulate or to run under the sanitizers: rows of
+		// many 128-entry steps, at two K.
+		many := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 12; s.DocLen = 700; s.Vocab = 1500; s.Seed = 8 })
+		huge := synthetic(t, "tiny", func(s *Synthetic) { s.Docs = 4; s.DocLen = 3000; s.Vocab = 2000; s.Seed = 9 })
+		cases = append(cases, []struct {
+			name string
+			c    *Corpus
+			cfg  Config
+			opt  Options
+		}{
+			{"rows of many steps K=1024", many, cfg(1024, 11), Options{}},
+			{"rows of many steps K=2048", huge, cfg(2048, 12), Options{}},
+		}...)
+	}
+	return cases
 }
 
 // With the same draws, one GPU iteration equals the CPU's exactly: every

@@ -12,7 +12,10 @@ import (
 
 // Device is where a Trainer samples: a GPU, or the CPU when GPU < 0.
 type Device struct {
-	GPU     int
+	GPU int
+	// GPUs, when above 1, samples one chain on GPUs GPU, GPU+1, ...
+	// (multiGPU).
+	GPUs    int
 	Options Options
 	// open, when set, opens the GPU instead of the CUDA driver (tests
 	// under emulation).

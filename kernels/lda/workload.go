@@ -51,6 +51,8 @@ func (Workload) Params() []workloads.ParamSpec {
 			Help: "Gibbs sweeps per workload iteration (the chain continues across them)"},
 		{Name: "seed", Type: workloads.Int, Default: "1", Min: workloads.Bound(0), Help: "seed of the sampler's random draws"},
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
+		{Name: "gpus", Type: workloads.Int, Default: "1", Min: workloads.Bound(1), Max: workloads.Bound(64),
+			Help: "GPUs sampling one chain, from device on: W replicated, topics exchanged GPU to GPU every iteration"},
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
 			Help: "goroutines for device=cpu (0: one per core)"},
 		{Name: "format", Type: workloads.String, Default: "hybrid", Choices: []string{"hybrid", "dense", "sparse"},
@@ -139,7 +141,11 @@ func readValues(v workloads.Values) (*Corpus, jobConfig, error) {
 	if err != nil {
 		return nil, jc, err
 	}
-	jc.dev = Device{GPU: gpu, Options: Options{Format: f, TwoBranch: v.Int("branches") == 2,
+	gpus := int(v.Int("gpus"))
+	if gpu < 0 && gpus > 1 {
+		return nil, jc, fmt.Errorf("gpus=%d needs a GPU device, not device=cpu", gpus)
+	}
+	jc.dev = Device{GPU: gpu, GPUs: gpus, Options: Options{Format: f, TwoBranch: v.Int("branches") == 2,
 		Static: v.String("schedule") == "static", Threads: int(v.Int("threads"))}}
 	jc.sweeps, jc.llEvery, jc.check = int(v.Int("iterations")), int(v.Int("ll_every")), v.Bool("check")
 	jc.output, jc.top = v.String("output"), int(v.Int("top_words"))

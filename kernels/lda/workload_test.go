@@ -99,6 +99,7 @@ func TestWorkloadErrors(t *testing.T) {
 		"no such file":                      {"corpus": "testdata/missing.txt", "device": "cpu"},
 		"alpha 1e+06":                       {"alpha": "1e6", "corpus": "synthetic:preset=tiny"},
 		"one document per file needs a dir": {"corpus": "testdata/perfile/a.txt", "documents": "file", "device": "cpu"},
+		"gpus=2 needs a GPU device":         {"corpus": "synthetic:preset=tiny", "device": "cpu", "gpus": "2"},
 	} {
 		_, err := Workload{}.Start(context.Background(), values(t, want))
 		if err == nil || !strings.Contains(err.Error(), set) {

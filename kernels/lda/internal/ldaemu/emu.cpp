@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: d155fa5ac3219db2fb69dc53f31db23b74dc99af65e2a656fc9f9053ce3f4e1a
+// lda.cu sha256: f15efb9f19b9620eab3f2b0ea3d4628456b6842e361b4d2ac3034a264c8002f6
 #include "shim.h"
 #include "../../../lda.cu"
 

@@ -101,6 +101,17 @@ func (d *Device) Download(dst []byte, src *Buffer) error {
 	return nil
 }
 
+// CopyPeer copies bytes from src at srcOff to dst at dstOff, as between
+// two GPUs (the buffers may belong to two emulated devices).
+func CopyPeer(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, bytes int64) error {
+	if bytes < 0 || dstOff < 0 || srcOff < 0 || dstOff+bytes > dst.bytes || srcOff+bytes > src.bytes {
+		return fmt.Errorf("peer copy of %d bytes from offset %d of %d to offset %d of %d: out of range",
+			bytes, srcOff, src.bytes, dstOff, dst.bytes)
+	}
+	copy(dst.view()[dstOff:dstOff+bytes], src.view()[srcOff:srcOff+bytes])
+	return nil
+}
+
 // Memset sets every byte of b to v.
 func (d *Device) Memset(b *Buffer, v byte) error {
 	C.memset(b.p, C.int(v), C.size_t(b.bytes))
