@@ -14,6 +14,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/philox"
 )
 
 // The Go host side and lda.cu must agree on the kernels' names and
@@ -132,7 +133,7 @@ func TestGPUPhiloxKnownAnswers(t *testing.T) {
 		{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
 		{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
 		{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1},
-		Philox4x32([4]uint32{17, 3, 0, 0}, [2]uint32{42, 0}),
+		philox.Philox4x32([4]uint32{17, 3, 0, 0}, [2]uint32{42, 0}),
 	}
 	got, err := g.philoxKAT(context.Background(), in)
 	if err != nil {

@@ -1,40 +1,14 @@
 package lda
 
-import "math/bits"
+import (
+	"math/bits"
 
-// Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:
-// as easy as 1, 2, 3", SC 2011; the Random123 library): a counter-based
-// generator, so the draw for a token is a pure function of (seed,
-// iteration, token index) and the CPU and the GPU (lda.cu's lda_philox,
-// the same function line for line) draw the same numbers whatever order or
-// thread mapping they use.
-
-// Philox constants from Random123's philox.h.
-const (
-	philoxM0 = 0xD2511F53
-	philoxM1 = 0xCD9E8D57
-	philoxW0 = 0x9E3779B9 // golden ratio
-	philoxW1 = 0xBB67AE85 // sqrt(3)-1
+	"github.com/heatsink-hpc/heatsink/kernels/philox"
 )
 
-// Philox4x32 is Philox4x32-10: ten rounds over a 128-bit counter with a
-// 64-bit key, as Random123's philox4x32 (the key is bumped between rounds).
-func Philox4x32(ctr [4]uint32, key [2]uint32) [4]uint32 {
-	return philox4x32R(10, ctr, key)
-}
-
-func philox4x32R(rounds int, ctr [4]uint32, key [2]uint32) [4]uint32 {
-	for r := 0; r < rounds; r++ {
-		if r > 0 {
-			key[0] += philoxW0
-			key[1] += philoxW1
-		}
-		hi0, lo0 := bits.Mul32(philoxM0, ctr[0])
-		hi1, lo1 := bits.Mul32(philoxM1, ctr[2])
-		ctr = [4]uint32{hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0}
-	}
-	return ctr
-}
+// The sampler's draws come from Philox4x32-10 (kernels/philox), so the
+// draw for a token is a pure function of (seed, iteration, token index),
+// and lda.cu's lda_philox draws the same numbers.
 
 // Streams separate the uses of one seed: the counter's third word.
 const (
@@ -45,7 +19,7 @@ const (
 // document order) in iteration iter: counter (tok, iter, stream, 0), key
 // the seed's two halves.
 func draw(seed uint64, iter, tok uint32, stream uint32) [4]uint32 {
-	return Philox4x32([4]uint32{tok, iter, stream, 0}, [2]uint32{uint32(seed), uint32(seed >> 32)})
+	return philox.Philox4x32([4]uint32{tok, iter, stream, 0}, philox.Key(seed))
 }
 
 // tokenUniform is the 64-bit uniform token tok samples with in iteration
