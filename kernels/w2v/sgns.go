@@ -183,27 +183,9 @@ func (m *model) trainSentence(toks, negs []int32, n, wf int, alpha float32, sc *
 	for p := 0; p <= min(wf, L-1); p++ {
 		load(p)
 	}
-	o, o0 := sc.o[:d], sc.o0[:d]
 	for w := 0; w < L; w++ {
 		lo, hi := max(0, w-wf), min(L-1, w+wf)
-		for t := 0; t <= n; t++ {
-			id, label := toks[w], float32(1)
-			if t > 0 {
-				id, label = negs[w*n+t-1], 0
-			}
-			rowLoad(o, m.syn1, int(id), d)
-			copy(o0, o)
-			for p := lo; p <= hi; p++ {
-				if p == w {
-					continue
-				}
-				s := slot(p)
-				c := sc.ring[s : s+d]
-				g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
-				pair(c, o, g)
-			}
-			rowAddDelta(m.syn1, int(id), d, o, o0)
-		}
+		m.trainOutputs(toks, negs, w, n, lo, hi, alpha, slot, sc)
 		if p := w - wf; p >= 0 {
 			store(p)
 		}
@@ -213,6 +195,32 @@ func (m *model) trainSentence(toks, negs []int32, n, wf int, alpha float32, sc *
 	}
 	for p := max(0, L-wf); p < L; p++ {
 		store(p)
+	}
+}
+
+// trainOutputs trains centre w's outputs (its word, then its n negatives)
+// one at a time against the context copies of positions lo..hi but w,
+// which sit in sc.ring at slot(p).
+func (m *model) trainOutputs(toks, negs []int32, w, n, lo, hi int, alpha float32, slot func(int) int, sc *sentenceScratch) {
+	d := m.dim
+	o, o0 := sc.o[:d], sc.o0[:d]
+	for t := 0; t <= n; t++ {
+		id, label := toks[w], float32(1)
+		if t > 0 {
+			id, label = negs[w*n+t-1], 0
+		}
+		rowLoad(o, m.syn1, int(id), d)
+		copy(o0, o)
+		for p := lo; p <= hi; p++ {
+			if p == w {
+				continue
+			}
+			s := slot(p)
+			c := sc.ring[s : s+d]
+			g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
+			pair(c, o, g)
+		}
+		rowAddDelta(m.syn1, int(id), d, o, o0)
 	}
 }
 
@@ -228,7 +236,6 @@ func (m *model) trainSentenceFresh(toks, negs []int32, n, wf int, alpha float32,
 	d := m.dim
 	r := 2*wf + 1
 	slot := func(p int) int { return (p % r) * d }
-	o, o0 := sc.o[:d], sc.o0[:d]
 	for w := 0; w < L; w++ {
 		lo, hi := max(0, w-wf), min(L-1, w+wf)
 		for p := lo; p <= hi; p++ {
@@ -237,24 +244,7 @@ func (m *model) trainSentenceFresh(toks, negs []int32, n, wf int, alpha float32,
 				copy(sc.orig[s:s+d], sc.ring[s:s+d])
 			}
 		}
-		for t := 0; t <= n; t++ {
-			id, label := toks[w], float32(1)
-			if t > 0 {
-				id, label = negs[w*n+t-1], 0
-			}
-			rowLoad(o, m.syn1, int(id), d)
-			copy(o0, o)
-			for p := lo; p <= hi; p++ {
-				if p == w {
-					continue
-				}
-				s := slot(p)
-				c := sc.ring[s : s+d]
-				g := gradient(m.lay.dot(c, o, sc.lanes), label, alpha, m.table)
-				pair(c, o, g)
-			}
-			rowAddDelta(m.syn1, int(id), d, o, o0)
-		}
+		m.trainOutputs(toks, negs, w, n, lo, hi, alpha, slot, sc)
 		for p := lo; p <= hi; p++ {
 			if s := slot(p); p != w {
 				rowAddDelta(m.syn0, int(toks[p]), d, sc.ring[s:s+d], sc.orig[s:s+d])
