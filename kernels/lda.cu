@@ -31,6 +31,9 @@ typedef unsigned long long u64;
 #define LDA_THREADS 256   // largest block any kernel is launched with
 #define LDA_SMALL_ROW 32  // rows up to this long are rebuilt by one thread
 #define LDA_SCALES 64     // rows of the shared-branch tables
+#ifndef LDA_SAMPLE_BLOCKS
+#define LDA_SAMPLE_BLOCKS 5 // resident sampling blocks an SM is compiled for
+#endif
 #define LDA_MIN_SCALE 31  // scale exponent of table row 0
 
 // The host reads these to check that it was built with the same values.
@@ -522,12 +525,12 @@ __device__ __forceinline__ void lda_sample_group(u32 base, u32 hi, u32 lane, con
 // word's φ̂ of every topic is staged in shared memory (K·4 bytes of dynamic
 // shared memory): its dense row, or its sparse row expanded over the
 // shared zero-count values.
-extern "C" __global__ void lda_sample_dense(const u32 *units, u32 ubase, u32 medium, const u32 *phiD, const u64 *epreD,
-                                            const u32 *wordOff, u32 sparseBase, const u32 *wTop, const u32 *wLen,
-                                            const u32 *phiS, const u64 *epreS, const u32 *ws32, const u64 *ws64,
-                                            const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc,
-                                            const u32 *tokIdx, const u32 *docOff, const u32 *dTop, const u32 *dCnt,
-                                            const u32 *dLen, u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
+extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
+    lda_sample_dense(const u32 *units, u32 ubase, u32 medium, const u32 *phiD, const u64 *epreD, const u32 *wordOff,
+                     u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS, const u64 *epreS,
+                     const u32 *ws32, const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc,
+                     const u32 *tokIdx, const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen,
+                     u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
 {
     LDA_DYNAMIC_SHARED(u32, rowBuf);
     u64 unit = (u64)ubase + blockIdx.x;
@@ -569,12 +572,12 @@ extern "C" __global__ void lda_sample_dense(const u32 *units, u32 ubase, u32 med
 // last word) of small words, ubase + *counter (zeroed before the launch),
 // until nunits are taken: EZLDA's atomic hand-out of small words. A unit's warps
 // take 32 tokens at a time.
-extern "C" __global__ void lda_sample_sparse(const u32 *units, u32 ubase, u32 nunits, u32 *counter, const u32 *wordOff,
-                                             u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS,
-                                             const u64 *epreS, const u32 *ws32, const u64 *ws64, const u32 *zphi,
-                                             const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx,
-                                             const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen,
-                                             u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
+extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
+    lda_sample_sparse(const u32 *units, u32 ubase, u32 nunits, u32 *counter, const u32 *wordOff, u32 sparseBase,
+                      const u32 *wTop, const u32 *wLen, const u32 *phiS, const u64 *epreS, const u32 *ws32,
+                      const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx,
+                      const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter,
+                      u32 shortcut, u32 *znew, u64 *nshort)
 {
     __shared__ u32 unitShared;
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;

@@ -30,7 +30,7 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(\w+)\(`).FindAllSubmatch(src, -1) {
+	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(`).FindAllSubmatch(src, -1) {
 		names = append(names, string(m[1]))
 	}
 	want := slices.Clone(gpuFunctions)

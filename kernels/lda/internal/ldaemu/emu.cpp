@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: f15efb9f19b9620eab3f2b0ea3d4628456b6842e361b4d2ac3034a264c8002f6
+// lda.cu sha256: 8e0b50a4882ac2960d72d5e3266efae007dc6988bcc134db08d17bc07f3de743
 #include "shim.h"
 #include "../../../lda.cu"
 

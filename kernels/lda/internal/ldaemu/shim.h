@@ -22,6 +22,7 @@ static unsigned char *emu_dynamic_shared;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __launch_bounds__(threads, blocks)
 #define __shared__ static
 #define LDA_DYNAMIC_SHARED(type, name) type *name = (type *)emu_dynamic_shared
 
