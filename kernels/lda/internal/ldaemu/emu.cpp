@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: 8e0b50a4882ac2960d72d5e3266efae007dc6988bcc134db08d17bc07f3de743
+// lda.cu sha256: e4d3d1b9f77b2d998e1b9cf4749dc0c3e7ca04fc0fb1446cd968a3c23934eb2f
 #include "shim.h"
 #include "../../../lda.cu"
 
