@@ -560,54 +560,19 @@ func (g *gpuEngine) freeBuffers() error {
 	return errors.Join(errs...)
 }
 
-// cudaDevice is a GPU through the CUDA driver, with ri.cu loaded.
-type cudaDevice struct {
-	ctx         *cuda.Context
-	mod         *cuda.Module
-	fn          map[string]*cuda.Function
-	start, stop *cuda.Event
-}
+// cudaDevice is a GPU through the CUDA driver, with ri.cu loaded: the
+// shared kernels.ModuleDevice, with the buffer methods of gpuDevice.
+type cudaDevice struct{ *kernels.ModuleDevice }
 
-func openCUDADevice(gpu int) (_ *cudaDevice, err error) {
-	drv, err := cuda.Load()
+func openCUDADevice(gpu int) (*cudaDevice, error) {
+	d, err := kernels.OpenModuleDevice(gpu, "ri", gpuFunctions)
 	if err != nil {
 		return nil, err
 	}
-	ctx, err := drv.Open(gpu)
-	if err != nil {
-		return nil, err
-	}
-	d := &cudaDevice{ctx: ctx, fn: map[string]*cuda.Function{}}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, d.Close())
-		}
-	}()
-	if d.mod, err = kernels.LoadModule(ctx, "ri"); err != nil {
-		return nil, err
-	}
-	for _, name := range gpuFunctions {
-		if d.fn[name], err = d.mod.Function(name); err != nil {
-			return nil, err
-		}
-	}
-	if d.start, err = ctx.NewEvent(); err != nil {
-		return nil, err
-	}
-	if d.stop, err = ctx.NewEvent(); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return &cudaDevice{d}, nil
 }
 
-func (d *cudaDevice) Info() cuda.DeviceInfo { return d.ctx.Device() }
-
-func (d *cudaDevice) MemFree() (int64, error) {
-	free, _, err := d.ctx.MemInfo()
-	return free, err
-}
-
-func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.ctx.Alloc(bytes) }
+func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.Context().Alloc(bytes) }
 
 func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
 	return cuda.Upload(dst.(*cuda.Buffer), src)
@@ -618,35 +583,3 @@ func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
 }
 
 func (d *cudaDevice) Memset(b gpuBuffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }
-
-func (d *cudaDevice) GlobalInt32(name string) (int32, error) { return d.mod.GlobalInt32(name) }
-
-func (d *cudaDevice) SetMaxShared(kernel string, bytes int) error {
-	return d.fn[kernel].SetMaxDynamicShared(bytes)
-}
-
-func (d *cudaDevice) Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error {
-	return d.fn[kernel].Launch(grid, block, shared, args...)
-}
-
-func (d *cudaDevice) Start() error { return d.start.Record() }
-
-func (d *cudaDevice) Stop() (time.Duration, error) {
-	if err := d.stop.Record(); err != nil {
-		return 0, err
-	}
-	if err := d.stop.Synchronize(); err != nil {
-		return 0, err
-	}
-	return d.stop.Since(d.start)
-}
-
-func (d *cudaDevice) Close() error {
-	err := errors.Join(d.start.Destroy(), d.stop.Destroy(), d.mod.Unload())
-	d.start, d.stop, d.mod = nil, nil, nil
-	if d.ctx != nil {
-		err = errors.Join(err, d.ctx.Close())
-		d.ctx = nil
-	}
-	return err
-}
