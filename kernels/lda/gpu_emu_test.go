@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 	"github.com/heatsink-hpc/heatsink/kernels/lda/internal/ldaemu"
 )
 
@@ -41,7 +42,7 @@ func (e emuDevice) Launch(k string, grid, block cuda.Dim3, shared int, args ...a
 }
 func (e emuDevice) EnablePeer(gpuDevice) error { return nil }
 func (e emuDevice) CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error {
-	return ldaemu.CopyPeer(dst.(*ldaemu.Buffer), dstOff, src.(*ldaemu.Buffer), srcOff, bytes)
+	return emu.CopyPeer(dst.(*ldaemu.Buffer), dstOff, src.(*ldaemu.Buffer), srcOff, bytes)
 }
 func (e emuDevice) Start() error                 { return e.d.Start() }
 func (e emuDevice) Stop() (time.Duration, error) { return e.d.Stop() }

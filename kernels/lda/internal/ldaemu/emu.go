@@ -25,46 +25,29 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
 // SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = 227 << 10
+const SharedPerBlock = emu.SharedPerBlock
 
 // Device is the emulated GPU.
 type Device struct {
-	start time.Time
-	live  int64
+	emu.Clock
+	live int64 // bytes allocated and not freed
 }
 
 // Open returns an emulated GPU.
 func Open() *Device { return &Device{} }
 
-// Buffer is emulated device memory (C memory, so kernels keep no Go
-// pointer).
-type Buffer struct {
-	d     *Device
-	p     unsafe.Pointer
-	bytes int64
-}
-
-// Free releases the memory; it is idempotent.
-func (b *Buffer) Free() error {
-	if b.p != nil {
-		C.free(b.p)
-		b.p = nil
-		b.d.live -= b.bytes
-	}
-	return nil
-}
+// Buffer is emulated device memory.
+type Buffer = emu.Buffer
 
 // Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo {
-	return cuda.DeviceInfo{Name: "lda.cu on the CPU (ldaemu)", Major: 9, SMs: 2, SharedPerBlockBytes: SharedPerBlock, MemoryBytes: 1 << 40}
-}
+func (d *Device) Info() cuda.DeviceInfo { return emu.Info("lda.cu on the CPU (ldaemu)", 2) }
 
 // MemFree is what the host may allocate (unbounded for the tests' sizes).
 func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
@@ -72,51 +55,27 @@ func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
 // Alloc allocates bytes of memory filled with 0xA5, so that a kernel
 // that reads what nothing wrote reads garbage here too.
 func (d *Device) Alloc(bytes int64) (*Buffer, error) {
-	p := C.malloc(C.size_t(max(bytes, 1)))
-	if p == nil {
-		return nil, fmt.Errorf("allocate %d bytes: out of memory", bytes)
+	b, err := emu.Alloc(bytes, 0xA5, func(n int64) { d.live -= n })
+	if err == nil {
+		d.live += bytes
 	}
-	C.memset(p, 0xA5, C.size_t(max(bytes, 1)))
-	d.live += bytes
-	return &Buffer{d: d, p: p, bytes: bytes}, nil
+	return b, err
 }
-
-func (b *Buffer) view() []byte { return unsafe.Slice((*byte)(b.p), b.bytes) }
 
 // Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error {
-	if int64(len(src)) > dst.bytes {
-		return fmt.Errorf("upload %d bytes into a buffer of %d", len(src), dst.bytes)
-	}
-	copy(dst.view(), src)
-	return nil
-}
+func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
 
 // Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error {
-	if int64(len(dst)) > src.bytes {
-		return fmt.Errorf("download %d bytes from a buffer of %d", len(dst), src.bytes)
-	}
-	copy(dst, src.view())
-	return nil
-}
-
-// CopyPeer copies bytes from src at srcOff to dst at dstOff, as between
-// two GPUs (the buffers may belong to two emulated devices).
-func CopyPeer(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, bytes int64) error {
-	if bytes < 0 || dstOff < 0 || srcOff < 0 || dstOff+bytes > dst.bytes || srcOff+bytes > src.bytes {
-		return fmt.Errorf("peer copy of %d bytes from offset %d of %d to offset %d of %d: out of range",
-			bytes, srcOff, src.bytes, dstOff, dst.bytes)
-	}
-	copy(dst.view()[dstOff:dstOff+bytes], src.view()[srcOff:srcOff+bytes])
-	return nil
-}
+func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
 
 // Memset sets every byte of b to v.
-func (d *Device) Memset(b *Buffer, v byte) error {
-	C.memset(b.p, C.int(v), C.size_t(b.bytes))
-	return nil
-}
+func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -128,23 +87,6 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 	}
 	return int32(v), nil
 }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error {
-	if bytes > SharedPerBlock {
-		return fmt.Errorf("kernel %s: %d bytes of shared memory, above %d", kernel, bytes, SharedPerBlock)
-	}
-	return nil
-}
-
-// Start starts the stage clock.
-func (d *Device) Start() error { d.start = time.Now(); return nil }
-
-// Stop returns the time since Start (launches run synchronously).
-func (d *Device) Stop() (time.Duration, error) { return time.Since(d.start), nil }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
 
 // Launch runs a kernel of lda.cu to completion. Arguments take the types
 // cuda.Function.Launch takes (buffers as *Buffer), and must match the
@@ -170,10 +112,10 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		var size int
 		switch x := a.(type) {
 		case *Buffer:
-			if x == nil || x.p == nil {
+			if x.Ptr() == nil {
 				return fmt.Errorf("kernel %s: argument %d is a freed or nil buffer", kernel, i)
 			}
-			v, size = uint64(uintptr(x.p)), 8
+			v, size = uint64(uintptr(x.Ptr())), 8
 		case int32:
 			v, size = uint64(uint32(x)), 4
 		case uint32:

@@ -45,81 +45,49 @@ import "C"
 
 import (
 	"fmt"
-	"time"
 	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
 // SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = 227 << 10
+const SharedPerBlock = emu.SharedPerBlock
 
 // Device is the emulated GPU.
 type Device struct {
-	start time.Time
+	emu.Clock
 }
 
 // Open returns an emulated GPU.
 func Open() *Device { return &Device{} }
 
-// Buffer is emulated device memory (C memory, so kernels may keep no Go
-// pointer).
-type Buffer struct {
-	p     unsafe.Pointer
-	bytes int64
-}
-
-// Free releases the memory; it is idempotent.
-func (b *Buffer) Free() error {
-	if b.p != nil {
-		C.free(b.p)
-		b.p = nil
-	}
-	return nil
-}
+// Buffer is emulated device memory.
+type Buffer = emu.Buffer
 
 // Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo {
-	return cuda.DeviceInfo{Name: "ri.cu on the CPU (riemu)", Major: 9, SMs: 1, SharedPerBlockBytes: SharedPerBlock, MemoryBytes: 1 << 40}
-}
+func (d *Device) Info() cuda.DeviceInfo { return emu.Info("ri.cu on the CPU (riemu)", 1) }
 
 // MemFree is what the host may allocate (unbounded for the tests' sizes).
 func (d *Device) MemFree() (int64, error) { return 1 << 40, nil }
 
-// Alloc allocates bytes of zeroed memory.
-func (d *Device) Alloc(bytes int64) (*Buffer, error) {
-	p := C.calloc(C.size_t(bytes), 1)
-	if p == nil {
-		return nil, fmt.Errorf("allocate %d bytes: out of memory", bytes)
-	}
-	return &Buffer{p: p, bytes: bytes}, nil
-}
-
-func (b *Buffer) bytesView() []byte { return unsafe.Slice((*byte)(b.p), b.bytes) }
+// Alloc allocates bytes of memory of zeros.
+func (d *Device) Alloc(bytes int64) (*Buffer, error) { return emu.Alloc(bytes, 0, nil) }
 
 // Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error {
-	if int64(len(src)) > dst.bytes {
-		return fmt.Errorf("upload %d bytes into a buffer of %d", len(src), dst.bytes)
-	}
-	copy(dst.bytesView(), src)
-	return nil
-}
+func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
 
 // Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error {
-	if int64(len(dst)) > src.bytes {
-		return fmt.Errorf("download %d bytes from a buffer of %d", len(dst), src.bytes)
-	}
-	copy(dst, src.bytesView())
-	return nil
-}
+func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
 
 // Memset sets every byte of b to v.
-func (d *Device) Memset(b *Buffer, v byte) error {
-	C.memset(b.p, C.int(v), C.size_t(b.bytes))
-	return nil
-}
+func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -135,23 +103,6 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 	}
 	return 0, fmt.Errorf("module ri: no global %s", name)
 }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error {
-	if bytes > SharedPerBlock {
-		return fmt.Errorf("kernel %s: %d bytes of shared memory, above %d", kernel, bytes, SharedPerBlock)
-	}
-	return nil
-}
-
-// Start starts the stage clock.
-func (d *Device) Start() error { d.start = time.Now(); return nil }
-
-// Stop returns the time since Start (launches run synchronously).
-func (d *Device) Stop() (time.Duration, error) { return time.Since(d.start), nil }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
 
 // args checks launch arguments against a kernel's parameter types as the
 // driver would need them, and converts them.
@@ -173,13 +124,13 @@ func (a *args) at(i int) any {
 
 func (a *args) ptr(i int) unsafe.Pointer {
 	b, ok := a.at(i).(*Buffer)
-	if !ok || b == nil || b.p == nil {
+	if !ok || b.Ptr() == nil {
 		if a.err == nil {
 			a.err = fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", a.kernel, i, a.at(i))
 		}
 		return nil
 	}
-	return b.p
+	return b.Ptr()
 }
 
 func (a *args) i32(i int) C.int {

@@ -35,76 +35,50 @@ import "C"
 
 import (
 	"fmt"
-	"time"
 	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
 // SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = 227 << 10
+const SharedPerBlock = emu.SharedPerBlock
 
 // Device is the emulated GPU.
 type Device struct {
-	start time.Time
+	emu.Clock
 }
 
 // Open returns an emulated GPU.
 func Open() *Device { return &Device{} }
 
-// Buffer is emulated device memory (C memory, so kernels keep no Go pointer).
-type Buffer struct {
-	p     unsafe.Pointer
-	bytes int64
-}
-
-// Free releases the memory; it is idempotent.
-func (b *Buffer) Free() error {
-	if b.p != nil {
-		C.free(b.p)
-		b.p = nil
-	}
-	return nil
-}
+// Buffer is emulated device memory.
+type Buffer = emu.Buffer
 
 // Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo {
-	return cuda.DeviceInfo{Name: "w2v.cu on the CPU (w2vemu)", Major: 9, SMs: 1, SharedPerBlockBytes: SharedPerBlock, MemoryBytes: 1 << 40}
-}
+func (d *Device) Info() cuda.DeviceInfo { return emu.Info("w2v.cu on the CPU (w2vemu)", 1) }
 
 // MemFree is what the host may allocate (unbounded for the tests' sizes).
 func (d *Device) MemFree() (int64, error) { return 1 << 40, nil }
 
 // Alloc allocates bytes of memory filled with 0xff (NaN as float32), so a
 // kernel reading what nobody wrote shows it.
-func (d *Device) Alloc(bytes int64) (*Buffer, error) {
-	p := C.malloc(C.size_t(bytes))
-	if p == nil {
-		return nil, fmt.Errorf("allocate %d bytes: out of memory", bytes)
-	}
-	C.memset(p, 0xff, C.size_t(bytes))
-	return &Buffer{p: p, bytes: bytes}, nil
-}
-
-func (b *Buffer) view() []byte { return unsafe.Slice((*byte)(b.p), b.bytes) }
+func (d *Device) Alloc(bytes int64) (*Buffer, error) { return emu.Alloc(bytes, 0xff, nil) }
 
 // Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error {
-	if int64(len(src)) > dst.bytes {
-		return fmt.Errorf("upload %d bytes into a buffer of %d", len(src), dst.bytes)
-	}
-	copy(dst.view(), src)
-	return nil
-}
+func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
 
 // Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error {
-	if int64(len(dst)) > src.bytes {
-		return fmt.Errorf("download %d bytes from a buffer of %d", len(dst), src.bytes)
-	}
-	copy(dst, src.view())
-	return nil
-}
+func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
+
+// Memset sets every byte of b to v.
+func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -118,23 +92,6 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 	}
 	return 0, fmt.Errorf("module w2v: no global %s", name)
 }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error {
-	if bytes > SharedPerBlock {
-		return fmt.Errorf("kernel %s: %d bytes of shared memory, above %d", kernel, bytes, SharedPerBlock)
-	}
-	return nil
-}
-
-// Start starts the clock.
-func (d *Device) Start() error { d.start = time.Now(); return nil }
-
-// Stop returns the time since Start (launches run synchronously).
-func (d *Device) Stop() (time.Duration, error) { return time.Since(d.start), nil }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
 
 // Launch runs a kernel of w2v.cu to completion. Arguments must have the
 // kernels' parameter types exactly (buffers as *Buffer), as on the GPU.
@@ -156,10 +113,10 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	var p [8]unsafe.Pointer
 	for i := 0; i < nbuf; i++ {
 		b, ok := argv[i].(*Buffer)
-		if !ok || b == nil || b.p == nil {
+		if !ok || b.Ptr() == nil {
 			return fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", kernel, i, argv[i])
 		}
-		p[i] = b.p
+		p[i] = b.Ptr()
 	}
 	var v [10]C.int
 	for i := 0; i < nint; i++ {
