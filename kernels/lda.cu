@@ -31,9 +31,6 @@ typedef unsigned long long u64;
 #define LDA_THREADS 256   // largest block any kernel is launched with
 #define LDA_SMALL_ROW 32  // rows up to this long are rebuilt by one thread
 #define LDA_SCALES 64     // rows of the shared-branch tables
-#ifndef LDA_ROW_BATCH
-#define LDA_ROW_BATCH 2 // document-row entries a lane loads before using them
-#endif
 #ifndef LDA_SAMPLE_BLOCKS
 #define LDA_SAMPLE_BLOCKS 5 // resident sampling blocks an SM is compiled for
 #endif
@@ -351,8 +348,19 @@ extern "C" __global__ void lda_prep_sparse(u32 dense, u32 V, const u32 *wordOff,
 // the document's sparse row 32 entries at a time, coalesced, and meet in
 // warp reductions, scans and ballots. The integer weights make any lane
 // order give the thread-at-a-time sampler's topic exactly.
+//
+// ncu's per-instruction counts steer the code below: a token costs a few
+// hundred warp instructions, so per-entry overhead (a null test on the φ̂
+// row, 64-bit index arithmetic) and per-token set-up decide the rate.
 
 #define LDA_FULL 0xffffffffu
+
+// Shortcut modes (the kernels' shortcut argument).
+#define LDA_SHORTCUT_OFF 0   // two-branch sampling
+#define LDA_SHORTCUT_FIRST 1 // the bound test before the document branch
+#define LDA_SHORTCUT_AFTER 2 // the document branch first (it yields b1 for
+                             // free), then the same test: the same topics
+                             // and counts, cheaper while the test rarely fires
 
 __device__ __forceinline__ u64 lda_shfl64(u64 v, int src)
 {
@@ -429,110 +437,182 @@ __device__ __forceinline__ u32 lda_sparse_phi(const u32 *sTop, const u32 *sPhi, 
     return lo < sLen && sTop[lo] == k ? sPhi[lo] : zphiRow[k];
 }
 
-// lda_token samples, with the whole warp, a token of document d with
-// uniform r, of a word whose statistics are st32/st64. φ̂ comes from
-// phiRow (K entries: a dense row, or a medium word's row expanded) or,
-// when phiRow is null, from the sparse row (sTop, sPhi, sLen); the word
-// branch searches epreRow (a dense row's prefix of e) or, when null, sEpre
-// (by entry). Every lane returns the topic; lane 0 adds 1 to *took when
-// the shortcut decided.
-__device__ u32 lda_token(u32 d, u64 r, u32 lane, const u32 *st32, const u64 *st64, const u32 *phiRow,
-                         const u64 *epreRow, const u32 *sTop, const u32 *sPhi, const u64 *sEpre, u32 sLen,
-                         const u32 *zphi, const u64 *gpre, u32 K, const u32 *docOff, const u32 *dTop, const u32 *dCnt,
-                         const u32 *dLen, u32 shortcut, u32 *took)
+// LdaWord is a word's statistics for the iteration (ws32, ws64).
+struct LdaWord {
+    u32 s, kmax, a1, a2;
+    u64 e1, ew, atot;
+};
+
+__device__ __forceinline__ LdaWord lda_word(const u32 *ws32, const u64 *ws64, u32 w)
 {
-    u32 s = st32[0], kmax = st32[1], a1 = st32[2], a2 = st32[3];
-    u64 e1 = st64[0], ew = st64[1], atot = st64[2];
-    u32 dlo = docOff[d], L = docOff[d + 1] - dlo, dn = dLen[d];
-    const u32 *top = dTop + dlo, *cnt = dCnt + dlo;
-    u32 b1 = lda_doc_count(top, cnt, dn, kmax, lane);
-    u64 front = (u64)b1 * a1 + e1, rest = atot - e1;
-    if (shortcut) {
-        u64 bound = (u64)(L - b1) * a2 + rest;
-        if (lda_scale_uniform(r, front + bound) < front) {
-            if (lane == 0)
-                (*took)++;
-            return kmax;
+    const u32 *a = ws32 + 4 * (u64)w;
+    const u64 *b = ws64 + 3 * (u64)w;
+    return LdaWord{a[0], a[1], a[2], a[3], b[0], b[1], b[2]};
+}
+
+// LdaDoc is a token's document: its row at dTop/dCnt + lo with n entries,
+// and its L tokens.
+struct LdaDoc {
+    u32 lo, n, L;
+};
+
+// LdaRun is what a warp keeps from one token to the next. Word-major order
+// puts a word's tokens of one document together, and they have one
+// distribution: the tokens after the first reuse its front interval, its
+// bound and its document-branch sum S.
+struct LdaRun {
+    u64 front, bound, sdoc;
+    bool haveFront, haveS;
+};
+
+// LdaWordRow is where a token's word keeps its φ̂ and its word branch: phi
+// gives φ̂ of a topic; the word branch is searched in epreRow (a dense
+// row's prefix of e, K entries) or, when that is null, in sEpre (a sparse
+// row's prefix, by entry, topics sTop, sLen entries).
+template <class Phi> struct LdaWordRow {
+    Phi phi;
+    const u64 *epreRow;
+    const u32 *sTop;
+    const u64 *sEpre;
+    u32 sLen;
+};
+
+// lda_token samples, with the whole warp, a token of word st in document
+// doc with uniform r; same says that the warp's previous token had the
+// same word and document (run holds its figures). Every lane returns the
+// topic; every lane adds 1 to took when the shortcut decided.
+template <class Phi>
+__device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane, const LdaWord &st,
+                                         const LdaWordRow<Phi> &row, const u64 *gpre, u32 K, const u32 *dTop,
+                                         const u32 *dCnt, u32 shortcut, u32 &took, LdaRun &run)
+{
+    const u32 kmax = st.kmax;
+    const u32 *top = dTop + doc.lo, *cnt = dCnt + doc.lo;
+    const u64 rest = st.atot - st.e1;
+    if (!same) {
+        run.haveFront = run.haveS = false;
+        if (shortcut == LDA_SHORTCUT_FIRST) {
+            u32 b1 = lda_doc_count(top, cnt, doc.n, kmax, lane);
+            run.front = (u64)b1 * st.a1 + st.e1;
+            run.bound = (u64)(doc.L - b1) * st.a2 + rest;
+            run.haveFront = true;
         }
     }
-    const u32 *zphiRow = zphi + (u64)(s - LDA_MIN_SCALE) * K;
-    // φ̂ of a document topic k other than kmax.
-    auto phiOf = [&](u32 k) -> u32 { return phiRow ? phiRow[k] : lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k); };
-    // The document's entries, lane-strided, weighted (u64)cnt·φ̂ (0 for
-    // kmax); a scan per 32 entries finds the chosen one. Each lane loads
-    // LDA_ROW_BATCH entries before it uses them, so that their loads are
-    // in flight together. (Loading 4 contiguous entries a lane as 16-byte
-    // vectors, with a scan per 128, measured 10-15 % slower on the H100.)
-    auto weight = [&](u32 k, u32 c) -> u64 { return k == kmax ? 0 : (u64)c * phiOf(k); };
-    u64 sdoc = 0;
-    for (u32 base = lane; base < dn; base += 32 * LDA_ROW_BATCH) {
-        u32 k[LDA_ROW_BATCH], c[LDA_ROW_BATCH];
-#pragma unroll
-        for (int b = 0; b < LDA_ROW_BATCH; b++) {
-            u32 i = base + 32 * b;
-            k[b] = i < dn ? top[i] : kmax;
-            c[b] = i < dn ? cnt[i] : 0;
-        }
-#pragma unroll
-        for (int b = 0; b < LDA_ROW_BATCH; b++)
-            sdoc += weight(k[b], c[b]);
+    if (shortcut == LDA_SHORTCUT_FIRST && lda_scale_uniform(r, run.front + run.bound) < run.front) {
+        took++;
+        return kmax;
     }
-    sdoc = lda_warp_sum(sdoc);
+    // The weight of an entry in the document branch: (u64)c·φ̂ (0 for kmax).
+    auto weight = [&](u32 k, u32 c) -> u64 { return (u64)(k == kmax ? 0 : c) * row.phi(k); };
+    if (!run.haveS) {
+        // S: each lane sums its entries (lane-strided, two loads in flight),
+        // then the warp adds; the entry of kmax gives b1.
+        u64 s = 0;
+        u32 b1 = 0;
+        const u32 *tp = top + lane, *cp = cnt + lane;
+        for (u32 i = lane; i < doc.n; i += 64, tp += 64, cp += 64) {
+            u32 k0 = tp[0], c0 = cp[0], k1 = kmax, c1 = 0;
+            if (i + 32 < doc.n) {
+                k1 = tp[32];
+                c1 = cp[32];
+            }
+            // kmax occurs once in the row at most, and padding counts 0.
+            b1 |= k0 == kmax ? c0 : 0;
+            b1 |= k1 == kmax ? c1 : 0;
+            s += weight(k0, c0);
+            s += weight(k1, c1);
+        }
+        run.sdoc = lda_warp_sum(s);
+        run.haveS = true;
+        if (!run.haveFront) {
+            b1 = __reduce_or_sync(LDA_FULL, b1); // one lane at most holds kmax
+            run.front = (u64)b1 * st.a1 + st.e1;
+            run.bound = (u64)(doc.L - b1) * st.a2 + rest;
+            run.haveFront = true;
+        }
+    }
+    const u64 front = run.front, sdoc = run.sdoc;
+    if (shortcut == LDA_SHORTCUT_AFTER && lda_scale_uniform(r, front + run.bound) < front) {
+        took++; // the plain sampler picks kmax too (doc.go)
+        return kmax;
+    }
     u64 x = lda_scale_uniform(r, front + sdoc + rest);
     if (x < front)
         return kmax;
     x -= front;
     if (x < sdoc) {
+        // The entry whose interval holds x, 32 entries a scan. From the
+        // nearer end: walking the entries backwards, the one holding x is
+        // the first whose suffix sum exceeds sdoc-1-x (both walks stop at
+        // the same entry, since an entry of weight 0 holds no interval).
+        const bool back = x >= sdoc / 2;
+        const u64 y = back ? sdoc - 1 - x : x;
         u64 carry = 0;
-        for (u32 base = 0; base < dn; base += 32 * LDA_ROW_BATCH) {
-            u32 k[LDA_ROW_BATCH], c[LDA_ROW_BATCH];
+        for (u32 base = lane; base < doc.n + lane; base += 64) {
+            u32 k[2], c[2];
 #pragma unroll
-            for (int b = 0; b < LDA_ROW_BATCH; b++) {
-                u32 i = base + 32 * b + lane;
-                k[b] = i < dn ? top[i] : kmax;
-                c[b] = i < dn ? cnt[i] : 0;
+            for (int b = 0; b < 2; b++) {
+                u32 j = base + 32 * b, i = back ? doc.n - 1 - j : j;
+                k[b] = j < doc.n ? top[i] : kmax;
+                c[b] = j < doc.n ? cnt[i] : 0;
             }
 #pragma unroll
-            for (int b = 0; b < LDA_ROW_BATCH; b++) {
+            for (int b = 0; b < 2; b++) {
                 u64 acc = carry + lda_warp_scan(weight(k[b], c[b]), lane);
-                u32 m = __ballot_sync(LDA_FULL, acc > x);
+                u32 m = __ballot_sync(LDA_FULL, acc > y);
                 if (m)
                     return __shfl_sync(LDA_FULL, k[b], __ffs(m) - 1);
                 carry = lda_shfl64(acc, 31);
             }
         }
-        return kmax; // not reached: the sum ends at sdoc > x
+        return kmax; // not reached: the sum ends at sdoc > y
     }
     x -= sdoc;
-    if (x < ew - e1) {
+    if (x < st.ew - st.e1) {
         // Smallest index with prefix - (topic >= kmax ? e1 : 0) > x.
-        if (epreRow)
-            return lda_warp_first_above(K, x, lane, [&](u32 i) { return epreRow[i] - (i >= kmax ? e1 : 0); });
-        u32 i = lda_warp_first_above(sLen, x, lane, [&](u32 j) { return sEpre[j] - (sTop[j] >= kmax ? e1 : 0); });
+        const u64 e1 = st.e1;
+        if (row.epreRow) {
+            const u64 *epre = row.epreRow;
+            return lda_warp_first_above(K, x, lane, [&](u32 i) { return epre[i] - (i >= kmax ? e1 : 0); });
+        }
+        const u32 *sTop = row.sTop;
+        const u64 *sEpre = row.sEpre;
+        u32 i = lda_warp_first_above(row.sLen, x, lane, [&](u32 j) { return sEpre[j] - (sTop[j] >= kmax ? e1 : 0); });
         return sTop[i];
     }
-    x -= ew - e1;
-    const u64 *gp = gpre + (u64)(s - LDA_MIN_SCALE) * K;
+    x -= st.ew - st.e1;
+    const u64 *gp = gpre + (u64)(st.s - LDA_MIN_SCALE) * K;
     return lda_warp_first_above(K, x, lane, [&](u32 i) { return gp[i]; });
 }
 
 // lda_sample_group: the warp samples tokens [base, min(base+32, hi)) of
-// a unit: each lane first draws its own token's document and uniform, the
-// warp then samples the tokens one by one (sample(j, d, r) for the token
-// of lane j), and the lanes store their topics together.
+// a unit: each lane first loads its own token's document and draws its
+// uniform, the warp then samples the tokens one by one (sample(j, same,
+// doc, r) for the token of lane j; key is the lane's token's word, or any
+// value the same for the whole unit), and the lanes store their topics
+// together.
 template <class F>
-__device__ __forceinline__ void lda_sample_group(u32 base, u32 hi, u32 lane, const u32 *tokDoc, const u32 *tokIdx,
-                                                 u64 seed, u32 iter, u32 *znew, F sample)
+__device__ __forceinline__ void lda_sample_group(u32 base, u32 hi, u32 lane, u32 key, const u32 *tokDoc,
+                                                 const u32 *tokIdx, const u32 *docOff, const u32 *dLen, u64 seed,
+                                                 u32 iter, u32 *znew, F sample)
 {
-    u32 p = base + lane, myd = 0, myz = 0;
+    u32 p = base + lane, myz = 0;
+    LdaDoc my{0xffffffffu, 0, 0}; // no document starts at ~0: lo < tokens <= 2^32-2
     u64 myr = 0;
     if (p < hi) {
-        myd = tokDoc[p];
+        u32 d = tokDoc[p];
+        my.lo = docOff[d];
+        my.L = docOff[d + 1] - my.lo;
+        my.n = dLen[d];
         myr = lda_uniform(seed, iter, tokIdx[p]);
     }
-    u32 n = hi - base < 32 ? hi - base : 32;
+    u32 n = hi - base < 32 ? hi - base : 32, prevLo = 0xffffffffu, prevKey = 0;
     for (u32 j = 0; j < n; j++) {
-        u32 z = sample(j, __shfl_sync(LDA_FULL, myd, j), lda_shfl64(myr, j));
+        LdaDoc doc{__shfl_sync(LDA_FULL, my.lo, j), __shfl_sync(LDA_FULL, my.n, j), __shfl_sync(LDA_FULL, my.L, j)};
+        u32 k = __shfl_sync(LDA_FULL, key, j);
+        u32 z = sample(j, doc.lo == prevLo && k == prevKey, doc, lda_shfl64(myr, j));
+        prevLo = doc.lo;
+        prevKey = k;
         if (lane == j)
             myz = z;
     }
@@ -555,36 +635,34 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     LDA_DYNAMIC_SHARED(u32, rowBuf);
     u64 unit = (u64)ubase + blockIdx.x;
     u32 w = units[3 * unit], lo = units[3 * unit + 1], hi = units[3 * unit + 2];
-    const u32 *sTop = 0, *sPhi = 0;
-    const u64 *sEpre = 0, *epreRow = 0;
-    u32 sLen = 0;
+    auto phi = [&](u32 k) { return rowBuf[k]; };
+    LdaWordRow<decltype(phi)> row{phi, 0, 0, 0, 0};
     if (medium) {
         u32 base = wordOff[w] - sparseBase;
-        sTop = wTop + base;
-        sPhi = phiS + base;
-        sEpre = epreS + base;
-        sLen = wLen[w];
+        row.sTop = wTop + base;
+        row.sEpre = epreS + base;
+        row.sLen = wLen[w];
         const u32 *zrow = zphi + (u64)(ws32[4 * (u64)w] - LDA_MIN_SCALE) * K;
         for (u32 k = threadIdx.x; k < K; k += blockDim.x)
             rowBuf[k] = zrow[k];
         __syncthreads();
-        for (u32 i = threadIdx.x; i < sLen; i += blockDim.x)
-            rowBuf[sTop[i]] = sPhi[i];
+        for (u32 i = threadIdx.x; i < row.sLen; i += blockDim.x)
+            rowBuf[row.sTop[i]] = phiS[base + i];
     } else {
-        epreRow = epreD + (u64)w * K;
+        row.epreRow = epreD + (u64)w * K;
         for (u32 k = threadIdx.x; k < K; k += blockDim.x)
             rowBuf[k] = phiD[(u64)w * K + k];
     }
     __syncthreads();
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
-    const u32 *st32 = ws32 + 4 * (u64)w;
-    const u64 *st64 = ws64 + 3 * (u64)w;
+    const LdaWord st = lda_word(ws32, ws64, w);
+    LdaRun run{};
     for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps)
-        lda_sample_group(base, hi, lane, tokDoc, tokIdx, seed, iter, znew, [&](u32, u32 d, u64 r) {
-            return lda_token(d, r, lane, st32, st64, rowBuf, epreRow, sTop, sPhi, sEpre, sLen, zphi, gpre, K, docOff,
-                             dTop, dCnt, dLen, shortcut, &took);
-        });
-    if (took)
+        lda_sample_group(base, hi, lane, 0, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
+                         [&](u32, bool same, LdaDoc doc, u64 r) {
+                             return lda_token(same, doc, r, lane, st, row, gpre, K, dTop, dCnt, shortcut, took, run);
+                         });
+    if (took && lane == 0)
         atomicAdd(nshort, (u64)took);
 }
 
@@ -601,6 +679,7 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
 {
     __shared__ u32 unitShared;
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
+    LdaRun run{};
     for (;;) {
         if (threadIdx.x == 0)
             unitShared = atomicAdd(counter, 1u);
@@ -624,14 +703,20 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
                         b = mid - 1;
                 }
             }
-            lda_sample_group(base, hi, lane, tokDoc, tokIdx, seed, iter, znew, [&](u32 j, u32 d, u64 r) {
-                u32 a = __shfl_sync(LDA_FULL, mya, j), sbase = wordOff[a] - sparseBase;
-                return lda_token(d, r, lane, ws32 + 4 * (u64)a, ws64 + 3 * (u64)a, 0, 0, wTop + sbase, phiS + sbase,
-                                 epreS + sbase, wLen[a], zphi, gpre, K, docOff, dTop, dCnt, dLen, shortcut, &took);
-            });
+            lda_sample_group(base, hi, lane, mya, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
+                             [&](u32 j, bool same, LdaDoc doc, u64 r) {
+                                 u32 a = __shfl_sync(LDA_FULL, mya, j), sbase = wordOff[a] - sparseBase;
+                                 const LdaWord st = lda_word(ws32, ws64, a);
+                                 const u32 *sTop = wTop + sbase, *sPhi = phiS + sbase, sLen = wLen[a];
+                                 const u32 *zphiRow = zphi + (u64)(st.s - LDA_MIN_SCALE) * K;
+                                 auto phi = [&](u32 k) { return lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k); };
+                                 LdaWordRow<decltype(phi)> row{phi, 0, sTop, epreS + sbase, sLen};
+                                 return lda_token(same, doc, r, lane, st, row, gpre, K, dTop, dCnt, shortcut, took,
+                                                  run);
+                             });
         }
     }
-    if (took)
+    if (took && lane == 0)
         atomicAdd(nshort, (u64)took);
 }
 

@@ -23,7 +23,8 @@ import (
 // budget), LDA_BENCH_ITERS (100), LDA_BENCH_K (1024), LDA_BENCH_VARIANTS
 // (ezlda,two-branch,dense-W), LDA_BENCH_LL_CORPUS (synthetic:preset=medium,
 // the corpus of the time-to-threshold comparison), LDA_BENCH_LL_ITERS (60),
-// LDA_BENCH_CPU_ITERS (2: CPU iterations timed on the benchmark corpus).
+// LDA_BENCH_CPU_ITERS (2: CPU iterations timed on the benchmark corpus),
+// LDA_BENCH_PARTS (speed,memory,threshold: which of the three below run).
 //
 // It prints:
 //  1. tokens/s of each variant over the first LDA_BENCH_ITERS iterations
@@ -69,11 +70,23 @@ func TestGPUBenchTable(t *testing.T) {
 	}
 	fmt.Printf("corpus %s: %s (%.1f s to make), %d CPU cores\n", env("LDA_BENCH_CORPUS", SyntheticPrefix+"preset=nytimes"), c.Describe(), time.Since(start).Seconds(), runtime.NumCPU())
 
+	parts := env("LDA_BENCH_PARTS", "speed,memory,threshold")
+	for _, p := range strings.Split(parts, ",") {
+		if p != "speed" && p != "memory" && p != "threshold" {
+			t.Fatalf("LDA_BENCH_PARTS=%q: no part %q (speed, memory, threshold)", parts, p)
+		}
+	}
+	run := func(part string) bool { return slices.Contains(strings.Split(parts, ","), part) }
+
 	// 1. Throughput of the variants.
 	cfg := DefaultConfig(k)
 	var finals [][]uint32
 	var names []string
-	for _, name := range strings.Split(env("LDA_BENCH_VARIANTS", "ezlda,two-branch,dense-W"), ",") {
+	variants := strings.Split(env("LDA_BENCH_VARIANTS", "ezlda,two-branch,dense-W"), ",")
+	if !run("speed") {
+		variants = nil
+	}
+	for _, name := range variants {
 		opt := map[string]Options{"ezlda": {}, "two-branch": {TwoBranch: true}, "dense-W": {Format: AllDense}, "sparse-W": {Format: AllSparse}}
 		o, ok := opt[name]
 		if !ok {
@@ -92,7 +105,7 @@ func TestGPUBenchTable(t *testing.T) {
 	if len(finals) > 1 {
 		fmt.Printf("the %d variants' topics after %d iterations are identical\n", len(finals), iters)
 	}
-	if n := envInt("LDA_BENCH_CPU_ITERS", 2); n > 0 {
+	if n := envInt("LDA_BENCH_CPU_ITERS", 2); n > 0 && run("speed") {
 		l, err := newLayout(c, k, Hybrid)
 		if err != nil {
 			t.Fatal(err)
@@ -108,6 +121,19 @@ func TestGPUBenchTable(t *testing.T) {
 	}
 
 	// 2. Memory.
+	if run("memory") {
+		benchMemory(t, c, out)
+	}
+
+	// 3. Time to the CPU reference's threshold.
+	if run("threshold") {
+		benchThreshold(t, ctx, env("LDA_BENCH_LL_CORPUS", SyntheticPrefix+"preset=medium"), k, envInt("LDA_BENCH_LL_ITERS", 60))
+	}
+}
+
+// benchMemory prints the device memory of the hybrid and dense-W samplers
+// at K=1024 and K=16384 for corpus c.
+func benchMemory(t *testing.T, c *Corpus, out *tabwriter.Writer) {
 	sms := 132
 	if d, err := openBenchGPU(); err == nil {
 		sms = d.Info().SMs
@@ -131,9 +157,6 @@ func TestGPUBenchTable(t *testing.T) {
 		fmt.Fprintf(out, "%d\t%.2f GiB\t%.2f GiB\t%.1fx\t%d\t\n", kk, float64(b[0])/(1<<30), float64(b[1])/(1<<30), float64(b[1])/float64(b[0]), dense)
 	}
 	out.Flush()
-
-	// 3. Time to the CPU reference's threshold.
-	benchThreshold(t, ctx, env("LDA_BENCH_LL_CORPUS", SyntheticPrefix+"preset=medium"), k, envInt("LDA_BENCH_LL_ITERS", 60))
 }
 
 // benchVariant runs iters iterations of one variant on GPU 0, prints its

@@ -39,7 +39,8 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("lda.cu defines kernels %q, the host launches %q", names, want)
 	}
-	for macro, host := range map[string]int{"LDA_THREADS": gpuThreads, "LDA_SMALL_ROW": smallRow, "LDA_SCALES": numScales, "LDA_MIN_SCALE": minScale} {
+	for macro, host := range map[string]int{"LDA_THREADS": gpuThreads, "LDA_SMALL_ROW": smallRow, "LDA_SCALES": numScales, "LDA_MIN_SCALE": minScale,
+		"LDA_SHORTCUT_OFF": shortcutOff, "LDA_SHORTCUT_FIRST": shortcutFirst, "LDA_SHORTCUT_AFTER": shortcutAfter} {
 		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)`).FindSubmatch(src)
 		if m == nil {
 			t.Errorf("lda.cu: no #define %s", macro)
@@ -57,6 +58,33 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 	for _, k := range gpuFunctions {
 		if !strings.Contains(string(ptx), ".entry "+k+"(") {
 			t.Errorf("embedded lda.ptx: no kernel %s", k)
+		}
+	}
+}
+
+// The sampler tests the shortcut first once it decided shortcutFirstAbove
+// of the GPU's tokens in the last iteration, and never in two-branch mode.
+func TestShortcutMode(t *testing.T) {
+	l, err := newLayout(synthetic(t, "tiny", nil), 16, Hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := int64(math.Ceil(shortcutFirstAbove * float64(l.n)))
+	for _, tc := range []struct {
+		last      int64
+		twoBranch bool
+		force     uint32
+		want      uint32
+	}{
+		{0, false, 0, shortcutAfter},
+		{first - 1, false, 0, shortcutAfter},
+		{first, false, 0, shortcutFirst},
+		{int64(l.n), true, 0, shortcutOff},
+		{int64(l.n), false, shortcutAfter, shortcutAfter},
+	} {
+		g := &gpuEngine{l: l, part: wholeShare(l), lastShortcuts: tc.last, twoBranch: tc.twoBranch, forceShortcut: tc.force}
+		if got := g.shortcutMode(); got != tc.want {
+			t.Errorf("%d of %d tokens took the shortcut, two-branch %v, forced %d: mode %d, want %d", tc.last, l.n, tc.twoBranch, tc.force, got, tc.want)
 		}
 	}
 }
@@ -280,11 +308,15 @@ func TestGPUMatchesTheCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Both shortcut modes give the same topics and counts.
+				if !tc.opt.TwoBranch {
+					g.forceShortcut = []uint32{shortcutAfter, shortcutFirst}[it%2]
+				}
 				gs, err := g.step(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
-				compare(fmt.Sprintf("iteration %d", it))
+				compare(fmt.Sprintf("iteration %d (shortcut mode %d)", it, g.shortcutMode()))
 				if gs.shortcuts != cs.shortcuts {
 					t.Errorf("iteration %d: %d shortcuts on the GPU, %d on the CPU", it, gs.shortcuts, cs.shortcuts)
 				}

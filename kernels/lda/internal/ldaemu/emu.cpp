@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: e4d3d1b9f77b2d998e1b9cf4749dc0c3e7ca04fc0fb1446cd968a3c23934eb2f
+// lda.cu sha256: 76f9a61cfab2d215c5b6662b1c978e22a2353e3fef93281eaaaa48f0ecd03dfc
 #include "shim.h"
 #include "../../../lda.cu"
 

@@ -62,6 +62,17 @@ static inline unsigned __ballot_sync(unsigned, int pred)
     emu_warp_barrier->arrive_and_wait();
     return m;
 }
+static inline unsigned __reduce_or_sync(unsigned, unsigned v)
+{
+    const unsigned lane = threadIdx.x & 31;
+    emu_warp_xchg[lane] = v;
+    emu_warp_barrier->arrive_and_wait();
+    unsigned m = 0;
+    for (unsigned i = 0; i < 32; i++)
+        m |= (unsigned)emu_warp_xchg[i];
+    emu_warp_barrier->arrive_and_wait();
+    return m;
+}
 static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
