@@ -32,7 +32,7 @@ typedef unsigned long long u64;
 #define LDA_SMALL_ROW 32  // rows up to this long are rebuilt by one thread
 #define LDA_SCALES 64     // rows of the shared-branch tables
 #ifndef LDA_SAMPLE_BLOCKS
-#define LDA_SAMPLE_BLOCKS 5 // resident sampling blocks an SM is compiled for
+#define LDA_SAMPLE_BLOCKS 4 // resident sampling blocks an SM is compiled for (64 registers)
 #endif
 #define LDA_MIN_SCALE 31  // scale exponent of table row 0
 
@@ -378,14 +378,30 @@ __device__ __forceinline__ u64 lda_warp_sum(u64 v)
 }
 
 // lda_warp_scan is the inclusive prefix sum of v over the warp's lanes.
+// On the GPU the shuffle's own in-range predicate guards the add, which
+// saves the two selects a step that the compiler makes of the C++ below.
 __device__ __forceinline__ u64 lda_warp_scan(u64 v, u32 lane)
 {
+#ifdef __CUDA_ARCH__
+    u32 lo = (u32)v, hi = (u32)(v >> 32);
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1)
+        asm("{\n\t.reg .pred p;\n\t.reg .b32 tl, th;\n\t"
+            "shfl.sync.up.b32 tl|p, %0, %2, 0, -1;\n\t"
+            "shfl.sync.up.b32 th, %1, %2, 0, -1;\n\t"
+            "@p add.cc.u32 %0, %0, tl;\n\t"
+            "@p addc.u32 %1, %1, th;\n\t}"
+            : "+r"(lo), "+r"(hi)
+            : "r"(off));
+    return (u64)lo | ((u64)hi << 32);
+#else
     for (int off = 1; off < 32; off <<= 1) {
         u32 lo = __shfl_up_sync(LDA_FULL, (u32)v, off), hi = __shfl_up_sync(LDA_FULL, (u32)(v >> 32), off);
         if (lane >= (u32)off)
             v += (u64)lo | ((u64)hi << 32);
     }
     return v;
+#endif
 }
 
 // lda_warp_first_above is the smallest i in [0, n) with value(i) > x, for
@@ -410,16 +426,17 @@ template <class F> __device__ __forceinline__ u32 lda_warp_first_above(u32 n, u6
     return lo + __ffs(m) - 1;
 }
 
-// lda_doc_count is document row (top, cnt, n)'s count of topic k, found
-// by the warp.
-__device__ __forceinline__ u32 lda_doc_count(const u32 *top, const u32 *cnt, u32 n, u32 k, u32 lane)
+// lda_doc_count is packed document row (e, n)'s count of topic k, found by
+// the warp.
+__device__ __forceinline__ u32 lda_doc_count(const u32 *e, u32 shift, u32 n, u32 k, u32 lane)
 {
     if (n == 0)
         return 0;
-    if (top[n - 1] <= k) // the same for every lane
-        return top[n - 1] == k ? cnt[n - 1] : 0;
-    u32 i = lda_warp_first_above(n, (u64)k, lane, [&](u32 j) { return (u64)top[j]; });
-    return i > 0 && top[i - 1] == k ? cnt[i - 1] : 0;
+    const u32 mask = (1u << shift) - 1;
+    if (e[n - 1] >> shift <= k) // the same for every lane
+        return e[n - 1] >> shift == k ? e[n - 1] & mask : 0;
+    u32 i = lda_warp_first_above(n, (u64)k, lane, [&](u32 j) { return (u64)(e[j] >> shift); });
+    return i > 0 && e[i - 1] >> shift == k ? e[i - 1] & mask : 0;
 }
 
 // lda_sparse_phi is a sparse word's φ̂ of topic k: its row entry, or the
@@ -450,8 +467,8 @@ __device__ __forceinline__ LdaWord lda_word(const u32 *ws32, const u64 *ws64, u3
     return LdaWord{a[0], a[1], a[2], a[3], b[0], b[1], b[2]};
 }
 
-// LdaDoc is a token's document: its row at dTop/dCnt + lo with n entries,
-// and its L tokens.
+// LdaDoc is a token's document: its packed row at dRow + lo with n
+// entries (topic << shift | count), and its L tokens.
 struct LdaDoc {
     u32 lo, n, L;
 };
@@ -483,16 +500,16 @@ template <class Phi> struct LdaWordRow {
 // topic; every lane adds 1 to took when the shortcut decided.
 template <class Phi>
 __device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane, const LdaWord &st,
-                                         const LdaWordRow<Phi> &row, const u64 *gpre, u32 K, const u32 *dTop,
-                                         const u32 *dCnt, u32 shortcut, u32 &took, LdaRun &run)
+                                         const LdaWordRow<Phi> &row, const u64 *gpre, u32 K, const u32 *dRow,
+                                         u32 shift, u32 shortcut, u32 &took, LdaRun &run)
 {
-    const u32 kmax = st.kmax;
-    const u32 *top = dTop + doc.lo, *cnt = dCnt + doc.lo;
+    const u32 kmax = st.kmax, mask = (1u << shift) - 1;
+    const u32 *ent = dRow + doc.lo;
     const u64 rest = st.atot - st.e1;
     if (!same) {
         run.haveFront = run.haveS = false;
         if (shortcut == LDA_SHORTCUT_FIRST) {
-            u32 b1 = lda_doc_count(top, cnt, doc.n, kmax, lane);
+            u32 b1 = lda_doc_count(ent, shift, doc.n, kmax, lane);
             run.front = (u64)b1 * st.a1 + st.e1;
             run.bound = (u64)(doc.L - b1) * st.a2 + rest;
             run.haveFront = true;
@@ -505,22 +522,22 @@ __device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane,
     // The weight of an entry in the document branch: (u64)c·φ̂ (0 for kmax).
     auto weight = [&](u32 k, u32 c) -> u64 { return (u64)(k == kmax ? 0 : c) * row.phi(k); };
     if (!run.haveS) {
-        // S: each lane sums its entries (lane-strided, two loads in flight),
-        // then the warp adds; the entry of kmax gives b1.
+        // S: each lane sums its entries (lane-strided, four loads in
+        // flight), then the warp adds; the entry of kmax gives b1.
         u64 s = 0;
         u32 b1 = 0;
-        const u32 *tp = top + lane, *cp = cnt + lane;
-        for (u32 i = lane; i < doc.n; i += 64, tp += 64, cp += 64) {
-            u32 k0 = tp[0], c0 = cp[0], k1 = kmax, c1 = 0;
-            if (i + 32 < doc.n) {
-                k1 = tp[32];
-                c1 = cp[32];
+        const u32 *ep = ent + lane;
+        for (u32 i = lane; i < doc.n; i += 128, ep += 128) {
+            u32 e[4];
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                e[b] = b == 0 || i + 32 * b < doc.n ? ep[32 * b] : kmax << shift; // padding counts 0
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                u32 k = e[b] >> shift, c = e[b] & mask;
+                b1 |= k == kmax ? c : 0; // kmax occurs once at most
+                s += weight(k, c);
             }
-            // kmax occurs once in the row at most, and padding counts 0.
-            b1 |= k0 == kmax ? c0 : 0;
-            b1 |= k1 == kmax ? c1 : 0;
-            s += weight(k0, c0);
-            s += weight(k1, c1);
         }
         run.sdoc = lda_warp_sum(s);
         run.haveS = true;
@@ -541,31 +558,44 @@ __device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane,
         return kmax;
     x -= front;
     if (x < sdoc) {
-        // The entry whose interval holds x, 32 entries a scan. From the
-        // nearer end: walking the entries backwards, the one holding x is
-        // the first whose suffix sum exceeds sdoc-1-x (both walks stop at
-        // the same entry, since an entry of weight 0 holds no interval).
-        const bool back = x >= sdoc / 2;
-        const u64 y = back ? sdoc - 1 - x : x;
-        u64 carry = 0;
-        for (u32 base = lane; base < doc.n + lane; base += 64) {
-            u32 k[2], c[2];
+        // The entry whose interval holds x: each lane takes 4 consecutive
+        // entries, so that one scan covers 128. From the nearer end:
+        // walking the entries backwards, the one holding x is the first
+        // whose suffix sum exceeds sdoc-1-x (both walks stop at the same
+        // entry, since an entry of weight 0 holds no interval).
+        auto walk = [&](auto dir, u64 y) -> u32 {
+            u64 carry = 0;
+            for (u32 g = 4 * lane; g < doc.n + 4 * lane; g += 128) {
+                // Entry j of the walk is row entry dir(j); lane-local
+                // inclusive prefixes pre[0..3].
+                u32 k[4];
+                u64 pre[4], sum = 0;
 #pragma unroll
-            for (int b = 0; b < 2; b++) {
-                u32 j = base + 32 * b, i = back ? doc.n - 1 - j : j;
-                k[b] = j < doc.n ? top[i] : kmax;
-                c[b] = j < doc.n ? cnt[i] : 0;
-            }
-#pragma unroll
-            for (int b = 0; b < 2; b++) {
-                u64 acc = carry + lda_warp_scan(weight(k[b], c[b]), lane);
+                for (int b = 0; b < 4; b++) {
+                    u32 j = g + b, e = j < doc.n ? ent[dir(j)] : kmax << shift;
+                    u32 kk = e >> shift, cc = e & mask;
+                    k[b] = kk;
+                    sum += weight(kk, cc);
+                    pre[b] = sum;
+                }
+                u64 acc = carry + lda_warp_scan(sum, lane);
                 u32 m = __ballot_sync(LDA_FULL, acc > y);
-                if (m)
-                    return __shfl_sync(LDA_FULL, k[b], __ffs(m) - 1);
+                if (m) {
+                    u64 before = acc - sum;
+                    u32 kk = k[3];
+#pragma unroll
+                    for (int b = 2; b >= 0; b--)
+                        kk = before + pre[b] > y ? k[b] : kk;
+                    return __shfl_sync(LDA_FULL, kk, __ffs(m) - 1);
+                }
                 carry = lda_shfl64(acc, 31);
             }
-        }
-        return kmax; // not reached: the sum ends at sdoc > y
+            return kmax; // not reached: the sum ends at sdoc > y
+        };
+        const u32 last = doc.n - 1;
+        if (x < sdoc / 2)
+            return walk([](u32 j) { return j; }, x);
+        return walk([last](u32 j) { return last - j; }, sdoc - 1 - x);
     }
     x -= sdoc;
     if (x < st.ew - st.e1) {
@@ -629,8 +659,8 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     lda_sample_dense(const u32 *units, u32 ubase, u32 medium, const u32 *phiD, const u64 *epreD, const u32 *wordOff,
                      u32 sparseBase, const u32 *wTop, const u32 *wLen, const u32 *phiS, const u64 *epreS,
                      const u32 *ws32, const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc,
-                     const u32 *tokIdx, const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen,
-                     u64 seed, u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
+                     const u32 *tokIdx, const u32 *docOff, const u32 *dRow, u32 dShift, const u32 *dLen, u64 seed,
+                     u32 iter, u32 shortcut, u32 *znew, u64 *nshort)
 {
     LDA_DYNAMIC_SHARED(u32, rowBuf);
     u64 unit = (u64)ubase + blockIdx.x;
@@ -660,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps)
         lda_sample_group(base, hi, lane, 0, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
                          [&](u32, bool same, LdaDoc doc, u64 r) {
-                             return lda_token(same, doc, r, lane, st, row, gpre, K, dTop, dCnt, shortcut, took, run);
+                             return lda_token(same, doc, r, lane, st, row, gpre, K, dRow, dShift, shortcut, took, run);
                          });
     if (took && lane == 0)
         atomicAdd(nshort, (u64)took);
@@ -674,7 +704,7 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     lda_sample_sparse(const u32 *units, u32 ubase, u32 nunits, u32 *counter, const u32 *wordOff, u32 sparseBase,
                       const u32 *wTop, const u32 *wLen, const u32 *phiS, const u64 *epreS, const u32 *ws32,
                       const u64 *ws64, const u32 *zphi, const u64 *gpre, u32 K, const u32 *tokDoc, const u32 *tokIdx,
-                      const u32 *docOff, const u32 *dTop, const u32 *dCnt, const u32 *dLen, u64 seed, u32 iter,
+                      const u32 *docOff, const u32 *dRow, u32 dShift, const u32 *dLen, u64 seed, u32 iter,
                       u32 shortcut, u32 *znew, u64 *nshort)
 {
     __shared__ u32 unitShared;
@@ -711,8 +741,8 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
                                  const u32 *zphiRow = zphi + (u64)(st.s - LDA_MIN_SCALE) * K;
                                  auto phi = [&](u32 k) { return lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k); };
                                  LdaWordRow<decltype(phi)> row{phi, 0, sTop, epreS + sbase, sLen};
-                                 return lda_token(same, doc, r, lane, st, row, gpre, K, dTop, dCnt, shortcut, took,
-                                                  run);
+                                 return lda_token(same, doc, r, lane, st, row, gpre, K, dRow, dShift, shortcut,
+                                                  took, run);
                              });
         }
     }
@@ -751,9 +781,28 @@ extern "C" __global__ void lda_count_dense(const u32 *units, const u32 *z, u32 K
 // (topic, count) pairs go, by topic, to top/cnt from off[r] - base, and
 // their number to len[r].
 
+// Rows of (topic, count) pairs are two arrays, top and cnt, or, when pack
+// is nonzero, one array of topic << pack | count (document rows: the
+// sampler then reads one word an entry instead of two; gpu.go picks pack
+// so that every count fits).
+__device__ __forceinline__ void lda_row_put(u32 *top, u32 *cnt, u32 pack, u32 i, u32 k, u32 c)
+{
+    if (pack) {
+        top[i] = k << pack | c;
+    } else {
+        top[i] = k;
+        cnt[i] = c;
+    }
+}
+__device__ __forceinline__ u32 lda_row_top(const u32 *top, u32 pack, u32 i) { return pack ? top[i] >> pack : top[i]; }
+__device__ __forceinline__ u32 lda_row_cnt(const u32 *top, const u32 *cnt, u32 pack, u32 i)
+{
+    return pack ? top[i] & ((1u << pack) - 1) : cnt[i];
+}
+
 // lda_rows_small: thread per row of at most LDA_SMALL_ROW tokens.
 extern "C" __global__ void lda_rows_small(const u32 *rows, u32 nrows, const u32 *off, const u32 *idx, u32 indirect,
-                                          const u32 *z, u32 base, u32 *top, u32 *cnt, u32 *len)
+                                          const u32 *z, u32 base, u32 *top, u32 *cnt, u32 *len, u32 pack)
 {
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nrows)
@@ -771,8 +820,7 @@ extern "C" __global__ void lda_rows_small(const u32 *rows, u32 nrows, const u32 
         u32 b = a + 1;
         while (b < n && t[b] == t[a])
             b++;
-        top[out + m] = t[a];
-        cnt[out + m] = b - a;
+        lda_row_put(top, cnt, pack, out + m, t[a], b - a);
         m++;
         a = b;
     }
@@ -782,7 +830,7 @@ extern "C" __global__ void lda_rows_small(const u32 *rows, u32 nrows, const u32 
 // lda_rows_large: block per row, through a shared-memory histogram of K
 // counters, compacted in topic order.
 extern "C" __global__ void lda_rows_large(const u32 *rows, const u32 *off, const u32 *idx, u32 indirect, const u32 *z,
-                                          u32 K, u32 base, u32 *top, u32 *cnt, u32 *len)
+                                          u32 K, u32 base, u32 *top, u32 *cnt, u32 *len, u32 pack)
 {
     LDA_DYNAMIC_SHARED(u32, hist);
     __shared__ u64 buf[LDA_THREADS];
@@ -801,8 +849,7 @@ extern "C" __global__ void lda_rows_large(const u32 *rows, const u32 *off, const
     u32 at = (u32)(lda_scan(mine, buf) - mine), out = lo - base;
     for (u32 k = k0; k < k1; k++)
         if (hist[k]) {
-            top[out + at] = k;
-            cnt[out + at] = hist[k];
+            lda_row_put(top, cnt, pack, out + at, k, hist[k]);
             at++;
         }
     if (threadIdx.x == blockDim.x - 1)
@@ -839,16 +886,16 @@ extern "C" __global__ void lda_ll_dense(const u32 *c, u64 n, double x, double lg
 
 // lda_ll_rows: rows [rlo, rhi) of a sparse matrix (entries from off[r] -
 // base, len[r] of them), a thread per row.
-extern "C" __global__ void lda_ll_rows(u32 rlo, u32 rhi, const u32 *off, u32 base, const u32 *len, const u32 *cnt,
-                                       double x, double lgx, double *partial)
+extern "C" __global__ void lda_ll_rows(u32 rlo, u32 rhi, const u32 *off, u32 base, const u32 *len, const u32 *top,
+                                       const u32 *cnt, u32 pack, double x, double lgx, double *partial)
 {
     __shared__ double buf[LDA_THREADS];
     double sum = 0;
     u64 r = (u64)rlo + (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rhi) {
-        const u32 *c = cnt + (off[r] - base);
+        u32 lo = off[r] - base;
         for (u32 i = 0; i < len[r]; i++)
-            sum += lgamma((double)c[i] + x) - lgx;
+            sum += lgamma((double)lda_row_cnt(top, cnt, pack, lo + i) + x) - lgx;
     }
     lda_block_sum(sum, buf, partial);
 }
@@ -878,7 +925,7 @@ extern "C" __global__ void lda_check_dense(const u32 *Wd, const u32 *wordOff, u3
 // topics strictly increasing below K, counts positive, summing to the
 // row's tokens.
 extern "C" __global__ void lda_check_rows(u32 rlo, u32 rhi, const u32 *off, u32 base, const u32 *len, const u32 *top,
-                                          const u32 *cnt, u32 K, u32 *col, u32 *errors, u32 which)
+                                          const u32 *cnt, u32 pack, u32 K, u32 *col, u32 *errors, u32 which)
 {
     u64 r = (u64)rlo + (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rhi)
@@ -887,8 +934,8 @@ extern "C" __global__ void lda_check_rows(u32 rlo, u32 rhi, const u32 *off, u32 
     u64 sum = 0;
     bool bad = n > tokens;
     for (u32 i = 0; i < n && !bad; i++) {
-        u32 k = top[lo + i], c = cnt[lo + i];
-        if (k >= K || c == 0 || (i > 0 && k <= top[lo + i - 1])) {
+        u32 k = lda_row_top(top, pack, lo + i), c = lda_row_cnt(top, cnt, pack, lo + i);
+        if (k >= K || c == 0 || (i > 0 && k <= lda_row_top(top, pack, lo + i - 1))) {
             bad = true;
             break;
         }

@@ -113,7 +113,10 @@
 // tokens' positions. Words with more than K tokens (by default; Format
 // changes it) have dense W rows of K counts; the others have sparse rows
 // of (topic, count) pairs sorted by topic, in room for as many pairs as
-// the word has tokens (no more than K). D rows are sparse likewise. Work is
+// the word has tokens (no more than K). D rows are sparse likewise; on the
+// GPU each D entry is one 32-bit word, topic << s | count with s = 32 -
+// bits(K-1), which halves what the sampler reads and bounds a document
+// there to 2^s - 1 tokens (4 M at K=1024, 65,535 at K=65,536). Work is
 // cut in units, EZLDA's hierarchy: a dense word's tokens in units of at
 // most DenseUnit tokens, so that a very frequent word is spread over many
 // blocks (goroutines), each holding the word's φ̂ row (in shared memory on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 	"unsafe"
 
@@ -77,7 +78,7 @@ type gpuEngine struct {
 	// forceShortcut, when nonzero, is the mode every sampling uses (tests).
 	lastShortcuts int64
 	forceShortcut uint32
-	allocated int64
+	allocated     int64
 	// part is the units this GPU samples: all of them, or its share
 	// when several GPUs sample one chain (multiGPU).
 	part share
@@ -87,7 +88,7 @@ type gpuEngine struct {
 	denseUnits, mediumUnits, sparseUnits         gpuBuffer
 	smallDocs, largeDocs, smallWords, largeWords gpuBuffer
 	// The state: topics and counts.
-	z, znew, t, wd, wTop, wCnt, wLen, dTop, dCnt, dLen gpuBuffer
+	z, znew, t, wd, wTop, wCnt, wLen, dRow, dLen gpuBuffer
 	// Per iteration.
 	denom, consts, zphi, gpre, zphiMax, nscales gpuBuffer
 	ws32, ws64, phiD, epreD, phiS, epreS        gpuBuffer
@@ -144,6 +145,10 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 			err = errors.Join(err, g.freeBuffers())
 		}
 	}()
+	if l.maxDocLen >= 1<<g.docShift() {
+		return nil, fmt.Errorf("a document of %d tokens is too long for the GPU at K=%d: its rows pack a topic and a count into 32 bits, which leaves %d bits, counts below %d; use fewer topics, split the document, or use device=cpu",
+			l.maxDocLen, l.k, g.docShift(), 1<<g.docShift())
+	}
 	info := d.Info()
 	for name, want := range map[string]int32{"lda_threads": gpuThreads, "lda_small_row": gpuSmallRow, "lda_scales": gpuScales} {
 		got, err := d.GlobalInt32(name)
@@ -177,6 +182,13 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 			l.n, l.k, formatOf(l), float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	}
 	return g, g.upload()
+}
+
+// docShift is where a packed document-row entry's topic begins: the bits
+// below hold its count (topic << docShift | count), as many as K's
+// topic numbers leave.
+func (g *gpuEngine) docShift() uint32 {
+	return uint32(min(31, 32-bits.Len32(uint32(g.l.k-1))))
 }
 
 func formatOf(l *layout) string {
@@ -261,8 +273,7 @@ func (g *gpuEngine) buffers() []bufSpec {
 		up(&g.sparseUnits, l.sparseUnits), up(&g.smallDocs, l.smallDocs), up(&g.largeDocs, l.largeDocs),
 		up(&g.smallWords, l.smallWords), up(&g.largeWords, l.largeWords),
 		{&g.z, n, 4, nil}, {&g.znew, n, 4, nil}, {&g.t, k, 4, nil}, {&g.wd, l.dense * k, 4, nil},
-		{&g.wTop, ns, 4, nil}, {&g.wCnt, ns, 4, nil}, {&g.wLen, v, 4, nil}, {&g.dTop, n, 4, nil}, {&g.dCnt, n, 4, nil},
-		{&g.dLen, d, 4, nil},
+		{&g.wTop, ns, 4, nil}, {&g.wCnt, ns, 4, nil}, {&g.wLen, v, 4, nil}, {&g.dRow, n, 4, nil}, {&g.dLen, d, 4, nil},
 		{&g.denom, k, 8, nil}, {&g.consts, 2, 8, nil}, {&g.zphi, gpuScales * k, 4, nil}, {&g.gpre, gpuScales * k, 8, nil},
 		{&g.zphiMax, gpuScales, 4, nil}, {&g.nscales, 1, 4, nil},
 		{&g.ws32, 4 * v, 4, nil}, {&g.ws64, 3 * v, 8, nil}, {&g.phiD, l.dense * k, 4, nil}, {&g.epreD, l.dense * k, 8, nil},
@@ -287,7 +298,7 @@ func (g *gpuEngine) upload() error {
 	// documents without any have rows of length zero throughout. Rows'
 	// unused room is never read by a kernel, but state copies it out:
 	// zero it too.
-	for _, b := range []gpuBuffer{g.wLen, g.dLen, g.wTop, g.wCnt, g.dTop, g.dCnt} {
+	for _, b := range []gpuBuffer{g.wLen, g.dLen, g.wTop, g.wCnt, g.dRow} {
 		if err := g.dev.Memset(b, 0); err != nil {
 			return err
 		}
@@ -390,7 +401,7 @@ func (g *gpuEngine) sample() error {
 	}{{g.denseUnits, g.part.dense, 0}, {g.mediumUnits, g.part.medium, 1}} {
 		if err := g.launch("lda_sample_dense", u.r.n(), 4*l.k, u.units, uint32(u.r.lo), u.medium, g.phiD, g.epreD, g.wordOff,
 			l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
-			g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
+			g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
 			return err
 		}
 	}
@@ -398,7 +409,7 @@ func (g *gpuEngine) sample() error {
 	persist := min(r.n(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
 	return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(r.lo), uint32(r.n()), g.counter,
 		g.wordOff, l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k,
-		g.tokDoc, g.tokIdx, g.docOff, g.dTop, g.dCnt, g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
+		g.tokDoc, g.tokIdx, g.docOff, g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
 }
 
 // The kernels' shortcut modes (lda.cu's LDA_SHORTCUT_*).
@@ -470,16 +481,17 @@ func (g *gpuEngine) rebuild() error {
 		off, idx        gpuBuffer
 		indirect, base  uint32
 		top, cnt, count gpuBuffer
+		pack            uint32
 	}{
-		{g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen},
-		{g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dTop, g.dCnt, g.dLen},
+		{g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen, 0},
+		{g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift()},
 	} {
 		if err := g.launch("lda_rows_small", g.blocksFor(r.nsmall), 0, r.small, uint32(r.nsmall), r.off, r.idx, r.indirect,
-			g.z, r.base, r.top, r.cnt, r.count); err != nil {
+			g.z, r.base, r.top, r.cnt, r.count, r.pack); err != nil {
 			return err
 		}
 		if err := g.launch("lda_rows_large", r.nlarge, 4*l.k, r.large, r.off, r.idx, r.indirect, g.z, k, r.base,
-			r.top, r.cnt, r.count); err != nil {
+			r.top, r.cnt, r.count, r.pack); err != nil {
 			return err
 		}
 	}
@@ -496,11 +508,16 @@ func (g *gpuEngine) state(ctx context.Context) (*counts, []uint32, error) {
 		src gpuBuffer
 	}{
 		{z, g.z}, {c.t, g.t}, {c.wd, g.wd}, {c.wTop, g.wTop}, {c.wCnt, g.wCnt}, {c.wLen, g.wLen},
-		{c.dTop, g.dTop}, {c.dCnt, g.dCnt}, {c.dLen, g.dLen},
+		{c.dTop, g.dRow}, {c.dLen, g.dLen},
 	} {
 		if err := download(g, x.dst, x.src); err != nil {
 			return nil, nil, err
 		}
+	}
+	// Unpack the document rows (unused room is zero, and stays so).
+	shift := g.docShift()
+	for i, e := range c.dTop {
+		c.dTop[i], c.dCnt[i] = e>>shift, e&(1<<shift-1)
 	}
 	return c, z, nil
 }
@@ -540,13 +557,13 @@ func (g *gpuEngine) logLikelihood(ctx context.Context) (float64, error) {
 		}
 		grid = g.blocksFor(l.v - l.dense)
 		if err := sum(grid, func() error {
-			return g.launch("lda_ll_rows", grid, 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase, g.wLen, g.wCnt, cfg.Beta, lgb, g.partial)
+			return g.launch("lda_ll_rows", grid, 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase, g.wLen, g.wTop, g.wCnt, uint32(0), cfg.Beta, lgb, g.partial)
 		}); err != nil {
 			return err
 		}
 		grid = g.blocksFor(l.d)
 		return sum(grid, func() error {
-			return g.launch("lda_ll_rows", grid, 0, uint32(0), uint32(l.d), g.docOff, uint32(0), g.dLen, g.dCnt, cfg.Alpha, lga, g.partial)
+			return g.launch("lda_ll_rows", grid, 0, uint32(0), uint32(l.d), g.docOff, uint32(0), g.dLen, g.dRow, g.dRow, g.docShift(), cfg.Alpha, lga, g.partial)
 		})
 	})
 	if err != nil {
@@ -574,11 +591,11 @@ func (g *gpuEngine) check(ctx context.Context) error {
 			return err
 		}
 		if err := g.launch("lda_check_rows", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
-			g.wLen, g.wTop, g.wCnt, k, g.colW, g.errs, uint32(0)); err != nil {
+			g.wLen, g.wTop, g.wCnt, uint32(0), k, g.colW, g.errs, uint32(0)); err != nil {
 			return err
 		}
 		if err := g.launch("lda_check_rows", g.blocksFor(l.d), 0, uint32(0), uint32(l.d), g.docOff, uint32(0),
-			g.dLen, g.dTop, g.dCnt, k, g.colD, g.errs, uint32(1)); err != nil {
+			g.dLen, g.dRow, g.dRow, g.docShift(), k, g.colD, g.errs, uint32(1)); err != nil {
 			return err
 		}
 		return g.launch("lda_check_topics", 1, 0, g.t, g.colW, g.colD, k, uint32(l.n), g.errs)
@@ -646,7 +663,7 @@ func (g *gpuEngine) freeBuffers() error {
 	for _, b := range []*gpuBuffer{
 		&g.wordOff, &g.tokDoc, &g.tokIdx, &g.docOff, &g.docTok, &g.denseUnits, &g.mediumUnits, &g.sparseUnits,
 		&g.smallDocs, &g.largeDocs, &g.smallWords, &g.largeWords,
-		&g.z, &g.znew, &g.t, &g.wd, &g.wTop, &g.wCnt, &g.wLen, &g.dTop, &g.dCnt, &g.dLen,
+		&g.z, &g.znew, &g.t, &g.wd, &g.wTop, &g.wCnt, &g.wLen, &g.dRow, &g.dLen,
 		&g.denom, &g.consts, &g.zphi, &g.gpre, &g.zphiMax, &g.nscales,
 		&g.ws32, &g.ws64, &g.phiD, &g.epreD, &g.phiS, &g.epreS,
 		&g.counter, &g.nshort, &g.partial, &g.colW, &g.colD, &g.errs,

@@ -429,3 +429,15 @@ func TestGPURefusesTooManyTopics(t *testing.T) {
 		t.Errorf("K=60000: %v", err)
 	}
 }
+
+// The GPU packs a document-row entry's topic and count into 32 bits; a
+// document too long for the count's bits at this K is refused by name.
+func TestGPURefusesTooLongDocuments(t *testing.T) {
+	needGPU(t)
+	c := &Corpus{Vocab: []string{"a", "b"}, DocOff: []uint32{0, 3, 3 + 1<<16}}
+	c.Words = make([]uint32, 3+1<<16)
+	_, err := NewTrainer(context.Background(), c, Config{Topics: 40000, Alpha: 0.01, Beta: 0.01}, Device{GPU: 0, open: testOpen})
+	if err == nil || !strings.Contains(err.Error(), "a document of 65536 tokens is too long for the GPU at K=40000") {
+		t.Errorf("K=40000, a document of 2^16 tokens: %v", err)
+	}
+}

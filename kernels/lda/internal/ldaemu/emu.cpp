@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: 76f9a61cfab2d215c5b6662b1c978e22a2353e3fef93281eaaaa48f0ecd03dfc
+// lda.cu sha256: acbf142923f72278d8cb7d04aedf687828e7de9ceeeb5ec4af689a2ab77d67d1
 #include "shim.h"
 #include "../../../lda.cu"
 
