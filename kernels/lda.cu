@@ -454,6 +454,23 @@ __device__ __forceinline__ u32 lda_sparse_phi(const u32 *sTop, const u32 *sPhi, 
     return lo < sLen && sTop[lo] == k ? sPhi[lo] : zphiRow[k];
 }
 
+// LdaMode carries a shortcut mode as a type: each sampler is compiled once
+// per mode, so that a mode's unused tests cost nothing a token.
+template <u32 M> struct LdaMode {
+    static constexpr u32 value = M;
+};
+
+// lda_with_mode calls body(LdaMode<shortcut>{}).
+template <class F> __device__ __forceinline__ void lda_with_mode(u32 shortcut, F body)
+{
+    if (shortcut == LDA_SHORTCUT_OFF)
+        body(LdaMode<LDA_SHORTCUT_OFF>{});
+    else if (shortcut == LDA_SHORTCUT_FIRST)
+        body(LdaMode<LDA_SHORTCUT_FIRST>{});
+    else
+        body(LdaMode<LDA_SHORTCUT_AFTER>{});
+}
+
 // LdaWord is a word's statistics for the iteration (ws32, ws64).
 struct LdaWord {
     u32 s, kmax, a1, a2;
@@ -498,24 +515,24 @@ template <class Phi> struct LdaWordRow {
 // doc with uniform r; same says that the warp's previous token had the
 // same word and document (run holds its figures). Every lane returns the
 // topic; every lane adds 1 to took when the shortcut decided.
-template <class Phi>
+template <u32 MODE, class Phi>
 __device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane, const LdaWord &st,
                                          const LdaWordRow<Phi> &row, const u64 *gpre, u32 K, const u32 *dRow,
-                                         u32 shift, u32 shortcut, u32 &took, LdaRun &run)
+                                         u32 shift, u32 &took, LdaRun &run)
 {
     const u32 kmax = st.kmax, mask = (1u << shift) - 1;
     const u32 *ent = dRow + doc.lo;
     const u64 rest = st.atot - st.e1;
     if (!same) {
         run.haveFront = run.haveS = false;
-        if (shortcut == LDA_SHORTCUT_FIRST) {
+        if (MODE == LDA_SHORTCUT_FIRST) {
             u32 b1 = lda_doc_count(ent, shift, doc.n, kmax, lane);
             run.front = (u64)b1 * st.a1 + st.e1;
             run.bound = (u64)(doc.L - b1) * st.a2 + rest;
             run.haveFront = true;
         }
     }
-    if (shortcut == LDA_SHORTCUT_FIRST && lda_scale_uniform(r, run.front + run.bound) < run.front) {
+    if (MODE == LDA_SHORTCUT_FIRST && lda_scale_uniform(r, run.front + run.bound) < run.front) {
         took++;
         return kmax;
     }
@@ -549,13 +566,14 @@ __device__ __forceinline__ u32 lda_token(bool same, LdaDoc doc, u64 r, u32 lane,
         }
     }
     const u64 front = run.front, sdoc = run.sdoc;
-    if (shortcut == LDA_SHORTCUT_AFTER && lda_scale_uniform(r, front + run.bound) < front) {
-        took++; // the plain sampler picks kmax too (doc.go)
+    u64 x = lda_scale_uniform(r, front + sdoc + rest);
+    if (x < front) {
+        // A token the bound test decides has x <= x' < front (doc.go), so
+        // mode after counts them here only.
+        if (MODE == LDA_SHORTCUT_AFTER && lda_scale_uniform(r, front + run.bound) < front)
+            took++;
         return kmax;
     }
-    u64 x = lda_scale_uniform(r, front + sdoc + rest);
-    if (x < front)
-        return kmax;
     x -= front;
     if (x < sdoc) {
         // The entry whose interval holds x: each lane takes 4 consecutive
@@ -687,11 +705,14 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
     const LdaWord st = lda_word(ws32, ws64, w);
     LdaRun run{};
-    for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps)
-        lda_sample_group(base, hi, lane, 0, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
-                         [&](u32, bool same, LdaDoc doc, u64 r) {
-                             return lda_token(same, doc, r, lane, st, row, gpre, K, dRow, dShift, shortcut, took, run);
-                         });
+    lda_with_mode(shortcut, [&](auto mode) {
+        for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps)
+            lda_sample_group(base, hi, lane, 0, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
+                             [&](u32, bool same, LdaDoc doc, u64 r) {
+                                 return lda_token<decltype(mode)::value>(same, doc, r, lane, st, row, gpre, K, dRow,
+                                                                         dShift, took, run);
+                             });
+    });
     if (took && lane == 0)
         atomicAdd(nshort, (u64)took);
 }
@@ -710,42 +731,44 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
     __shared__ u32 unitShared;
     u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, took = 0;
     LdaRun run{};
-    for (;;) {
-        if (threadIdx.x == 0)
-            unitShared = atomicAdd(counter, 1u);
-        __syncthreads();
-        u32 u = unitShared;
-        __syncthreads();
-        if (u >= nunits)
-            break;
-        u64 unit = (u64)ubase + u;
-        u32 lo = units[4 * unit], hi = units[4 * unit + 1], wlo = units[4 * unit + 2], whi = units[4 * unit + 3];
-        for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps) {
-            // Each lane finds its own token's word first.
-            u32 mya = wlo;
-            if (base + lane < hi) {
-                u32 q = base + lane, b = whi;
-                while (mya < b) {
-                    u32 mid = (mya + b + 1) / 2;
-                    if (wordOff[mid] <= q)
-                        mya = mid;
-                    else
-                        b = mid - 1;
+    lda_with_mode(shortcut, [&](auto mode) {
+        for (;;) {
+            if (threadIdx.x == 0)
+                unitShared = atomicAdd(counter, 1u);
+            __syncthreads();
+            u32 u = unitShared;
+            __syncthreads();
+            if (u >= nunits)
+                break;
+            u64 unit = (u64)ubase + u;
+            u32 lo = units[4 * unit], hi = units[4 * unit + 1], wlo = units[4 * unit + 2], whi = units[4 * unit + 3];
+            for (u32 base = lo + 32 * warp; base < hi; base += 32 * nwarps) {
+                // Each lane finds its own token's word first.
+                u32 mya = wlo;
+                if (base + lane < hi) {
+                    u32 q = base + lane, b = whi;
+                    while (mya < b) {
+                        u32 mid = (mya + b + 1) / 2;
+                        if (wordOff[mid] <= q)
+                            mya = mid;
+                        else
+                            b = mid - 1;
+                    }
                 }
+                lda_sample_group(base, hi, lane, mya, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
+                                 [&](u32 j, bool same, LdaDoc doc, u64 r) {
+                                     u32 a = __shfl_sync(LDA_FULL, mya, j), sbase = wordOff[a] - sparseBase;
+                                     const LdaWord st = lda_word(ws32, ws64, a);
+                                     const u32 *sTop = wTop + sbase, *sPhi = phiS + sbase, sLen = wLen[a];
+                                     const u32 *zphiRow = zphi + (u64)(st.s - LDA_MIN_SCALE) * K;
+                                     auto phi = [&](u32 k) { return lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k); };
+                                     LdaWordRow<decltype(phi)> row{phi, 0, sTop, epreS + sbase, sLen};
+                                     return lda_token<decltype(mode)::value>(same, doc, r, lane, st, row, gpre, K,
+                                                                             dRow, dShift, took, run);
+                                 });
             }
-            lda_sample_group(base, hi, lane, mya, tokDoc, tokIdx, docOff, dLen, seed, iter, znew,
-                             [&](u32 j, bool same, LdaDoc doc, u64 r) {
-                                 u32 a = __shfl_sync(LDA_FULL, mya, j), sbase = wordOff[a] - sparseBase;
-                                 const LdaWord st = lda_word(ws32, ws64, a);
-                                 const u32 *sTop = wTop + sbase, *sPhi = phiS + sbase, sLen = wLen[a];
-                                 const u32 *zphiRow = zphi + (u64)(st.s - LDA_MIN_SCALE) * K;
-                                 auto phi = [&](u32 k) { return lda_sparse_phi(sTop, sPhi, sLen, zphiRow, k); };
-                                 LdaWordRow<decltype(phi)> row{phi, 0, sTop, epreS + sbase, sLen};
-                                 return lda_token(same, doc, r, lane, st, row, gpre, K, dRow, dShift, shortcut,
-                                                  took, run);
-                             });
         }
-    }
+    });
     if (took && lane == 0)
         atomicAdd(nshort, (u64)took);
 }

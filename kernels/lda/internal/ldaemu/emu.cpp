@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: acbf142923f72278d8cb7d04aedf687828e7de9ceeeb5ec4af689a2ab77d67d1
+// lda.cu sha256: a5304b4e8e86bcc05bd11748907e4b43f763fb431960f92a53f90a45aec53a7d
 #include "shim.h"
 #include "../../../lda.cu"
 
