@@ -344,14 +344,19 @@ extern "C" __global__ void lda_prep_sparse(u32 dense, u32 V, const u32 *wordOff,
 
 // ---- Sampling ----
 //
-// A warp samples one token at a time (EZLDA, SaberLDA): its 32 lanes read
-// the document's sparse row 32 entries at a time, coalesced, and meet in
-// warp reductions, scans and ballots. The integer weights make any lane
-// order give the thread-at-a-time sampler's topic exactly.
+// A warp samples one token at a time (EZLDA, SaberLDA): its 32 lanes sum
+// the document branch over the document's packed row, 128 entries (four
+// coalesced loads a lane) at a time, and meet in a warp reduction; the
+// search for the chosen entry gives each lane 4 consecutive entries, one
+// scan and one ballot per 128. The integer weights make any lane order give
+// the thread-at-a-time sampler's topic exactly. Tokens of one word in one
+// document, adjacent in word-major order, share the document pass.
 //
-// ncu's per-instruction counts steer the code below: a token costs a few
-// hundred warp instructions, so per-entry overhead (a null test on the φ̂
-// row, 64-bit index arithmetic) and per-token set-up decide the rate.
+// ncu's per-instruction counts steer the code below: a token costs about
+// 300 warp instructions (NYTimes-shaped corpus, K=1024, ~140 document
+// topics a token), so per-entry overhead (a null test on the φ̂ row, 64-bit
+// index arithmetic, a second load for the count) and per-token set-up
+// decide the rate as much as the loads do.
 
 #define LDA_FULL 0xffffffffu
 

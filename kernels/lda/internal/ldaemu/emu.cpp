@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: a5304b4e8e86bcc05bd11748907e4b43f763fb431960f92a53f90a45aec53a7d
+// lda.cu sha256: 57a38c69e475ec0549d4395557e0294d0012514fd0f298577e14341233c41ca0
 #include "shim.h"
 #include "../../../lda.cu"
 
