@@ -211,7 +211,8 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 		name, cfg.Topics, g.name(), l.dense, l.medium-l.dense, l.v-l.medium, l.nDenseUnits(), l.nMediumUnits(), l.nSparseUnits(),
 		float64(g.bytes())/(1<<30), float64(free0-free1)/(1<<30), layoutTime.Seconds())
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(out, "iterations\ttokens/s\tsample s/it\trebuild s/it\tshortcut %\tloglik/token\t")
+	fmt.Printf("%.1f %% of tokens have the word and document of the token before them (their sampler reuses its document pass)\n", 100*runShare(l))
+	fmt.Fprintln(out, "iterations\ttokens/s\tsample s/it\trebuild s/it\tshortcut %\tdoc topics/token\tloglik/token\t")
 	var total, sample, rebuild time.Duration
 	var short int64
 	var all time.Duration
@@ -231,14 +232,18 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 			if err != nil {
 				t.Fatal(err)
 			}
+			rows, err := docTopicsPerToken(g)
+			if err != nil {
+				t.Fatal(err)
+			}
 			n := it - lo + 1
-			fmt.Fprintf(out, "%d-%d\t%.3g\t%.4f\t%.4f\t%.1f\t%.4f\t\n", lo, it, float64(l.n*n)/total.Seconds(),
+			fmt.Fprintf(out, "%d-%d\t%.3g\t%.4f\t%.4f\t%.1f\t%.1f\t%.4f\t\n", lo, it, float64(l.n*n)/total.Seconds(),
 				sample.Seconds()/float64(n), rebuild.Seconds()/float64(n), 100*float64(short)/float64(l.n*n),
-				(ll-docTerms(l, cfg.Alpha))/float64(l.n))
+				rows, (ll-docTerms(l, cfg.Alpha))/float64(l.n))
 			total, sample, rebuild, short, lo = 0, 0, 0, 0, it+1
 		}
 	}
-	fmt.Fprintf(out, "1-%d\t%.3g\t\t\t\t\t\n", iters, float64(l.n*iters)/all.Seconds())
+	fmt.Fprintf(out, "1-%d\t%.3g\t\t\t\t\t\t\n", iters, float64(l.n*iters)/all.Seconds())
 	out.Flush()
 	if err := g.check(ctx); err != nil {
 		t.Errorf("%s: %v", name, err)
@@ -248,6 +253,46 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 		t.Fatal(err)
 	}
 	return canonical(l, z), true
+}
+
+// runShare is the share of word-major tokens with the same word and
+// document as the token before them.
+func runShare(l *layout) float64 {
+	same, w := 0, 0
+	for p := 1; p < l.n; p++ {
+		for l.wordOff[w+1] <= uint32(p) {
+			w++
+		}
+		if l.wordOff[w] < uint32(p) && l.tokDoc[p] == l.tokDoc[p-1] {
+			same++
+		}
+	}
+	return float64(same) / float64(max(l.n, 1))
+}
+
+// docTopicsPerToken is the document-row length a token's sampler walks,
+// averaged over the tokens: Σ_d L_d·|D[d]| / tokens, from the GPU's rows
+// after the last iteration (the first GPU's, which every GPU shares).
+func docTopicsPerToken(e engine) (float64, error) {
+	var g *gpuEngine
+	switch x := e.(type) {
+	case *gpuEngine:
+		g = x
+	case *multiGPU:
+		g = x.parts[0]
+	default:
+		return 0, fmt.Errorf("docTopicsPerToken: %T is not a GPU engine", e)
+	}
+	l := g.l
+	n := make([]uint32, l.d)
+	if err := download(g, n, g.dLen); err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for d, m := range n {
+		sum += float64(l.docOff[d+1]-l.docOff[d]) * float64(m)
+	}
+	return sum / float64(max(l.n, 1)), nil
 }
 
 // benchThreshold measures the time the CPU and the GPU take to reach the
