@@ -30,8 +30,9 @@ import (
 //  1. tokens/s of each variant over the first LDA_BENCH_ITERS iterations
 //     (GPU event time of sampling and rebuild; the log-likelihood, computed
 //     every 10 iterations on the GPU, is not counted), by decile, with the
-//     shortcut's share and the log-likelihood; the variants' final topics
-//     must be identical (they are the same chain);
+//     shortcut's share, the document topics a token's sampler walks (after
+//     the decile's last iteration) and the log-likelihood; the variants'
+//     final topics must be identical (they are the same chain);
 //  2. device memory of the hybrid and the dense-W samplers at K=1024 and
 //     K=16384 for the benchmark corpus (the engine's allocations, which
 //     the measured drop in free memory checks at the benchmark's K);
