@@ -167,7 +167,7 @@ func newGPUEngineOn(cfg Config, l *layout, d gpuDevice, block int) (_ *gpuEngine
 			info.Ordinal, info.Name, l.k, hist+gpuThreads*8, info.SharedPerBlockBytes)
 	}
 	if hist > defaultSmem {
-		for _, k := range []string{"lda_count_topics", "lda_rows_large", "lda_sample_dense"} {
+		for _, k := range []string{"lda_count_topics", "lda_count_dense", "lda_rows_large", "lda_sample_dense"} {
 			if err := d.SetMaxShared(k, hist); err != nil {
 				return nil, err
 			}
@@ -472,7 +472,7 @@ func (g *gpuEngine) rebuild() error {
 	if err := g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t); err != nil {
 		return err
 	}
-	if err := g.launch("lda_count_dense", l.nDenseUnits(), 0, g.denseUnits, g.z, k, g.wd); err != nil {
+	if err := g.launch("lda_count_dense", l.nDenseUnits(), 4*l.k, g.denseUnits, g.z, k, g.wd); err != nil {
 		return err
 	}
 	for _, r := range []struct {

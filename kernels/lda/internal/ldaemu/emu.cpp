@@ -2,7 +2,7 @@
 // emu_launch runs a kernel by name with its parameters as cuLaunchKernel
 // takes them (an array of pointers to the values), after checking their
 // number and sizes against the kernel's C++ signature.
-// lda.cu sha256: 57a38c69e475ec0549d4395557e0294d0012514fd0f298577e14341233c41ca0
+// lda.cu sha256: 063c02ca358f0158017723cd90b48f62d9be71b1def06ca58e62036bdf4e8dd5
 #include "shim.h"
 #include "../../../lda.cu"
 
@@ -47,7 +47,7 @@ template <auto F> struct emu_sig {
 static const emu_kernel emu_kernels[] = {
     EMU_KERNEL(lda_init, false),         EMU_KERNEL(lda_topics, true),        EMU_KERNEL(lda_tables, true),
     EMU_KERNEL(lda_prep_dense, true),    EMU_KERNEL(lda_prep_sparse, false),  EMU_KERNEL(lda_sample_dense, true),
-    EMU_KERNEL(lda_sample_sparse, true), EMU_KERNEL(lda_count_topics, true),  EMU_KERNEL(lda_count_dense, false),
+    EMU_KERNEL(lda_sample_sparse, true), EMU_KERNEL(lda_count_topics, true),  EMU_KERNEL(lda_count_dense, true),
     EMU_KERNEL(lda_rows_small, false),   EMU_KERNEL(lda_rows_large, true),    EMU_KERNEL(lda_ll_dense, true),
     EMU_KERNEL(lda_ll_rows, true),       EMU_KERNEL(lda_check_dense, true),   EMU_KERNEL(lda_check_rows, false),
     EMU_KERNEL(lda_check_topics, true),  EMU_KERNEL(lda_philox_kat, false),
