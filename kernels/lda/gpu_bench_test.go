@@ -24,7 +24,9 @@ import (
 // (ezlda,two-branch,dense-W), LDA_BENCH_LL_CORPUS (synthetic:preset=medium,
 // the corpus of the time-to-threshold comparison), LDA_BENCH_LL_ITERS (60),
 // LDA_BENCH_CPU_ITERS (2: CPU iterations timed on the benchmark corpus),
-// LDA_BENCH_PARTS (speed,memory,threshold: which of the three below run).
+// LDA_BENCH_PARTS (speed,memory,threshold: which of the three below run),
+// LDA_BENCH_SHORTCUT (first or after: the one-GPU sampler's shortcut mode
+// in every iteration, instead of its choice by the last iteration's share).
 //
 // It prints:
 //  1. tokens/s of each variant over the first LDA_BENCH_ITERS iterations
@@ -201,6 +203,15 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 			return nil, false
 		}
 		one.twoBranch = opt.TwoBranch
+		switch m := os.Getenv("LDA_BENCH_SHORTCUT"); m {
+		case "":
+		case "first":
+			one.forceShortcut = shortcutFirst
+		case "after":
+			one.forceShortcut = shortcutAfter
+		default:
+			t.Fatalf("LDA_BENCH_SHORTCUT=%q: want first or after", m)
+		}
 		g = one
 	}
 	defer g.close()
