@@ -21,11 +21,7 @@ type ModuleDevice struct {
 // OpenModuleDevice opens GPU gpu, loads module (see LoadModule) and looks
 // up functions, every one of which must exist.
 func OpenModuleDevice(gpu int, module string, functions []string) (_ *ModuleDevice, err error) {
-	drv, err := cuda.Load()
-	if err != nil {
-		return nil, err
-	}
-	ctx, err := drv.Open(gpu)
+	ctx, err := cuda.OpenGPU(gpu)
 	if err != nil {
 		return nil, err
 	}

@@ -32,11 +32,7 @@ var streamFunctions = []string{"stream_init", "stream_copy", "stream_mul", "stre
 // newGPUStream opens GPU gpu and allocates three arrays of n doubles; on
 // failure it releases whatever it took.
 func newGPUStream(gpu int, n int64) (_ *gpuStream, err error) {
-	drv, err := cuda.Load()
-	if err != nil {
-		return nil, err
-	}
-	ctx, err := drv.Open(gpu)
+	ctx, err := cuda.OpenGPU(gpu)
 	if err != nil {
 		return nil, err
 	}

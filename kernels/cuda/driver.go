@@ -77,6 +77,16 @@ type Driver struct {
 // idempotent), so callers need not share a Driver.
 func Load() (*Driver, error) { return LoadLibrary(DriverLibrary) }
 
+// OpenGPU is Load, then Open(ordinal): the context of GPU ordinal through
+// the system's driver.
+func OpenGPU(ordinal int) (*Context, error) {
+	drv, err := Load()
+	if err != nil {
+		return nil, err
+	}
+	return drv.Open(ordinal)
+}
+
 // LoadLibrary is Load with another library name or path.
 func LoadLibrary(name string) (*Driver, error) {
 	lib, err := dl.Open(name)
