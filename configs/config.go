@@ -20,12 +20,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/sensors/pdu"
 	"github.com/heatsink-hpc/heatsink/sensors/tank"
 	"github.com/heatsink-hpc/heatsink/workloads"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -49,7 +49,7 @@ type Config struct {
 	Labels  map[string]string `yaml:"labels"`
 	Sources Sources           `yaml:"sources"`
 	Sinks   Sinks             `yaml:"sinks"`
-	// Alerts are the rules evaluated on every tick (workloads/alerts).
+	// Alerts are the rules evaluated on every tick (alerts).
 	Alerts alerts.Config `yaml:"alerts"`
 	// Runner configures `heatsink run`: the temperatures that gate and end
 	// its phases, tolerances, and the grace period of a stopped job.
@@ -264,7 +264,7 @@ func keyAt(n *yaml.Node, line int, name string, path []string) []string {
 type ValueError = keypath.Error
 
 // PathError is a validation error that knows which key is wrong. Packages
-// with their own configuration sections (sensors/pdu, workloads/alerts...)
+// with their own configuration sections (sensors/pdu, alerts...)
 // return one (a *keypath.Error) from their Validate methods, with the path
 // inside their section (e.g. ["rules", "3", "threshold"]); the loader
 // prefixes the section's key and names the file and line. Sequence indices

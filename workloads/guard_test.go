@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/workloads"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // gpu is a sensor source whose GPU core temperature the test sets, with an

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
@@ -22,7 +23,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/slurm"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"github.com/spf13/cobra"
 )
 

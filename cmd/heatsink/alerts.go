@@ -6,11 +6,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 	"github.com/spf13/cobra"
 )
 

@@ -35,7 +35,7 @@ type Options struct {
 	// Staleness drops a series silent for longer; default DefaultStaleness.
 	Staleness time.Duration
 	// Alerts returns the alert rules' states at scrape time (the CLI adapts
-	// workloads/alerts.Engine.Status); nil exports no alert metrics.
+	// alerts.Engine.Status); nil exports no alert metrics.
 	Alerts func() []AlertRule
 	// Now is the clock; default time.Now.
 	Now func() time.Time

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // benchTick is one tick of a large GPU node: 8 GPUs, 64 CPU cores, a tank,

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // gpuSource is a sensor source whose GPU temperature the test sets.

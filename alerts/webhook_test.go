@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // hookServer is a real HTTP server that records what it receives and

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // A good rule sits first in every case, so the bad one's line is not the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 func TestCommandGetsTheAlertInItsEnvironment(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/workloads/alerts"
 )
 
 // Status shows, per rule, the series pending and firing at this moment: what
