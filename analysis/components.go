@@ -222,3 +222,116 @@ func MeanBand(ts, vs [][]float64, tol float64) (t, mean, lo, hi []float64) {
 		hi = append(hi, mx)
 	}
 }
+
+// ComponentResult is the thermal behaviour of one component. Times (_at_s)
+// are seconds since the run's start.
+type ComponentResult struct {
+	ID                string            `json:"id"`
+	Kind              string            `json:"kind"`
+	Host              string            `json:"host,omitempty"`
+	Name              string            `json:"name,omitempty"`
+	Sensors           int               `json:"sensors"`
+	Readings          int               `json:"readings"`
+	IdleMinC          *float64          `json:"idle_min_c"`
+	IdleMeanC         *float64          `json:"idle_mean_c"`
+	IdleMaxC          *float64          `json:"idle_max_c"`
+	MaxC              *float64          `json:"max_c"`
+	MaxAtS            *float64          `json:"max_at_s"`
+	LoadPeakC         *float64          `json:"load_peak_c"`
+	LoadPeakAtS       *float64          `json:"load_peak_at_s"`
+	HeatIntervalSPerC *float64          `json:"heat_interval_s_per_c"`
+	SteepestSPerC     *float64          `json:"steepest_s_per_c"`
+	SteepestAtS       *float64          `json:"steepest_at_s"`
+	ReturnToIdleS     *float64          `json:"return_to_idle_s"`
+	CoolantDiffC      *float64          `json:"coolant_peak_diff_c"`
+	CoolantDiffAtS    *float64          `json:"coolant_peak_diff_at_s"`
+	CoolantLagS       *float64          `json:"coolant_lag_s"`
+	NotComputed       map[string]string `json:"not_computed,omitempty"`
+	// Series holds the readings, for plots; it is not part of the JSON.
+	Series *Component `json:"-"`
+}
+
+// component computes one component's table row.
+func (a *analyzer) component(c *Component, coolants []*Component) ComponentResult {
+	res := ComponentResult{ID: c.ID, Kind: c.Kind, Host: c.Host, Name: c.Name, Sensors: c.Sensors,
+		Readings: len(c.T), Series: c, NotComputed: map[string]string{}}
+	why := res.NotComputed
+	all := []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
+		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s"}
+	setAll := func(reason string, keys ...string) {
+		for _, k := range keys {
+			if _, done := why[k]; !done {
+				why[k] = reason
+			}
+		}
+	}
+	if c.Err != nil {
+		setAll(c.Err.Error(), all...)
+		return res
+	}
+	if len(c.T) == 0 {
+		setAll("no readings", all...)
+		return res
+	}
+	ph := a.ph
+	idleKeys := []string{"idle_min_c", "idle_mean_c", "idle_max_c"}
+	var idle *IdleStats
+	if ph.Baseline == nil {
+		setAll("no baseline phase", idleKeys...)
+	} else if st, err := Idle(c.T, c.V, ph.Baseline.Start, ph.Baseline.End); err != nil {
+		setAll(err.Error(), idleKeys...)
+	} else {
+		idle = &st
+		res.IdleMinC, res.IdleMeanC, res.IdleMaxC = ptr(st.Min), ptr(st.Mean), ptr(st.Max)
+	}
+	coolantKeys := []string{"coolant_peak_diff_c", "coolant_lag_s"}
+	if ph.Load == nil {
+		setAll("no load phase", "max_c", "load_peak_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s")
+		setAll("no load phase", coolantKeys...)
+		return res
+	}
+	load := *ph.Load
+	end := a.endS
+	if ph.Cooldown != nil && !ph.Cooldown.Open {
+		end = math.Max(load.End, ph.Cooldown.End)
+	}
+	if at, mx, err := Peak(c.T, c.V, load.Start, end); err != nil {
+		why["max_c"] = "load and cooldown: " + err.Error()
+	} else {
+		res.MaxC, res.MaxAtS = ptr(mx), ptr(at)
+	}
+	if at, pk, err := Peak(c.T, c.V, load.Start, load.End); err != nil {
+		why["load_peak_c"] = "load phase: " + err.Error()
+	} else {
+		res.LoadPeakC, res.LoadPeakAtS = ptr(pk), ptr(at)
+	}
+	if idle == nil {
+		setAll("needs the idle statistics: "+why["idle_mean_c"], "heat_interval_s_per_c", "return_to_idle_s")
+	} else {
+		if hi, _, _, err := HeatInterval(c.T, c.V, load, idle.Mean, a.o.MinRise); err != nil {
+			why["heat_interval_s_per_c"] = err.Error()
+		} else {
+			res.HeatIntervalSPerC = ptr(hi)
+		}
+		switch {
+		case load.Open:
+			why["return_to_idle_s"] = "the load phase never ended"
+		default:
+			if rt, err := ReturnToIdle(c.T, c.V, load.End, idle.Max, a.o.Tolerance, a.o.Hold.Seconds(), a.maxGap); err != nil {
+				why["return_to_idle_s"] = err.Error()
+			} else {
+				res.ReturnToIdleS = ptr(rt)
+			}
+		}
+	}
+	if s, at, err := SteepestRise(c.T, c.V, load.Start, load.End, a.o.Window.Seconds(), a.maxGap); err != nil {
+		why["steepest_s_per_c"] = err.Error()
+	} else {
+		res.SteepestSPerC, res.SteepestAtS = ptr(s), ptr(at)
+	}
+	a.coolantRelative(c, coolants, idle, load, end, &res)
+	if len(why) == 0 {
+		res.NotComputed = nil
+	}
+	return res
+}

@@ -108,3 +108,57 @@ func CoolantLag(th, vh, tc, vc []float64, from, to, hwIdle, coolIdle, fraction, 
 	}
 	return c - h, nil
 }
+
+// coolantRelative fills the hardware-versus-coolant columns.
+func (a *analyzer) coolantRelative(c *Component, coolants []*Component, idle *IdleStats, load Span, end float64, res *ComponentResult) {
+	why := res.NotComputed
+	keys := []string{"coolant_peak_diff_c", "coolant_lag_s"}
+	set := func(reason string) {
+		for _, k := range keys {
+			why[k] = reason
+		}
+	}
+	if c.Kind == KindCoolant || c.Kind == KindWater {
+		set("not a hardware component")
+		return
+	}
+	var cool *Component
+	switch {
+	case len(coolants) == 0:
+		set("no tank coolant temperature recorded (not an immersed run)")
+		return
+	case len(coolants) == 1:
+		cool = coolants[0]
+	default:
+		for _, k := range coolants {
+			if k.Host == c.Host {
+				cool = k
+			}
+		}
+		if cool == nil {
+			set("several tanks recorded and none shares this component's host")
+			return
+		}
+	}
+	if d, at, err := PeakDifference(c.T, c.V, cool.T, cool.V, load.Start, end, a.maxGap); err != nil {
+		why["coolant_peak_diff_c"] = err.Error()
+	} else {
+		res.CoolantDiffC, res.CoolantDiffAtS = ptr(d), ptr(at)
+	}
+	if idle == nil || a.ph.Baseline == nil {
+		why["coolant_lag_s"] = "needs the idle means of hardware and coolant: no baseline"
+		return
+	}
+	ci, err := Idle(cool.T, cool.V, a.ph.Baseline.Start, a.ph.Baseline.End)
+	if err != nil {
+		why["coolant_lag_s"] = "coolant " + err.Error()
+		return
+	}
+	lag, err := CoolantLag(c.T, c.V, cool.T, cool.V, load.Start, end, idle.Mean, ci.Mean,
+		a.o.OnsetFraction, a.o.OnsetSmooth.Seconds(), a.o.MinRise)
+	if err != nil {
+		why["coolant_lag_s"] = err.Error()
+		return
+	}
+	res.CoolantLagS = ptr(lag)
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Integral is the time integral of a series over a span, with how much of
@@ -87,4 +88,177 @@ func Offset(v []float64, c float64) []float64 {
 		out[k] = x - c
 	}
 	return out
+}
+
+// CoolingEnergy is the energy spent on cooling from the start of the load
+// until temperatures are back at idle.
+type CoolingEnergy struct {
+	Cooling  string   `json:"cooling"`
+	Method   string   `json:"method"`
+	EnergyKJ *float64 `json:"energy_kj"`
+	FromS    *float64 `json:"from_s"`
+	ToS      *float64 `json:"to_s"`
+	// Normalised says whether every component was back at idle by ToS;
+	// when false, ToS is the end of the recording and the energy a lower
+	// bound.
+	Normalised bool `json:"normalised"`
+	// GapS is how much of the span had no readings (bridged linearly).
+	GapS                 float64  `json:"gap_s"`
+	Fraction             *float64 `json:"fraction,omitempty"`
+	BaselineUnaccountedW *float64 `json:"baseline_unaccounted_w,omitempty"`
+	NotComputed          string   `json:"not_computed,omitempty"`
+	NotNormalised        []string `json:"not_normalised,omitempty"`
+}
+
+// coolingEnergy integrates the energy spent on cooling from the start of the
+// load until every component is back at idle.
+func (a *analyzer) coolingEnergy() {
+	ce := &a.rep.CoolingEnergy
+	r, o := a.r, a.o
+	cooling := r.Meta.Labels["cooling"]
+	tankCons := r.Find("tank", "consumption_w", nil)
+	node := a.nodePower()
+	if cooling != "immersion" && cooling != "air" {
+		switch {
+		case len(tankCons) > 0:
+			cooling = "immersion"
+		case len(node) > 0:
+			cooling = "air"
+		default:
+			cooling = "unknown"
+		}
+	}
+	ce.Cooling = cooling
+	a.rep.Run.Cooling = cooling
+	if a.ph.Load == nil {
+		ce.NotComputed = "no load phase"
+		return
+	}
+	from := a.ph.Load.Start
+	to := a.endS
+	ce.Normalised = false
+	if !a.ph.Load.Open {
+		latest, all := a.ph.Load.End, true
+		for _, c := range a.rep.Components {
+			if c.ReturnToIdleS == nil {
+				all = false
+				ce.NotNormalised = append(ce.NotNormalised, c.ID+": "+c.NotComputed["return_to_idle_s"])
+				continue
+			}
+			latest = math.Max(latest, a.ph.Load.End+*c.ReturnToIdleS)
+		}
+		if all && len(a.rep.Components) > 0 {
+			to, ce.Normalised = latest, true
+		}
+	} else {
+		ce.NotNormalised = append(ce.NotNormalised, "the load phase never ended")
+	}
+	ce.FromS, ce.ToS = ptr(from), ptr(to)
+	switch cooling {
+	case "immersion":
+		ce.Method = "tank consumption (consumption_w) integrated from the start of the load until every component is back at idle"
+		if len(tankCons) == 0 {
+			ce.NotComputed = "an immersion run without tank consumption readings"
+			return
+		}
+		total := 0.0
+		for _, s := range tankCons {
+			if err := s.CheckTimes(); err != nil {
+				ce.NotComputed = s.Key() + ": " + err.Error()
+				return
+			}
+			in, err := Integrate(s.T, s.V, from, to, a.maxGap)
+			if err != nil {
+				ce.NotComputed = "tank consumption: " + err.Error()
+				return
+			}
+			total += in.Value
+			ce.GapS = math.Max(ce.GapS, in.GapS)
+		}
+		ce.EnergyKJ = ptr(total / 1000)
+	case "air":
+		ce.Fraction = ptr(o.AirCoolingFraction)
+		ce.Method = fmt.Sprintf("%.3g %% of the node power no component accounts for (PDU power − GPU power − RAPL package and DRAM power), above its baseline mean, integrated from the start of the load until every component is back at idle", 100*o.AirCoolingFraction)
+		if len(node) == 0 {
+			ce.NotComputed = "an air-cooled run without node power from a PDU"
+			return
+		}
+		if a.ph.Baseline == nil {
+			ce.NotComputed = "needs the baseline phase for the idle unaccounted power"
+			return
+		}
+		var partT, partV [][]float64
+		for _, s := range append(r.Find("gpu", "power_w", nil), r.Find("rapl", "power_w", func(s *Series) bool {
+			z := s.Tag("zone")
+			return strings.HasPrefix(z, "package") || z == "dram"
+		})...) {
+			t, v := Finite(s.T, s.V)
+			partT, partV = append(partT, t), append(partV, v)
+		}
+		nodeT, nodeV := sumAligned(node, a.maxGap)
+		un := Unaccounted(nodeT, nodeV, partT, partV, a.maxGap)
+		idle, err := Idle(nodeT, un, a.ph.Baseline.Start, a.ph.Baseline.End)
+		if err != nil {
+			ce.NotComputed = "unaccounted power: " + err.Error()
+			return
+		}
+		base := idle.Mean
+		ce.BaselineUnaccountedW = ptr(base)
+		in, err := Integrate(nodeT, Offset(un, base), from, to, a.maxGap)
+		if err != nil {
+			ce.NotComputed = "unaccounted power: " + err.Error()
+			return
+		}
+		ce.GapS = in.GapS
+		ce.EnergyKJ = ptr(o.AirCoolingFraction * in.Value / 1000)
+	default:
+		ce.Method = "none"
+		ce.NotComputed = "neither tank consumption nor PDU power recorded, and run.json has no cooling label"
+	}
+}
+
+// nodePower returns the PDU series that measure the node: its outlets when
+// the PDU reports per outlet, else the whole device, else its phases, else
+// its banks.
+func (a *analyzer) nodePower() []*Series {
+	all := a.r.Find("pdu", "power_w", func(s *Series) bool { return s.CheckTimes() == nil })
+	for _, pick := range []func(*Series) bool{
+		func(s *Series) bool { return s.Tag("outlet") != "" },
+		func(s *Series) bool { return s.Tag("outlet") == "" && s.Tag("phase") == "" && s.Tag("bank") == "" },
+		func(s *Series) bool { return s.Tag("phase") != "" },
+		func(s *Series) bool { return s.Tag("bank") != "" },
+	} {
+		var out []*Series
+		for _, s := range all {
+			if pick(s) {
+				out = append(out, s)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// sumAligned sums several power series on the first one's times; a time
+// where another has no reading within maxGap sums to NaN.
+func sumAligned(ss []*Series, maxGap float64) (t, v []float64) {
+	t, v = Finite(ss[0].T, ss[0].V)
+	if len(ss) == 1 {
+		return t, v
+	}
+	sum := append([]float64(nil), v...)
+	for _, s := range ss[1:] {
+		st, sv := Finite(s.T, s.V)
+		for k := range sum {
+			x, ok := interpolate(st, sv, t[k], maxGap)
+			if !ok {
+				sum[k] = math.NaN()
+				continue
+			}
+			sum[k] += x
+		}
+	}
+	return t, sum
 }
