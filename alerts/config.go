@@ -620,9 +620,9 @@ func renumber(e *expr, vars []string) *expr {
 	return &expr{src: e.src, root: walk(e.root), vars: vars}
 }
 
-func compileSelector(s Selector, silent bool, bad func(msg string, keys ...string) error) (matcher, schema, error) {
+func compileSelector(s Selector, silent bool, bad func(msg string, keys ...string) error) (matcher, measurementSchema, error) {
 	m := matcher{measurement: s.Measurement, field: s.Field}
-	var sch schema
+	var sch measurementSchema
 	if s.Measurement == "" {
 		if !silent {
 			return m, sch, bad("a rule needs a measurement (only silent may leave it out, to watch every sensor)")
@@ -660,7 +660,7 @@ func compileSelector(s Selector, silent bool, bad func(msg string, keys ...strin
 	return m, sch, nil
 }
 
-func compileExpr(src, measurement string, sch schema) (*expr, error) {
+func compileExpr(src, measurement string, sch measurementSchema) (*expr, error) {
 	if src == "" {
 		return nil, fmt.Errorf("missing: give a number or an expression on a device limit (slowdown_c - 5)")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
 	"gonum.org/v1/gonum/stat"
@@ -732,13 +733,13 @@ func (e *Engine) step(rs *ruleState, s *series, t time.Time, o outcome) {
 		if t.Sub(s.since) >= rs.For {
 			s.state, s.firedAt = stateFiring, t
 			rs.firing++
-			e.record(rs, s, t, o, "firing")
+			e.record(rs, s, t, o, schema.StateFiring)
 		}
 	case stateFiring:
 		if o.cleared {
 			s.state = stateOK
 			rs.firing--
-			e.record(rs, s, t, o, "cleared")
+			e.record(rs, s, t, o, schema.StateCleared)
 		}
 	}
 }
@@ -764,16 +765,16 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 	a := &alert{Rule: rs.Name, Severity: rs.Severity, State: state, Measurement: s.measurement,
 		Field: rs.sel.field, Series: s.key, Tags: s.tags, Value: o.value, Threshold: o.threshold,
 		HasValue: o.numeric, Message: msg, Time: t, StartsAt: s.firedAt}
-	if state == "cleared" {
+	if state == schema.StateCleared {
 		a.EndsAt = t
 	}
 	if e.opts.Emit != nil {
 		e.opts.Emit(a.point())
 	}
-	kind := "alert_fired"
+	kind := schema.KindAlertFired
 	level := map[string]slog.Level{"info": slog.LevelInfo, "warning": slog.LevelWarn, "critical": slog.LevelError}[rs.Severity]
-	if state == "cleared" {
-		kind, level = "alert_cleared", slog.LevelInfo
+	if state == schema.StateCleared {
+		kind, level = schema.KindAlertCleared, slog.LevelInfo
 	}
 	attrs := map[string]string{"rule": rs.Name, "severity": rs.Severity, "series": s.key}
 	args := []any{"rule", rs.Name, "severity", rs.Severity, "series", s.key}
@@ -798,7 +799,7 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 	}
 	h := holder{rs, s}
 	switch {
-	case rs.pause && state == "firing":
+	case rs.pause && state == schema.StateFiring:
 		e.pausers[h] = struct{}{}
 		if len(e.pausers) == 1 {
 			e.pauseJob(rs, s, t)
@@ -808,7 +809,7 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 		if len(e.pausers) == 0 {
 			e.resumeJob(rs, s, t)
 		}
-	case rs.stop && state == "firing":
+	case rs.stop && state == schema.StateFiring:
 		e.stopper[h] = struct{}{}
 		e.stopJob(rs, s, t)
 	case rs.stop:
@@ -828,7 +829,7 @@ func (e *Engine) repeat(rs *ruleState, now time.Time) {
 				continue
 			}
 			s.sent[i] = now
-			e.notify(w, &alert{Rule: rs.Name, Severity: rs.Severity, State: "firing", Measurement: s.measurement,
+			e.notify(w, &alert{Rule: rs.Name, Severity: rs.Severity, State: schema.StateFiring, Measurement: s.measurement,
 				Field: rs.sel.field, Series: s.key, Tags: s.tags, Value: s.value, Threshold: s.threshold,
 				HasValue: s.hasValue, Message: "still firing", Time: now, StartsAt: s.firedAt})
 		}
@@ -887,7 +888,7 @@ func (e *Engine) pauseJob(rs *ruleState, s *series, t time.Time) {
 	}
 	err := e.job.Pause()
 	e.paused = err == nil
-	e.guardEvent("guard_pause", rs, s, t, fmt.Sprintf("guard paused the job: %s fired on %s", rs.Name, s.key), err)
+	e.guardEvent(schema.KindGuardPause, rs, s, t, fmt.Sprintf("guard paused the job: %s fired on %s", rs.Name, s.key), err)
 }
 
 func (e *Engine) resumeJob(rs *ruleState, s *series, t time.Time) {
@@ -896,7 +897,7 @@ func (e *Engine) resumeJob(rs *ruleState, s *series, t time.Time) {
 	}
 	err := e.job.Resume()
 	e.paused = err != nil
-	e.guardEvent("guard_resume", rs, s, t, fmt.Sprintf("guard resumed the job: %s cleared on %s and no pause rule fires", rs.Name, s.key), err)
+	e.guardEvent(schema.KindGuardResume, rs, s, t, fmt.Sprintf("guard resumed the job: %s cleared on %s and no pause rule fires", rs.Name, s.key), err)
 }
 
 func (e *Engine) stopJob(rs *ruleState, s *series, t time.Time) {
@@ -906,7 +907,7 @@ func (e *Engine) stopJob(rs *ruleState, s *series, t time.Time) {
 		return
 	}
 	e.job, e.paused = nil, false
-	e.guardEvent("guard_stop", rs, s, t, fmt.Sprintf("guard stops the job: %s fired on %s", rs.Name, s.key), nil)
+	e.guardEvent(schema.KindGuardStop, rs, s, t, fmt.Sprintf("guard stops the job: %s fired on %s", rs.Name, s.key), nil)
 	// Stop may wait out a grace period: never on the tick.
 	e.wg.Add(1)
 	go func() {
@@ -917,22 +918,9 @@ func (e *Engine) stopJob(rs *ruleState, s *series, t time.Time) {
 	}()
 }
 
-// point renders the alert as the `alert` measurement of docs/data-model.md.
+// point renders the alert as the data model's alert point.
 func (a *alert) point() point.Point {
-	p := point.New("alert", a.Time)
-	p.AddTag("rule", a.Rule)
-	p.AddTag("severity", a.Severity)
-	p.AddTag("measurement", a.Measurement)
-	for _, t := range a.Tags {
-		if t.Key != "rule" && t.Key != "severity" && t.Key != "measurement" {
-			p.AddTag(t.Key, t.Value)
-		}
-	}
-	p.AddString("state", a.State)
-	if a.HasValue {
-		p.AddFloat("value", a.Value)
-		p.AddFloat("threshold", a.Threshold)
-	}
-	p.AddString("message", a.Message)
-	return p
+	return schema.AlertPoint{Time: a.Time, Rule: a.Rule, Severity: a.Severity, Measurement: a.Measurement,
+		Tags: a.Tags, State: a.State, HasValue: a.HasValue, Value: a.Value, Threshold: a.Threshold,
+		Message: a.Message}.Point()
 }

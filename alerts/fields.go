@@ -1,6 +1,6 @@
 package alerts
 
-import "github.com/heatsink-hpc/heatsink/docs/datamodel"
+import "github.com/heatsink-hpc/heatsink/point/schema"
 
 // kind is what a field holds, so that a rule can be checked against the
 // field it watches when the configuration loads rather than never firing.
@@ -12,9 +12,9 @@ const (
 	text
 )
 
-// schema is one measurement of docs/data-model.md: the tags that identify its
-// devices and the fields its sources write.
-type schema struct {
+// measurementSchema is one measurement of the data model: the tags that
+// identify its devices and the fields its sources write.
+type measurementSchema struct {
 	tags   map[string]bool
 	fields map[string]kind
 	// openFields marks measurements whose fields are not a closed set (a
@@ -30,32 +30,32 @@ type schema struct {
 // than numbers, open sets, and which measurements are sensors.
 var (
 	booleanFields = map[string][]string{
-		"gpu":              {"throttle_thermal", "throttle_power"},
-		"pdu":              {"power_derived"},
-		"tank":             {"pump1_on", "pump2_on", "demo", "factory", "test", "maintenance"},
-		"collector_source": {"ok"},
-		"influx_sink":      {"ok"},
+		schema.GPU:             {schema.FieldThrottleThermal, schema.FieldThrottlePower},
+		schema.PDU:             {schema.FieldPowerDerived},
+		schema.Tank:            {schema.FieldPump1On, schema.FieldPump2On, schema.FieldDemo, schema.FieldFactory, schema.FieldTest, schema.FieldMaintenance},
+		schema.CollectorSource: {schema.FieldOK},
+		schema.InfluxSink:      {schema.FieldOK},
 	}
 	textFields = map[string][]string{
-		"tank":  {"mode", "errors_text", "warnings_text"},
-		"event": {"message"},
-		"alert": {"state", "message"},
+		schema.Tank:  {schema.FieldMode, schema.FieldErrorsText, schema.FieldWarningsText},
+		schema.Event: {schema.FieldMessage},
+		schema.Alert: {schema.FieldState, schema.FieldMessage},
 	}
-	openFieldSets = []string{"iteration", "pdu", "tank"}
-	openTagSets   = []string{"alert"}
-	sensors       = []string{"cpu", "mem", "load", "hwmon", "cpufreq", "rapl", "nvme", "gpu", "pdu", "tank"}
+	openFieldSets = []string{schema.Iteration, schema.PDU, schema.Tank}
+	openTagSets   = []string{schema.Alert}
+	sensors       = []string{schema.CPU, schema.Mem, schema.Load, schema.Hwmon, schema.Cpufreq, schema.RAPL, schema.NVMe, schema.GPU, schema.PDU, schema.Tank}
 )
 
-// measurements is the table of docs/data-model.md, read once; it is never
-// written after.
-var measurements = schemas(datamodel.Measurements())
+// measurements is the data model's table, built once; it is never written
+// after.
+var measurements = schemas(schema.Measurements())
 
 // schemas adds to the data model's table what rules need to know of each
 // measurement: the kind of each field, and which sets are open.
-func schemas(table map[string]datamodel.Measurement) map[string]schema {
-	out := map[string]schema{}
+func schemas(table map[string]schema.Measurement) map[string]measurementSchema {
+	out := map[string]measurementSchema{}
 	for name, m := range table {
-		s := schema{tags: map[string]bool{}, fields: map[string]kind{}}
+		s := measurementSchema{tags: map[string]bool{}, fields: map[string]kind{}}
 		for _, t := range m.Tags {
 			s.tags[t] = true
 		}
@@ -78,7 +78,7 @@ func schemas(table map[string]datamodel.Measurement) map[string]schema {
 			}
 		}
 	}
-	set := func(list []string, apply func(*schema)) {
+	set := func(list []string, apply func(*measurementSchema)) {
 		for _, m := range list {
 			if s, ok := out[m]; ok {
 				apply(&s)
@@ -86,20 +86,20 @@ func schemas(table map[string]datamodel.Measurement) map[string]schema {
 			}
 		}
 	}
-	set(openFieldSets, func(s *schema) { s.openFields = true })
-	set(openTagSets, func(s *schema) { s.openTags = true })
-	set(sensors, func(s *schema) { s.sensor = true })
+	set(openFieldSets, func(s *measurementSchema) { s.openFields = true })
+	set(openTagSets, func(s *measurementSchema) { s.openTags = true })
+	set(sensors, func(s *measurementSchema) { s.sensor = true })
 	return out
 }
 
 // hasTag reports whether the measurement's points can carry the tag key;
 // the collector adds host to every point.
-func (s schema) hasTag(key string) bool {
-	return key == "host" || s.openTags || s.tags[key]
+func (s measurementSchema) hasTag(key string) bool {
+	return key == schema.TagHost || s.openTags || s.tags[key]
 }
 
 // field returns the kind of a field and whether any source writes it.
-func (s schema) field(name string) (kind, bool) {
+func (s measurementSchema) field(name string) (kind, bool) {
 	k, ok := s.fields[name]
 	if !ok && s.openFields {
 		return numeric, true

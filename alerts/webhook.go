@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // webhook posts alerts as JSON to one endpoint, retrying failures that may
@@ -212,12 +214,12 @@ type slackMessage struct {
 
 func (a *alert) text() string {
 	state := "FIRING"
-	if a.State == "cleared" {
+	if a.State == schema.StateCleared {
 		state = "cleared"
 	}
 	host := ""
 	for _, t := range a.Tags {
-		if t.Key == "host" {
+		if t.Key == schema.TagHost {
 			host = " on " + t.Value
 		}
 	}

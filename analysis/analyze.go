@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // ReportSchema is the version of the Report's JSON form (docs/report-schema.md).
@@ -163,8 +165,8 @@ func Analyze(r *Run, o Options) *Report {
 
 // ownMeasurements are heatsink's records of itself and of the job, not
 // readings of the machine.
-var ownMeasurements = map[string]bool{"event": true, "iteration": true, "alert": true,
-	"collector_tick": true, "collector_source": true, "influx_sink": true}
+var ownMeasurements = map[string]bool{schema.Event: true, schema.Iteration: true, schema.Alert: true,
+	schema.CollectorTick: true, schema.CollectorSource: true, schema.InfluxSink: true}
 
 // noTemperatureNotes explain a run without a single temperature, a VM's
 // usual case: what it recorded instead, and why each source that could have

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Component kinds, as docs/data-model.md names them for analysis.
@@ -56,14 +58,14 @@ func Components(r *Run) []*Component {
 		}
 		out = append(out, c)
 	}
-	for _, s := range r.Find("gpu", "temp_c", nil) {
+	for _, s := range r.Find(schema.GPU, "temp_c", nil) {
 		single(KindGPUCore, "gpu_core:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
 	}
-	for _, s := range r.Find("gpu", "mem_temp_c", nil) {
+	for _, s := range r.Find(schema.GPU, "mem_temp_c", nil) {
 		single(KindGPUMem, "gpu_mem:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
 	}
 	out = append(out, cpuChips(r)...)
-	nvme := r.Find("nvme", "temp_c", nil)
+	nvme := r.Find(schema.NVMe, "temp_c", nil)
 	for _, s := range nvme {
 		id := "nvme:" + s.Tag("device")
 		if sn := s.Tag("sensor"); sn != "Composite" && sn != "" {
@@ -72,7 +74,7 @@ func Components(r *Run) []*Component {
 		single(KindNVMe, id, strings.TrimSpace(s.Tag("model")+" "+s.Tag("sensor")), "", s)
 	}
 	if len(nvme) == 0 {
-		for _, s := range r.Find("hwmon", "temp_c", func(s *Series) bool { return s.Tag("class") == "nvme" }) {
+		for _, s := range r.Find(schema.Hwmon, "temp_c", func(s *Series) bool { return s.Tag("class") == "nvme" }) {
 			label := s.Tag("label")
 			if label == "" {
 				label = s.Tag("sensor")
@@ -80,12 +82,12 @@ func Components(r *Run) []*Component {
 			single(KindNVMe, "nvme:"+s.Tag("chip")+"/"+label, s.Tag("chip_name")+" "+label, "", s)
 		}
 	}
-	for _, s := range r.Find("tank", "coolant_temp_c", nil) {
+	for _, s := range r.Find(schema.Tank, "coolant_temp_c", nil) {
 		single(KindCoolant, "coolant:"+s.Tag("tank"), "coolant of tank "+s.Tag("tank"), s.Tag("tank"), s)
 	}
 	for _, f := range []string{"water_in_c", "water_out_c"} {
 		side := strings.TrimSuffix(strings.TrimPrefix(f, "water_"), "_c")
-		for _, s := range r.Find("tank", f, nil) {
+		for _, s := range r.Find(schema.Tank, f, nil) {
 			single(KindWater, "water_"+side+":"+s.Tag("tank"), "facility water "+side+" of tank "+s.Tag("tank"), s.Tag("tank"), s)
 		}
 	}
@@ -120,7 +122,7 @@ func cpuChips(r *Run) []*Component {
 	type chipKey struct{ host, chip string }
 	byChip := map[chipKey]map[string][]*Series{}
 	var keys []chipKey
-	for _, s := range r.Find("hwmon", "temp_c", nil) {
+	for _, s := range r.Find(schema.Hwmon, "temp_c", nil) {
 		class := s.Tag("class")
 		if class != "cpu_core" && class != "cpu_package" && class != "cpu" {
 			continue

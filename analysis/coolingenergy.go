@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Integral is the time integral of a series over a span, with how much of
@@ -116,7 +118,7 @@ func (a *analyzer) coolingEnergy() {
 	ce := &a.rep.CoolingEnergy
 	r, o := a.r, a.o
 	cooling := r.Meta.Labels["cooling"]
-	tankCons := r.Find("tank", "consumption_w", nil)
+	tankCons := r.Find(schema.Tank, "consumption_w", nil)
 	node := a.nodePower()
 	if cooling != "immersion" && cooling != "air" {
 		switch {
@@ -188,7 +190,7 @@ func (a *analyzer) coolingEnergy() {
 			return
 		}
 		var partT, partV [][]float64
-		for _, s := range append(r.Find("gpu", "power_w", nil), r.Find("rapl", "power_w", func(s *Series) bool {
+		for _, s := range append(r.Find(schema.GPU, "power_w", nil), r.Find(schema.RAPL, "power_w", func(s *Series) bool {
 			z := s.Tag("zone")
 			return strings.HasPrefix(z, "package") || z == "dram"
 		})...) {
@@ -221,7 +223,7 @@ func (a *analyzer) coolingEnergy() {
 // the PDU reports per outlet, else the whole device, else its phases, else
 // its banks.
 func (a *analyzer) nodePower() []*Series {
-	all := a.r.Find("pdu", "power_w", func(s *Series) bool { return s.CheckTimes() == nil })
+	all := a.r.Find(schema.PDU, "power_w", func(s *Series) bool { return s.CheckTimes() == nil })
 	for _, pick := range []func(*Series) bool{
 		func(s *Series) bool { return s.Tag("outlet") != "" },
 		func(s *Series) bool { return s.Tag("outlet") == "" && s.Tag("phase") == "" && s.Tag("bank") == "" },

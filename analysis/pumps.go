@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Interval is a stretch of a run in seconds since its start. StartSeen and
@@ -144,7 +146,7 @@ type PumpCycleFit struct {
 
 // tankSeries returns the series of field of tank, or nil.
 func (a *analyzer) tankSeries(tank, field string) *Series {
-	ss := a.r.Find("tank", field, func(s *Series) bool { return s.Tag("tank") == tank })
+	ss := a.r.Find(schema.Tank, field, func(s *Series) bool { return s.Tag("tank") == tank })
 	if len(ss) == 0 || ss[0].CheckTimes() != nil {
 		return nil
 	}
@@ -156,7 +158,7 @@ func (a *analyzer) tanks() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range a.r.Series {
-		if s.Measurement == "tank" && !seen[s.Tag("tank")] {
+		if s.Measurement == schema.Tank && !seen[s.Tag("tank")] {
 			seen[s.Tag("tank")] = true
 			out = append(out, s.Tag("tank"))
 		}

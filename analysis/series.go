@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -332,7 +333,7 @@ func cmpTag(a, b point.Tag) int { return strings.Compare(a.Key, b.Key) }
 func (l *loader) add(p *point.Point) error {
 	l.points++
 	t := float64(p.Time.UnixNano()-l.start) / 1e9
-	if p.Measurement == "event" {
+	if p.Measurement == schema.Event {
 		l.event(p)
 		return nil
 	}
@@ -385,18 +386,19 @@ func (l *loader) add(p *point.Point) error {
 	return nil
 }
 
-// event keeps phase boundaries from `event` points (kind phase_start or
-// phase_end, tag phase).
+// event keeps phase boundaries from event points (kind phase_start or
+// phase_end, tag phase). An event that cannot be decoded marks no phase, and
+// the run has other events or run.json to go by, so it is passed over.
 func (l *loader) event(p *point.Point) {
-	phase := p.Tag("phase")
-	if phase == "" {
+	e, err := schema.DecodeEvent(p)
+	if err != nil || e.Phase == "" {
 		return
 	}
-	switch p.Tag("kind") {
-	case "phase_start":
-		l.events = append(l.events, phaseEvent{start: true, phase: phase, t: p.Time})
-	case "phase_end":
-		l.events = append(l.events, phaseEvent{start: false, phase: phase, t: p.Time})
+	switch e.Kind {
+	case schema.KindPhaseStart:
+		l.events = append(l.events, phaseEvent{start: true, phase: e.Phase, t: e.Time})
+	case schema.KindPhaseEnd:
+		l.events = append(l.events, phaseEvent{start: false, phase: e.Phase, t: e.Time})
 	}
 }
 

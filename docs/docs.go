@@ -1,7 +1,7 @@
 // Package docs makes heatsink's reference documents available to the code
 // that must agree with them: the data model is the contract between sources,
-// sinks, alert rules and analysis, so rules are checked against the document
-// itself rather than a copy that could drift from it.
+// sinks, alert rules and analysis, and point/schema's tests check its Go
+// constants against the document itself.
 package docs
 
 import _ "embed"

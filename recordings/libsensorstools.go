@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -232,7 +233,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 			if g[2] == "name" {
 				var name string
 				if json.Unmarshal(raw, &name) == nil {
-					get("gpu", "gpu", g[1]).AddTag("model", name)
+					get(schema.GPU, "gpu", g[1]).AddTag("model", name)
 				}
 				continue
 			}
@@ -242,7 +243,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 				continue
 			}
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
-				addGPUField(get("gpu", "gpu", g[1]), f.field, v*f.scale)
+				addGPUField(get(schema.GPU, "gpu", g[1]), f.field, v*f.scale)
 			}
 			continue
 		}
@@ -250,13 +251,13 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
 				n, _ := strconv.Atoi(c[2])
 				chipName, _, _ := strings.Cut(c[1], "-")
-				get("hwmon", "chip", c[1], "chip_name", chipName, "sensor", fmt.Sprintf("temp%d", n+1), "class", chipClass(chipName)).AddFloat("temp_c", v)
+				get(schema.Hwmon, "chip", c[1], "chip_name", chipName, "sensor", fmt.Sprintf("temp%d", n+1), "class", chipClass(chipName)).AddFloat("temp_c", v)
 			}
 			continue
 		}
 		if c := coreKey.FindStringSubmatch(k); c != nil {
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
-				get("cpufreq", "cpu", "cpu"+c[1]).AddFloat("freq_mhz", v/1e3) // kHz
+				get(schema.Cpufreq, "cpu", "cpu"+c[1]).AddFloat("freq_mhz", v/1e3) // kHz
 			}
 			continue
 		}
@@ -266,7 +267,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 				if c[2] != "0" {
 					sensor = "Sensor " + c[2]
 				}
-				get("nvme", "device", "nvme"+c[1], "sensor", sensor).AddFloat("temp_c", v)
+				get(schema.NVMe, "device", "nvme"+c[1], "sensor", sensor).AddFloat("temp_c", v)
 			}
 			continue
 		}
@@ -277,7 +278,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 				continue
 			}
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
-				get("tank", "tank", "submer-"+c[1], "vendor", "submer").AddFloat(field, v)
+				get(schema.Tank, "tank", "submer-"+c[1], "vendor", "submer").AddFloat(field, v)
 			}
 			continue
 		}
@@ -288,7 +289,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 					num = "1"
 				}
 				// APC rPDU2 phase and bank loads are in tenths of an ampere.
-				get("pdu", "pdu", "pdu-"+c[1], unit, num).AddFloat("current_a", v/10)
+				get(schema.PDU, "pdu", "pdu-"+c[1], unit, num).AddFloat("current_a", v/10)
 			}
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // precisions maps a line-protocol precision to nanoseconds per unit.
@@ -141,7 +142,7 @@ var telegrafGPUFields = map[string]struct {
 }
 
 func fromTelegrafNvidiaSMI(p *point.Point, res *FileResult, seen map[string]bool) point.Point {
-	q := point.New("gpu", p.Time)
+	q := point.New(schema.GPU, p.Time)
 	for _, t := range p.Tags {
 		switch t.Key {
 		case "index":

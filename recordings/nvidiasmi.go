@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // gpuColumns maps nvidia-smi --query-gpu properties, by any of the names
@@ -208,7 +209,7 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time
 		res.bad(line, errors.New("no timestamp column (add timestamp to --query-gpu)"))
 		return point.Point{}, false
 	}
-	p := point.New("gpu", ts)
+	p := point.New(schema.GPU, ts)
 	p.AddTag("gpu", notAvailable(gpu)).AddTag("uuid", notAvailable(uuid)).AddTag("model", notAvailable(model))
 	for i, c := range cols {
 		if c.field == "" {

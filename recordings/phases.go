@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -112,15 +113,12 @@ func (p PhaseSpec) Resolve(origin time.Time) rundir.Phase {
 func PhaseEvents(runID, host string, phases []rundir.Phase, why string) []point.Point {
 	var pts []point.Point
 	mk := func(t time.Time, kind, phase, msg string) {
-		p := point.New("event", t)
-		p.AddTag("run", runID).AddTag("kind", kind).AddTag("phase", phase).AddTag("host", host)
-		p.AddString("message", msg)
-		pts = append(pts, p)
+		pts = append(pts, schema.EventPoint{Time: t, Run: runID, Kind: kind, Phase: phase, Host: host, Message: msg}.Point())
 	}
 	for _, ph := range phases {
-		mk(ph.Start, "phase_start", ph.Name, ph.Name+" starts ("+why+")")
+		mk(ph.Start, schema.KindPhaseStart, ph.Name, ph.Name+" starts ("+why+")")
 		if ph.End != nil {
-			mk(*ph.End, "phase_end", ph.Name, ph.Name+" ends ("+why+")")
+			mk(*ph.End, schema.KindPhaseEnd, ph.Name, ph.Name+" ends ("+why+")")
 		}
 	}
 	return pts

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // DefaultJobsDir is where the Prolog records the jobs running on a node
@@ -186,19 +187,19 @@ func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 		seen[j.ID] = true
 		if _, ok := w.known[j.ID]; !ok {
 			w.known[j.ID] = j
-			ch.Events = append(ch.Events, jobEvent(now, "job_start", j))
+			ch.Events = append(ch.Events, jobEvent(now, schema.KindJobStart, j))
 		}
 	}
 	for id, j := range w.known {
 		if !seen[id] {
 			delete(w.known, id)
-			ch.Events = append(ch.Events, jobEvent(now, "job_end", j))
+			ch.Events = append(ch.Events, jobEvent(now, schema.KindJobEnd, j))
 		}
 	}
 	if len(ch.Events) == 0 {
 		return Change{}, false, err
 	}
-	slices.SortFunc(ch.Events, func(a, b point.Point) int { return strings.Compare(a.Tag("job"), b.Tag("job")) })
+	slices.SortFunc(ch.Events, func(a, b point.Point) int { return strings.Compare(a.Tag(schema.TagJob), b.Tag(schema.TagJob)) })
 	ids := make([]string, 0, len(w.known))
 	for id := range w.known {
 		ids = append(ids, id)
@@ -212,16 +213,13 @@ func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 }
 
 func jobEvent(now time.Time, kind string, j Job) point.Point {
-	p := point.New("event", now)
-	p.AddTag("kind", kind).AddTag("job", j.ID).AddTag("run", j.Run)
 	verb := "started"
-	if kind == "job_end" {
+	if kind == schema.KindJobEnd {
 		verb = "ended"
 	}
 	msg := fmt.Sprintf("Slurm job %s %s on the node", j.ID, verb)
 	if j.User != "" {
 		msg += fmt.Sprintf(" (user %s, partition %s)", j.User, j.Partition)
 	}
-	p.AddString("message", msg)
-	return p
+	return schema.EventPoint{Time: now, Run: j.Run, Kind: kind, Job: j.ID, Message: msg}.Point()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Summary is a job's thermal summary: per component its idle reference,
@@ -135,14 +136,14 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		**p += v
 	}
-	for _, sr := range run.Find("gpu", "temp_c", nil) {
+	for _, sr := range run.Find(schema.GPU, "temp_c", nil) {
 		host := sr.Tag("host")
 		if !onNode(host) {
 			continue
 		}
 		e := Energy{Host: host, GPU: sr.Tag("gpu"), UUID: sr.Tag("uuid")}
 		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("gpu") == e.GPU }
-		v, method, err := energy(run.Find("gpu", "energy_j", match), run.Find("gpu", "power_w", match), from, to, maxGap)
+		v, method, err := energy(run.Find(schema.GPU, "energy_j", match), run.Find(schema.GPU, "power_w", match), from, to, maxGap)
 		if err != nil {
 			e.NotComputed = err.Error()
 		} else {
@@ -154,7 +155,7 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		s.GPUs = append(s.GPUs, e)
 	}
-	for _, sr := range run.Find("rapl", "energy_j", nil) {
+	for _, sr := range run.Find(schema.RAPL, "energy_j", nil) {
 		host, zone, id := sr.Tag("host"), sr.Tag("zone"), sr.Tag("zone_id")
 		// Top-level zones only (intel-rapl:N, not its subzones intel-rapl:N:M,
 		// which the package already counts), and not psys, the whole
@@ -163,7 +164,7 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 			continue
 		}
 		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("zone_id") == id }
-		v, _, err := energy([]*analysis.Series{sr}, run.Find("rapl", "power_w", match), from, to, maxGap)
+		v, _, err := energy([]*analysis.Series{sr}, run.Find(schema.RAPL, "power_w", match), from, to, maxGap)
 		n := node(host)
 		if err != nil {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s rapl %s: %v", host, zone, err))
@@ -292,7 +293,7 @@ func (s *Summary) Points() []point.Point {
 		}
 	}
 	base := func(host, component, kind string) point.Point {
-		p := point.New("job_summary", s.End)
+		p := point.New(schema.JobSummary, s.End)
 		p.AddTag("job", s.Job).AddTag("run", s.Run).AddTag("host", host).AddTag("component", component).AddTag("kind", kind)
 		p.AddFloat("runtime_s", s.RuntimeS)
 		return p

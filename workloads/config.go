@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Defaults of the runner section. They are chosen for air-cooled and immersed
@@ -27,10 +28,10 @@ const (
 // (hwmon classes cpu_package, cpu_core, cpu) and NVMe drives.
 func DefaultWatch() []Selector {
 	return []Selector{
-		{Measurement: "gpu", Field: "temp_c"},
-		{Measurement: "gpu", Field: "mem_temp_c"},
-		{Measurement: "hwmon", Field: "temp_c", Tags: map[string]string{"class": "cpu_package|cpu_core|cpu"}},
-		{Measurement: "nvme", Field: "temp_c"},
+		{Measurement: schema.GPU, Field: "temp_c"},
+		{Measurement: schema.GPU, Field: "mem_temp_c"},
+		{Measurement: schema.Hwmon, Field: "temp_c", Tags: map[string]string{"class": "cpu_package|cpu_core|cpu"}},
+		{Measurement: schema.NVMe, Field: "temp_c"},
 	}
 }
 

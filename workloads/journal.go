@@ -3,12 +3,11 @@ package workloads
 import (
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -31,17 +30,15 @@ type journal struct {
 
 const saveEvery = 5 * time.Second
 
-func (j *journal) event(t time.Time, kind, phase, msg string, attrs map[string]string, inMeta bool, fields func(*point.Point)) {
+// event records ev, stamped with this run: as a point always, and in
+// run.json when inMeta, with attrs.
+func (j *journal) event(ev schema.EventPoint, attrs map[string]string, inMeta bool) {
+	t, kind, phase, msg := ev.Time, ev.Kind, ev.Phase, ev.Message
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.emit != nil {
-		p := point.New("event", t)
-		p.AddTag("run", j.runID).AddTag("kind", kind).AddTag("phase", phase)
-		p.AddString("message", msg)
-		if fields != nil {
-			fields(&p)
-		}
-		j.emit(p)
+		ev.Run = j.runID
+		j.emit(ev.Point())
 	}
 	if inMeta && j.meta != nil {
 		if phase != "" {
@@ -61,7 +58,7 @@ func (j *journal) phaseStart(t time.Time, name, msg string) {
 		j.meta.Phases = append(j.meta.Phases, rundir.Phase{Name: name, Start: t})
 	}
 	j.mu.Unlock()
-	j.event(t, "phase_start", name, msg, nil, false, nil)
+	j.event(schema.EventPoint{Time: t, Kind: schema.KindPhaseStart, Phase: name, Message: msg}, nil, false)
 	j.save(true)
 }
 
@@ -77,28 +74,18 @@ func (j *journal) phaseEnd(t time.Time, name, msg string) {
 		}
 	}
 	j.mu.Unlock()
-	j.event(t, "phase_end", name, msg, nil, false, nil)
+	j.event(schema.EventPoint{Time: t, Kind: schema.KindPhaseEnd, Phase: name, Message: msg}, nil, false)
 	j.save(true)
 }
 
 // iteration records one finished iteration of the job.
 func (j *journal) iteration(workload string, it rundir.Iteration) {
-	j.event(it.End, "iteration_end", "load", iterationMessage(it), nil, false, func(p *point.Point) {
-		p.AddInt("iteration", int64(it.N))
-		p.AddInt("exit_status", int64(it.ExitStatus))
-		p.AddFloat("runtime_s", it.RuntimeS)
-	})
+	j.event(schema.EventPoint{Time: it.End, Kind: schema.KindIterationEnd, Phase: PhaseLoad, Message: iterationMessage(it),
+		Iteration: it.N, Ended: true, ExitStatus: it.ExitStatus, RuntimeS: it.RuntimeS}, nil, false)
 	j.mu.Lock()
 	if j.emit != nil {
-		p := point.New("iteration", it.End)
-		p.AddTag("run", j.runID).AddTag("workload", workload)
-		p.AddInt("n", int64(it.N))
-		p.AddFloat("runtime_s", it.RuntimeS)
-		p.AddInt("exit_status", int64(it.ExitStatus))
-		for _, k := range slices.Sorted(maps.Keys(it.Metrics)) {
-			p.AddFloat(k, it.Metrics[k])
-		}
-		j.emit(p)
+		j.emit(schema.IterationPoint{Time: it.End, Run: j.runID, Workload: workload, N: it.N,
+			RuntimeS: it.RuntimeS, ExitStatus: it.ExitStatus, Metrics: it.Metrics}.Point())
 	}
 	if j.meta != nil && j.meta.Workload != nil {
 		j.meta.Workload.Iterations = append(j.meta.Workload.Iterations, it)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Latest is a collector sink that keeps the most recent value of every series
@@ -59,7 +60,7 @@ func (l *Latest) Write(points []point.Point) error {
 	defer l.mu.Unlock()
 	for i := range points {
 		p := &points[i]
-		if p.Measurement == "collector_tick" && p.Time.After(l.tick) {
+		if p.Measurement == schema.CollectorTick && p.Time.After(l.tick) {
 			l.tick = p.Time
 			close(l.ticked)
 			l.ticked = make(chan struct{})

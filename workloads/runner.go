@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -495,9 +496,7 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 	r.mu.Lock()
 	r.iterStart, r.pausedIter = it.Start, 0
 	r.mu.Unlock()
-	r.j.event(it.Start, "iteration_start", PhaseLoad, fmt.Sprintf("iteration %d", n), nil, false, func(p *point.Point) {
-		p.AddInt("iteration", int64(n))
-	})
+	r.j.event(schema.EventPoint{Time: it.Start, Kind: schema.KindIterationStart, Phase: PhaseLoad, Message: fmt.Sprintf("iteration %d", n), Iteration: n}, nil, false)
 	if r.cmd != nil {
 		env := []string{"HEATSINK_RUN_ID=" + runID, "HEATSINK_ITERATION=" + strconv.Itoa(n)}
 		if dir != "" {
@@ -531,7 +530,7 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 		if it.Metrics == nil {
 			it.Metrics = map[string]float64{}
 		}
-		it.Metrics["paused_s"] = p.Seconds()
+		it.Metrics[schema.FieldPausedS] = p.Seconds()
 	}
 	r.log.Debug("iteration", "n", n, "exit_status", it.ExitStatus, "runtime_s", it.RuntimeS, "err", it.Error)
 	r.j.iteration(r.name, it)
@@ -733,7 +732,7 @@ func (r *Runner) note(msg string) {
 	phase := r.phase
 	r.mu.Unlock()
 	r.log.Warn(msg)
-	r.j.event(time.Now(), "note", phase, msg, nil, true, nil)
+	r.j.event(schema.EventPoint{Time: time.Now(), Kind: schema.KindNote, Phase: phase, Message: msg}, nil, true)
 }
 
 func (r *Runner) isStopped() bool {
@@ -754,7 +753,7 @@ func (r *Runner) Event(ev rundir.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	j.event(ev.Time, ev.Kind, phase, ev.Message, maps.Clone(ev.Attrs), true, nil)
+	j.event(schema.EventPoint{Time: ev.Time, Kind: ev.Kind, Phase: phase, Message: ev.Message}, maps.Clone(ev.Attrs), true)
 }
 
 // Pause holds the job: a running command's process group gets SIGSTOP, a

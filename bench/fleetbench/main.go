@@ -38,6 +38,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 func main() {
@@ -192,8 +193,9 @@ func runFleet(srv *influxtest.Server, work string, step, n, ticks int, iv, drain
 // count returns the points of the fleet's hosts in InfluxDB: per
 // measurement, the count of a field every one of its points carries.
 func count(srv *influxtest.Server, prefix string) int64 {
-	fields := map[string]string{"gpu": "temp_c", "hwmon": "temp_c", "cpu": "usage_pct", "mem": "used_bytes", "load": "load1",
-		"rapl": "energy_j", "nvme": "temp_c", "collector_tick": "points", "collector_source": "errors_total"}
+	fields := map[string]string{schema.GPU: schema.FieldTempC, schema.Hwmon: schema.FieldTempC, schema.CPU: schema.FieldUsagePct,
+		schema.Mem: schema.FieldUsedBytes, schema.Load: schema.FieldLoad1, schema.RAPL: schema.FieldEnergyJ, schema.NVMe: schema.FieldTempC,
+		schema.CollectorTick: schema.FieldPoints, schema.CollectorSource: schema.FieldErrorsTotal}
 	var total int64
 	for m, f := range fields {
 		q := fmt.Sprintf(`SELECT count(%q) FROM %q WHERE "host" =~ /^%s/`, f, m, prefix)
@@ -252,7 +254,7 @@ func (n *node) walk(i int) float64 {
 
 func (n *node) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	for g := 0; g < 8; g++ {
-		p := point.New("gpu", t)
+		p := point.New(schema.GPU, t)
 		p.AddTag("gpu", strconv.Itoa(g)).AddTag("uuid", fmt.Sprintf("GPU-%08x-%d", n.rng.Uint32()&0, g)).AddTag("model", "NVIDIA H100 80GB HBM3")
 		n.energy[g] += 400 + 300*n.rng.Float64()
 		p.AddFloat("temp_c", n.walk(g)).AddFloat("mem_temp_c", n.walk(8+g)).AddFloat("power_w", 400+300*n.rng.Float64()).
@@ -263,36 +265,36 @@ func (n *node) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]po
 		buf = append(buf, p)
 	}
 	for c := 0; c < 2; c++ {
-		p := point.New("hwmon", t)
+		p := point.New(schema.Hwmon, t)
 		p.AddTag("chip", fmt.Sprintf("platform_coretemp_%d", c)).AddTag("chip_name", "coretemp").AddTag("sensor", "temp1").
 			AddTag("label", fmt.Sprintf("Package id %d", c)).AddTag("class", "cpu_package")
 		p.AddFloat("temp_c", n.walk(16+c))
 		buf = append(buf, p)
 		for k := 0; k < 4; k++ { // a few cores per package
-			p := point.New("hwmon", t)
+			p := point.New(schema.Hwmon, t)
 			p.AddTag("chip", fmt.Sprintf("platform_coretemp_%d", c)).AddTag("chip_name", "coretemp").AddTag("sensor", fmt.Sprintf("temp%d", k+2)).
 				AddTag("label", fmt.Sprintf("Core %d", k)).AddTag("class", "cpu_core")
 			p.AddFloat("temp_c", n.walk(18+k))
 			buf = append(buf, p)
 		}
 	}
-	cpu := point.New("cpu", t)
+	cpu := point.New(schema.CPU, t)
 	cpu.AddTag("cpu", "total").AddFloat("usage_pct", 50+10*n.rng.Float64()).AddFloat("user_pct", 40).AddFloat("system_pct", 5).
 		AddFloat("iowait_pct", 0.5).AddFloat("idle_pct", 44.5)
-	mem := point.New("mem", t)
+	mem := point.New(schema.Mem, t)
 	mem.AddInt("total_bytes", 2<<40).AddInt("available_bytes", 1<<40).AddInt("used_bytes", 1<<40).AddInt("swap_used_bytes", 0)
-	load := point.New("load", t)
+	load := point.New(schema.Load, t)
 	load.AddFloat("load1", 60).AddFloat("load5", 58).AddFloat("load15", 55).AddInt("procs_running", 64)
 	buf = append(buf, cpu, mem, load)
 	for z := 0; z < 2; z++ {
 		n.energy[8+z] += 250 + 50*n.rng.Float64()
-		p := point.New("rapl", t)
+		p := point.New(schema.RAPL, t)
 		p.AddTag("zone", fmt.Sprintf("package-%d", z)).AddTag("zone_id", fmt.Sprintf("intel-rapl:%d", z))
 		p.AddFloat("energy_j", n.energy[8+z]).AddFloat("power_w", 250+50*n.rng.Float64())
 		buf = append(buf, p)
 	}
 	for d := 0; d < 2; d++ {
-		p := point.New("nvme", t)
+		p := point.New(schema.NVMe, t)
 		p.AddTag("device", fmt.Sprintf("nvme%d", d)).AddTag("model", "SAMSUNG MZ1L23T8HBLA").AddTag("serial", "S6").AddTag("sensor", "Composite")
 		p.AddFloat("temp_c", n.walk(24+d)).AddFloat("warn_c", 80).AddFloat("crit_c", 85)
 		buf = append(buf, p)

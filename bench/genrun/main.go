@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -71,7 +72,7 @@ func generate(dir string, hours float64) error {
 		loaded := t >= base && t < loadEnd
 		pts = pts[:0]
 		for g := 0; g < 8; g++ {
-			p := point.New("gpu", ts)
+			p := point.New(schema.GPU, ts)
 			id := strconv.Itoa(g)
 			p.AddTag("host", "node1").AddTag("gpu", id).AddTag("uuid", "GPU-5c1f0e2a-7d3b-4e6f-9a18-00000000000"+id).AddTag("model", "NVIDIA H100 80GB HBM3")
 			core := math.Round(rise(t, 33+float64(g), 38, 90+10*float64(g), base, loadEnd) + noise(0.6))
@@ -89,7 +90,7 @@ func generate(dir string, hours float64) error {
 		for chip := 0; chip < 2; chip++ {
 			cpu := rise(t, 38+2*float64(chip), 35, 45, base, loadEnd)
 			for sensor := 0; sensor < 5; sensor++ {
-				p := point.New("hwmon", ts)
+				p := point.New(schema.Hwmon, ts)
 				class, label := "cpu_core", "Core "+strconv.Itoa(sensor-1)
 				if sensor == 0 {
 					class, label = "cpu_package", "Package id "+strconv.Itoa(chip)
@@ -99,27 +100,27 @@ func generate(dir string, hours float64) error {
 				p.AddFloat("temp_c", math.Round(cpu+float64(sensor)+noise(1))).AddFloat("max_c", 90).AddFloat("crit_c", 100)
 				pts = append(pts, p)
 			}
-			rp := point.New("rapl", ts)
+			rp := point.New(schema.RAPL, ts)
 			power := milli(60 + 180*b2f(loaded) + noise(5))
 			raplEnergy[chip] += power
 			rp.AddTag("host", "node1").AddTag("zone", "package-"+strconv.Itoa(chip)).AddTag("zone_id", "intel-rapl:"+strconv.Itoa(chip))
 			rp.AddFloat("energy_j", milli(raplEnergy[chip])).AddFloat("power_w", power)
 			pts = append(pts, rp)
-			nv := point.New("nvme", ts)
+			nv := point.New(schema.NVMe, ts)
 			nv.AddTag("host", "node1").AddTag("device", "nvme"+strconv.Itoa(chip)).AddTag("model", "SAMSUNG MZQL23T8HCLS").AddTag("serial", "S64H0000"+strconv.Itoa(chip)).AddTag("sensor", "Composite")
 			nv.AddFloat("temp_c", math.Round(rise(t, 31, 8, 600, base, loadEnd)+noise(0.6))).AddFloat("warn_c", 80).AddFloat("crit_c", 85)
 			pts = append(pts, nv)
 		}
 		node := tenth(400 + 8*70 + 2*60 + (8*620+2*180+300)*b2f(loaded) + noise(20))
 		pduEnergy += node
-		pdu := point.New("pdu", ts)
+		pdu := point.New(schema.PDU, ts)
 		pdu.AddTag("host", "node1").AddTag("pdu", "rack1-a")
 		pdu.AddFloat("current_a", tenth(node/208)).AddFloat("power_w", node).AddFloat("energy_j", math.Round(pduEnergy))
 		pts = append(pts, pdu)
 
 		coolant := tenth(rise(t, 30, 8, 2400, base+60, loadEnd+60) + noise(0.05))
 		pump := math.Mod(t, 1800) < 300 // the vendor's minimum circulation
-		tk := point.New("tank", ts)
+		tk := point.New(schema.Tank, ts)
 		tk.AddTag("host", "node1").AddTag("tank", "smartpod1").AddTag("vendor", "submer")
 		tk.AddFloat("coolant_temp_c", coolant).AddFloat("setpoint_c", 45)
 		tk.AddFloat("consumption_w", math.Round(50+320*b2f(pump)+noise(2))).AddFloat("dissipation_kw", 3.5*b2f(pump)).AddFloat("dissipation_c", 2*b2f(pump)).AddFloat("dissipation_w", 3500*b2f(pump))
@@ -129,14 +130,14 @@ func generate(dir string, hours float64) error {
 		tk.AddFloat("alarm_c", 55).AddFloat("controller_cpu0_c", 59).AddFloat("controller_cpu1_c", 58).AddString("mode", "normal")
 		pts = append(pts, tk)
 
-		host := point.New("cpu", ts)
+		host := point.New(schema.CPU, ts)
 		host.AddTag("host", "node1").AddTag("cpu", "total")
 		u := tenth(2 + 95*b2f(loaded) + noise(1))
 		host.AddFloat("usage_pct", u).AddFloat("user_pct", tenth(u*0.9)).AddFloat("system_pct", tenth(u*0.1)).AddFloat("iowait_pct", 0).AddFloat("idle_pct", tenth(100-u))
-		mem := point.New("mem", ts)
+		mem := point.New(schema.Mem, ts)
 		mem.AddTag("host", "node1")
 		mem.AddInt("total_bytes", 512<<30).AddInt("available_bytes", 480<<30).AddInt("used_bytes", 32<<30).AddInt("swap_used_bytes", 0)
-		tick := point.New("collector_tick", ts)
+		tick := point.New(schema.CollectorTick, ts)
 		tick.AddTag("host", "node1")
 		tick.AddFloat("lag_s", math.Round((0.0004+noise(0.0002))*1e6)/1e6).AddInt("missed_ticks_total", 0).AddInt("points", 27)
 		pts = append(pts, host, mem, tick)

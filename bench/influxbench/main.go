@@ -19,6 +19,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 func main() {
@@ -125,7 +126,7 @@ func main() {
 
 // gpuPoint is a reading of typical size (~170 bytes of line protocol).
 func gpuPoint(t time.Time, i int) point.Point {
-	p := point.New("gpu", t)
+	p := point.New(schema.GPU, t)
 	p.AddTag("host", "bench-node").AddTag("gpu", fmt.Sprint(i%8)).AddTag("uuid", fmt.Sprintf("GPU-%08d", i%8)).AddTag("model", "NVIDIA H100 80GB HBM3")
 	p.AddFloat("temp_c", 40+float64(i%50)).AddFloat("power_w", 300.5).AddInt("pstate", 0).AddFloat("util_pct", 99)
 	return p

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -26,7 +27,7 @@ func main() {
 	lat := map[string][]float64{}
 	err := rundir.ForEachPoint(flag.Arg(0), func(p *point.Point) error {
 		switch p.Measurement {
-		case "collector_tick":
+		case schema.CollectorTick:
 			if v, ok := p.Float("lag_s"); ok {
 				lags = append(lags, v)
 			}
@@ -36,7 +37,7 @@ func main() {
 			if v, ok := p.Float("points"); ok {
 				pointsPerTick = append(pointsPerTick, v)
 			}
-		case "collector_source":
+		case schema.CollectorSource:
 			if v, ok := p.Float("latency_s"); ok {
 				lat[p.Tag("source")] = append(lat[p.Tag("source")], v)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/query"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -141,9 +142,9 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 			}
 			window = append(window, p)
 			switch p.Measurement {
-			case "collector_tick":
+			case schema.CollectorTick:
 				ticks = append(ticks, p.Time)
-			case "event", "iteration":
+			case schema.Event, schema.Iteration:
 				if o.RunID == "" || p.Tag("run") == o.RunID {
 					runPoints = append(runPoints, p)
 				}
@@ -164,7 +165,7 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 		return nil, err
 	}
 	if len(events) == 0 {
-		events = slices.DeleteFunc(slices.Clone(runPoints), func(p point.Point) bool { return p.Measurement != "event" })
+		events = slices.DeleteFunc(slices.Clone(runPoints), func(p point.Point) bool { return p.Measurement != schema.Event })
 	}
 	m := rebuildMeta(o, events, runPoints, ticks)
 	m.Sources = []rundir.SourceInfo{{Name: "influxdb", Devices: []string{cfg.URL + " bucket " + cfg.Bucket}}}
@@ -240,16 +241,16 @@ func rebuildMeta(o ExportOptions, events, runPoints []point.Point, ticks []time.
 	if m.ID == "" {
 		m.ID = o.From.UTC().Format("20060102T150405Z") + "-" + strings.Join(o.Hosts, "+")
 	}
-	for _, e := range events {
-		msg := ""
-		if v, ok := e.Field("message"); ok {
-			msg = v.StringV()
+	for i := range events {
+		e, err := schema.DecodeEvent(&events[i])
+		if err != nil {
+			continue // a malformed event says nothing the run can use
 		}
-		phase := e.Tag("phase")
-		switch kind := e.Tag("kind"); kind {
-		case "phase_start":
+		phase := e.Phase
+		switch e.Kind {
+		case schema.KindPhaseStart:
 			m.Phases = append(m.Phases, rundir.Phase{Name: phase, Start: e.Time})
-		case "phase_end":
+		case schema.KindPhaseEnd:
 			for i := len(m.Phases) - 1; i >= 0; i-- {
 				if m.Phases[i].Name == phase && m.Phases[i].End == nil {
 					t := e.Time
@@ -257,12 +258,13 @@ func rebuildMeta(o ExportOptions, events, runPoints []point.Point, ticks []time.
 					break
 				}
 			}
-		case "iteration_start", "iteration_end":
+		case schema.KindIterationStart, schema.KindIterationEnd:
 			// Iterations are rebuilt from the iteration points below.
 		default:
-			ev := rundir.Event{Time: e.Time, Kind: kind, Message: msg}
-			for _, t := range e.Tags {
-				if t.Key != "run" && t.Key != "kind" && t.Key != "host" {
+			ev := rundir.Event{Time: e.Time, Kind: e.Kind, Message: e.Message}
+			attrs := append([]point.Tag{{Key: schema.TagPhase, Value: e.Phase}, {Key: schema.TagJob, Value: e.Job}}, e.Other...)
+			for _, t := range attrs {
+				if t.Value != "" {
 					if ev.Attrs == nil {
 						ev.Attrs = map[string]string{}
 					}
@@ -272,31 +274,19 @@ func rebuildMeta(o ExportOptions, events, runPoints []point.Point, ticks []time.
 			m.Events = append(m.Events, ev)
 		}
 	}
-	for _, p := range runPoints {
-		if p.Measurement != "iteration" {
+	for i := range runPoints {
+		if runPoints[i].Measurement != schema.Iteration {
 			continue
 		}
+		ip, err := schema.DecodeIteration(&runPoints[i])
+		if err != nil {
+			continue // an iteration without its number or runtime cannot be placed
+		}
 		if m.Workload == nil {
-			m.Workload = &rundir.Workload{Name: p.Tag("workload")}
+			m.Workload = &rundir.Workload{Name: ip.Workload}
 		}
-		it := rundir.Iteration{End: p.Time, Metrics: map[string]float64{}}
-		for _, f := range p.Fields {
-			v, _ := point.Float(f.Value)
-			switch f.Key {
-			case "n":
-				it.N = int(v)
-			case "runtime_s":
-				it.RuntimeS = v
-			case "exit_status":
-				it.ExitStatus = int(v)
-			default:
-				it.Metrics[f.Key] = v
-			}
-		}
+		it := rundir.Iteration{N: ip.N, End: ip.Time, RuntimeS: ip.RuntimeS, ExitStatus: ip.ExitStatus, Metrics: ip.Metrics}
 		it.Start = it.End.Add(-time.Duration(it.RuntimeS * float64(time.Second)))
-		if len(it.Metrics) == 0 {
-			it.Metrics = nil
-		}
 		m.Workload.Iterations = append(m.Workload.Iterations, it)
 	}
 	if len(ticks) > 1 {

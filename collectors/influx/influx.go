@@ -31,6 +31,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/spool"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Options configure a Sink beyond its Config.
@@ -651,7 +652,7 @@ func (s *Sink) report() {
 	if fn == nil {
 		return
 	}
-	p := point.New("influx_sink", now)
+	p := point.New(schema.InfluxSink, now)
 	p.AddInt("spool_bytes", st.Spool.UnsentBytes)
 	p.AddInt("spool_points", st.Spool.UnsentPoints)
 	if !st.Spool.Oldest.IsZero() {
@@ -666,11 +667,11 @@ func (s *Sink) report() {
 	switch {
 	case newDrops > 0:
 		s.alerting = true
-		pts = append(pts, s.spoolAlert(now, "firing", st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
+		pts = append(pts, s.spoolAlert(now, schema.StateFiring, st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
 			s.spool.Dir(), newDrops, s.opts.MetricsEvery, st.Spool.DroppedPoints)))
 	case s.alerting:
 		s.alerting = false
-		pts = append(pts, s.spoolAlert(now, "cleared", st, "InfluxDB spool accepts points again"))
+		pts = append(pts, s.spoolAlert(now, schema.StateCleared, st, "InfluxDB spool accepts points again"))
 	}
 	fn(pts...)
 }
@@ -678,11 +679,7 @@ func (s *Sink) report() {
 // spoolAlert is the alert point of a spool that drops points (state firing)
 // or takes them again (cleared), shaped like the alert engine's.
 func (s *Sink) spoolAlert(now time.Time, state string, st Stats, msg string) point.Point {
-	a := point.New("alert", now)
-	a.AddTag("rule", "influx_spool_full").AddTag("severity", "critical").AddTag("measurement", "influx_sink")
-	a.AddString("state", state)
-	a.AddFloat("value", float64(st.Spool.UnsentBytes))
-	a.AddFloat("threshold", float64(s.cfg.SpoolMaxBytes))
-	a.AddString("message", msg)
-	return a
+	return schema.AlertPoint{Time: now, Rule: "influx_spool_full", Severity: "critical", Measurement: schema.InfluxSink,
+		State: state, HasValue: true, Value: float64(st.Spool.UnsentBytes), Threshold: float64(s.cfg.SpoolMaxBytes),
+		Message: msg}.Point()
 }

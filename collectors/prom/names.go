@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Namespace prefixes every metric name.
@@ -63,7 +65,7 @@ type family struct {
 // skippedMeasurements are not state to scrape: events and iterations are
 // things that happened (they belong in InfluxDB), and alerts are exported
 // from the engine's own states (Options.Alerts) rather than as points.
-var skippedMeasurements = map[string]bool{"event": true, "iteration": true, "alert": true, "job_summary": true}
+var skippedMeasurements = map[string]bool{schema.Event: true, schema.Iteration: true, schema.Alert: true, schema.JobSummary: true}
 
 // name returns how measurement.field is exported, given the kind of its
 // value; ok is false for what is not exported (free text, skipped

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/docs/datamodel"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
@@ -261,7 +261,7 @@ func TestAlertStatesAreExported(t *testing.T) {
 func TestEveryDataModelFieldHasADistinctNameWithItsUnit(t *testing.T) {
 	seen := map[string]string{}
 	n := 0
-	for _, m := range datamodel.Measurements() {
+	for _, m := range schema.Measurements() {
 		for _, f := range m.Fields {
 			fam, ok := name(m.Name, f, false)
 			if skippedMeasurements[m.Name] {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/docs"
-	"github.com/heatsink-hpc/heatsink/docs/datamodel"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // query is one InfluxQL query of the dashboard and where it is.
@@ -71,7 +71,7 @@ var (
 // Every query reads measurements, fields and tags that docs/data-model.md
 // says heatsink writes: a renamed field cannot leave a panel silently empty.
 func TestEveryQueryNamesWhatHeatsinkWrites(t *testing.T) {
-	ms := datamodel.Measurements()
+	ms := schema.Measurements()
 	qs := queries(t)
 	if len(qs) < 30 {
 		t.Fatalf("only %d queries found in the dashboard", len(qs))
@@ -84,7 +84,7 @@ func TestEveryQueryNamesWhatHeatsinkWrites(t *testing.T) {
 			}
 			continue
 		}
-		var from []datamodel.Measurement
+		var from []schema.Measurement
 		for _, m := range fromRE.FindAllStringSubmatch(q.text, -1) {
 			meas, ok := ms[m[1]]
 			if !ok {
@@ -99,10 +99,10 @@ func TestEveryQueryNamesWhatHeatsinkWrites(t *testing.T) {
 			continue
 		}
 		isField := func(name string) bool {
-			return slices.ContainsFunc(from, func(m datamodel.Measurement) bool { return m.HasField(name) })
+			return slices.ContainsFunc(from, func(m schema.Measurement) bool { return m.HasField(name) })
 		}
 		isTag := func(name string) bool {
-			return slices.ContainsFunc(from, func(m datamodel.Measurement) bool { return m.HasTag(name) })
+			return slices.ContainsFunc(from, func(m schema.Measurement) bool { return m.HasTag(name) })
 		}
 		for _, m := range funcRE.FindAllStringSubmatch(q.text, -1) {
 			if !isField(m[1]) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
 )
@@ -209,7 +210,7 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 			}
 			c.hasMax = err == nil
 		}
-		p := point.Point{Measurement: "cpufreq", Tags: c.tags, Time: t, Fields: make([]point.Field, 0, 3)}
+		p := point.Point{Measurement: schema.Cpufreq, Tags: c.tags, Time: t, Fields: make([]point.Field, 0, 3)}
 		p.AddFloat("freq_mhz", f)
 		if c.hasMin {
 			p.AddFloat("min_mhz", c.min)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
 )
@@ -161,7 +162,7 @@ func (s *Source) sampleCPU(t time.Time, buf []point.Point) ([]point.Point, error
 		if !ok {
 			return nil
 		}
-		p := point.Point{Measurement: "cpu", Tags: st.tags, Time: t, Fields: make([]point.Field, 0, 5)}
+		p := point.Point{Measurement: schema.CPU, Tags: st.tags, Time: t, Fields: make([]point.Field, 0, 5)}
 		p.AddFloat("usage_pct", u.usage)
 		p.AddFloat("user_pct", u.user)
 		p.AddFloat("system_pct", u.system)
@@ -196,7 +197,7 @@ func (s *Source) sampleMem(t time.Time, buf []point.Point) ([]point.Point, error
 	if err != nil {
 		return buf, fmt.Errorf("%s: %w", s.memPath, err)
 	}
-	p := point.Point{Measurement: "mem", Time: t, Fields: make([]point.Field, 0, 4)}
+	p := point.Point{Measurement: schema.Mem, Time: t, Fields: make([]point.Field, 0, 4)}
 	p.AddUint("total_bytes", m.total)
 	if m.haveAvailable {
 		p.AddUint("available_bytes", m.available)
@@ -218,7 +219,7 @@ func (s *Source) sampleLoad(t time.Time, buf []point.Point) ([]point.Point, erro
 	if err != nil {
 		return buf, fmt.Errorf("%s: %w", s.loadPath, err)
 	}
-	p := point.Point{Measurement: "load", Time: t, Fields: make([]point.Field, 0, 4)}
+	p := point.Point{Measurement: schema.Load, Time: t, Fields: make([]point.Field, 0, 4)}
 	p.AddFloat("load1", l.load1)
 	p.AddFloat("load5", l.load5)
 	p.AddFloat("load15", l.load15)

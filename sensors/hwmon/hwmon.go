@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
 )
@@ -322,7 +323,7 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 					errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
 				}
 			}
-			p := point.Point{Measurement: "hwmon", Tags: ch.tags, Time: t, Fields: make([]point.Field, 0, 3)}
+			p := point.Point{Measurement: schema.Hwmon, Tags: ch.tags, Time: t, Fields: make([]point.Field, 0, 3)}
 			switch ch.Kind {
 			case Temp:
 				p.AddFloat("temp_c", v)

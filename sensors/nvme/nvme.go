@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
@@ -255,7 +256,7 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 					errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
 				}
 			}
-			p := point.Point{Measurement: "nvme", Tags: se.tags, Time: t, Fields: make([]point.Field, 0, 3)}
+			p := point.Point{Measurement: schema.NVMe, Tags: se.tags, Time: t, Fields: make([]point.Field, 0, 3)}
 			p.AddFloat("temp_c", v)
 			if se.limits.HasMax {
 				p.AddFloat("warn_c", se.limits.MaxC)

@@ -26,6 +26,7 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 )
 
@@ -377,7 +378,7 @@ func (r *reading) ok(c call, ret gonvml.Return) bool {
 }
 
 func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
-	p := point.New("gpu", t)
+	p := point.New(schema.GPU, t)
 	p.Tags = make([]point.Tag, 0, 3)
 	p.Fields = make([]point.Field, 0, 20)
 	p.AddTag("gpu", strconv.Itoa(g.index))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // reading is one OID of the sample plan.
@@ -357,7 +358,7 @@ func (s *Source) names(idx []int) []string {
 // points builds one point per group that has at least one reading this tick.
 func (s *Source) points(t time.Time, buf []point.Point, vals []float64, got []bool) []point.Point {
 	for g, grp := range s.groups {
-		p := point.New("pdu", t)
+		p := point.New(schema.PDU, t)
 		p.AddTag("pdu", s.cfg.Name)
 		if grp.tagKey != "" {
 			p.AddTag(grp.tagKey, grp.tagValue)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
 )
@@ -191,7 +192,7 @@ func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]
 			errs = append(errs, fmt.Errorf("rapl %s (%s): %s: %w", z.id, z.name, z.energy.Path(), err))
 			continue
 		}
-		p := point.Point{Measurement: "rapl", Tags: z.tags, Time: t, Fields: make([]point.Field, 0, 2)}
+		p := point.Point{Measurement: schema.RAPL, Tags: z.tags, Time: t, Fields: make([]point.Field, 0, 2)}
 		p.AddFloat("energy_j", float64(z.c.total)/1e6)
 		if hasPower {
 			p.AddFloat("power_w", power)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // decoder turns one answer into one tank point's fields.
@@ -121,7 +122,7 @@ func (s *Source) read(ctx context.Context, t time.Time) (point.Point, error) {
 	if err != nil {
 		return point.Point{}, fmt.Errorf("tank %s: %w", s.cfg.Name, err)
 	}
-	p := point.New("tank", t)
+	p := point.New(schema.Tank, t)
 	p.AddTag("tank", s.cfg.Name)
 	p.AddTag("vendor", s.cfg.Vendor)
 	if err := s.decode(body, &p); err != nil {
