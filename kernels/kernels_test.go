@@ -2,8 +2,10 @@ package kernels
 
 import (
 	"bytes"
+	"embed"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +16,11 @@ import (
 
 // fatbinMagic starts every fatbin nvcc writes.
 const fatbinMagic = 0xBA55ED50
+
+// sm90 holds the compute_90 PTX, which no binary but this test's embeds.
+//
+//go:embed gen/*.sm90.ptx
+var sm90 embed.FS
 
 var entryRE = regexp.MustCompile(`(?m)^\.(?:visible )?\.entry (\w+)\(`)
 
@@ -36,7 +43,7 @@ func TestEmbeddedModulesArePresentAndWellFormed(t *testing.T) {
 		if len(fatbin) < 16 || binary.LittleEndian.Uint32(fatbin) != fatbinMagic {
 			t.Errorf("%s.fatbin: %d bytes, not a fatbin (no magic %#x)", name, len(fatbin), fatbinMagic)
 		}
-		hopper, err := gen.ReadFile("gen/" + name + ".sm90.ptx")
+		hopper, err := sm90.ReadFile("gen/" + name + ".sm90.ptx")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,6 +64,31 @@ func TestEmbeddedModulesArePresentAndWellFormed(t *testing.T) {
 	}
 	if _, _, err := Image("nonexistent"); err == nil {
 		t.Error("Image(nonexistent) succeeded")
+	}
+}
+
+// TestOnlyWhatLoadModuleReadsIsEmbedded keeps the compute_90 PTX (about a
+// megabyte that only tests read) and stray files out of every binary.
+func TestOnlyWhatLoadModuleReadsIsEmbedded(t *testing.T) {
+	want := map[string]bool{}
+	for _, name := range Modules {
+		want["gen/"+name+".fatbin"], want["gen/"+name+".ptx"] = true, true
+	}
+	err := fs.WalkDir(gen, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !want[path] {
+			t.Errorf("%s is embedded, but LoadModule never reads it", path)
+		}
+		delete(want, path)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range want {
+		t.Errorf("%s is not embedded", path)
 	}
 }
 
