@@ -21,56 +21,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-snmpd=$(command -v snmpd || true)
-for p in /usr/sbin/snmpd /usr/local/sbin/snmpd; do [ -n "$snmpd" ] || { [ -x "$p" ] && snmpd=$p; }; done
-[ -n "$snmpd" ] || { echo "facility.sh: snmpd not found; run scripts/deps.sh" >&2; exit 1; }
-
 go build -o "$work/heatsink" ./cmd/heatsink
-
-# --- snmpd with the APC subtree served by pass_persist from a values file ---
-mkdir -p "$work/snmp/persist" "$work/snmp/mibs"
-values=$work/snmp/values
-apc=.1.3.6.1.4.1.318.1.1
-write_values() { # $1: phase current in tenths of A; $2: energy in tenths of kWh
-  local c=$1 e=$2 b1=$(( $1 * 45 / 100 ))
-  cat >"$values.tmp" <<VALUES
-$apc.26.4.3.1.5.1 gauge $(( c * 208 / 100 + 3 ))
-$apc.26.4.3.1.9.1 gauge $e
-$apc.26.6.3.1.5.1 gauge $c
-$apc.26.6.3.1.7.1 gauge $(( c * 208 / 100 ))
-$apc.26.8.3.1.5.1 gauge $b1
-$apc.26.8.3.1.5.2 gauge $(( c - b1 ))
-VALUES
-  mv "$values.tmp" "$values"
-}
-write_values 84 45670
-cat >"$work/snmp/snmpd.conf" <<CONF
-[snmp] persistentDir $work/snmp/persist
-agentAddress udp:127.0.0.1:11161
-dontLogTCPWrappersConnects yes
-sysDescr APC Web/SNMP Management Card (MB:v4.1.0 PF:v6.2.1 MN:AP8641) [heatsink bench stand-in]
-rocommunity public 127.0.0.1
-pass_persist .1.3.6.1.4.1.318 $PWD/sensors/pdu/snmptest/passpersist.sh $values
-CONF
-MIBDIRS=$work/snmp/mibs MIBS= "$snmpd" -f -Lf "$work/snmp/snmpd.log" -C -c "$work/snmp/snmpd.conf" -I -smux -p "$work/snmp/snmpd.pid" &
-pids+=($!)
-# The PDU's load wanders a little every half second; energy keeps counting.
-( c=84 e=45670; while sleep 0.5; do
-    c=$(( 78 + RANDOM % 13 )); e=$(( e + 1 )); write_values $c $e
-  done ) &
-pids+=($!)
-
-# --- the tank simulator at 60x: 2.4 kW immersed, coolant just under the
-# 40 °C setpoint, so the pumps start during the run ---
-"$work/heatsink" tank-sim --listen 127.0.0.1:18080 --speed 60 --seed 1 --load-w 2400 --initial-c 39.5 2>"$work/tank-sim.log" &
-pids+=($!)
-
-for i in $(seq 50); do
-  if "$work/heatsink" --help >/dev/null && curl -sf http://127.0.0.1:18080/api/realTime >/dev/null 2>&1 &&
-     snmpget -v2c -c public -t 0.2 -r 0 127.0.0.1:11161 .1.3.6.1.2.1.1.1.0 >/dev/null 2>&1; then break; fi
-  [ "$i" = 50 ] && { echo "facility.sh: peers did not start:"; cat "$work/snmp/snmpd.log" "$work/tank-sim.log"; exit 1; } >&2
-  sleep 0.2
-done
+. bench/peers.sh
+start_facility_peers "$work" "$work/heatsink"
 
 HEATSINK_PDU_COMMUNITY=public go run ./cmd/heatsink collect --config configs/immersed-node.yaml --duration "$duration" --out "$out" --log-level warn
 

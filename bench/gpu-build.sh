@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
 mkdir -p "$out"
 export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-go test -c -ldflags="-s -w" -o "$out/kernels.test" ./kernels
+for pkg in kernels/stream kernels/dgemm; do
+	go test -c -ldflags="-s -w" -o "$out/$(basename $pkg).test" ./$pkg
+done
 go test -c -ldflags="-s -w" -o "$out/cuda.test" ./kernels/cuda
 go build -ldflags="-s -w" -o "$out/heatsink" ./cmd/heatsink
 ls -l "$out"

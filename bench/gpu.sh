@@ -48,7 +48,7 @@ if [ "${FRESH:-}" = 1 ]; then
 fi
 
 step "GPU tests"
-for t in cuda kernels; do
+for t in cuda stream dgemm; do
 	"$bin/$t.test" -test.v -test.run GPU -test.timeout 600s >"$out/$t-tests.log" 2>&1
 	rc=$?
 	grep -E "^(--- |\s+\S+_test.go|ok|FAIL|PASS|panic)" "$out/$t-tests.log"
@@ -58,17 +58,22 @@ done
 if [ "${SKIP_SANITIZER:-}" != 1 ]; then
 	step "compute-sanitizer memcheck (small sizes)"
 	timeout 400 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
-		"$bin/kernels.test" -test.short -test.v -test.timeout 600s \
-		-test.run 'TestGPU(StreamKernels|StreamCheck|Fill|BuiltinDGEMM)' >"$out/memcheck.log" 2>&1
+		"$bin/stream.test" -test.short -test.v -test.timeout 600s \
+		-test.run 'TestGPUStream(Kernels|Check)' >"$out/memcheck.log" 2>&1
 	rc=$?
+	timeout 400 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
+		"$bin/dgemm.test" -test.short -test.v -test.timeout 600s \
+		-test.run 'TestGPU(Fill|BuiltinDGEMM)' >>"$out/memcheck.log" 2>&1
+	rc2=$?
+	[ $rc = 0 ] && rc=$rc2
 	grep -E "ERROR SUMMARY|LEAK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/memcheck.log"
 	[ $rc = 0 ] || { echo "memcheck failed (exit $rc); see memcheck.log"; fail=1; }
 fi
 
 step "benchmarks (GPU time from events; medians of 3)"
 {
-	"$bin/kernels.test" -test.run '^$' -test.bench 'GPUCopyDtoD|GPUStream' -test.benchtime 100x -test.count 3
-	"$bin/kernels.test" -test.run '^$' -test.bench 'GPUDGEMM' -test.benchtime 20x -test.count 3
+	"$bin/stream.test" -test.run '^$' -test.bench 'GPUCopyDtoD|GPUStream' -test.benchtime 100x -test.count 3
+	"$bin/dgemm.test" -test.run '^$' -test.bench 'GPUDGEMM' -test.benchtime 20x -test.count 3
 } 2>&1 | tee "$out/bench.txt" | grep -E "^(Benchmark|FAIL|panic)" || true
 python3 - "$out/bench.txt" <<'PY'
 import re, statistics, sys

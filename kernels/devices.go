@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cublas"
@@ -81,4 +84,38 @@ func (inv Inventory) WriteTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "cuBLAS: not available (%v): dgemm uses its built-in kernel\n", reason)
 	return err
+}
+
+// ListDevices describes the CPU and every GPU for `heatsink workloads` (a
+// workload's Devices): withBLAS adds whether cuBLAS is there. The error says
+// why there are no GPUs.
+func ListDevices(withBLAS bool) ([]string, error) {
+	out := []string{fmt.Sprintf("cpu: %d cores", runtime.NumCPU())}
+	inv := Discover()
+	for _, d := range inv.Devices {
+		s := fmt.Sprintf("%d: %s (compute %s, %d SMs, %.1f GiB)", d.Ordinal, d.Name, d.ComputeCapability(),
+			d.SMs, float64(d.MemoryBytes)/(1<<30))
+		if withBLAS {
+			if inv.CublasVersion != "" {
+				s += ", cuBLAS " + inv.CublasVersion
+			} else {
+				s += ", built-in kernel (no cuBLAS)"
+			}
+		}
+		out = append(out, s)
+	}
+	return out, inv.DriverErr
+}
+
+// ParseDevice reads a device parameter: a GPU index, or "cpu" (returned as
+// -1).
+func ParseDevice(s string) (int, error) {
+	if strings.EqualFold(s, "cpu") {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("parameter device=%q: want a GPU index (0, 1, ...; see heatsink gpus) or cpu", s)
+	}
+	return n, nil
 }

@@ -10,9 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/dgemm"
 	"github.com/heatsink-hpc/heatsink/kernels/lda"
 	"github.com/heatsink-hpc/heatsink/kernels/ri"
+	"github.com/heatsink-hpc/heatsink/kernels/stream"
 	"github.com/heatsink-hpc/heatsink/kernels/w2v"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
@@ -24,8 +25,8 @@ import (
 func builtinWorkloads() []workloads.Workload {
 	return []workloads.Workload{
 		workloads.CPUStream{},
-		kernels.Stream{},
-		kernels.DGEMM{},
+		stream.Workload{},
+		dgemm.Workload{},
 		ri.Workload{},
 		lda.Workload{},
 		w2v.Workload{},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/kernels/stream"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -34,7 +34,7 @@ func TestGPUBenchTable(t *testing.T) {
 	if testOpen == nil { // under emulation the table's code runs without STREAM
 		triad = measureTriad(t)
 	}
-	fmt.Printf("\nSTREAM triad (kernels.Stream, 3 x 1 GiB FP64 arrays, best of 3 iterations): %.3f TB/s\n", triad/1e12)
+	fmt.Printf("\nSTREAM triad (stream.Workload, 3 x 1 GiB FP64 arrays, best of 3 iterations): %.3f TB/s\n", triad/1e12)
 	fmt.Printf("CPU: %d goroutines (GOMAXPROCS) on %d logical CPUs\n\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
 
 	type source struct {
@@ -185,7 +185,7 @@ func benchRuns(t *testing.T, c *Corpus, cfg Config, dev Device, runs int, warm b
 // best rate in bytes/s.
 func measureTriad(t *testing.T) float64 {
 	t.Helper()
-	w := kernels.Stream{}
+	w := stream.Workload{}
 	v, err := workloads.ParseValues(w.Params(), map[string]string{"device": "0", "array_size": strconv.Itoa(1 << 27), "passes": "20"})
 	if err != nil {
 		t.Fatal(err)

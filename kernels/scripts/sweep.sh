@@ -6,7 +6,7 @@
 #
 #   kernels/scripts/sweep.sh [BIN_DIR] [OUT_DIR]
 #
-# BIN_DIR holds kernels.test (bench/gpu-build.sh makes it). Each variant is
+# BIN_DIR holds dgemm.test (bench/gpu-build.sh makes it). Each variant is
 # built exactly as scripts/gen.sh builds dgemm.cu, plus its -D flags, into
 # OUT_DIR/VARIANT/ (dgemm.ptx, dgemm.sm90.ptx, dgemm.fatbin, resources), and
 # HEATSINK_KERNELS_DIR points the benchmark at it. A variant whose macros
@@ -14,7 +14,7 @@
 set -uo pipefail
 bin=${1:-.devcarry}
 out=${2:-$(mktemp -d)}
-src=kernels/dgemm.cu
+src=kernels/dgemm/dgemm.cu
 variants=(
 	"bk16s4|-DBK=16 -DNSTAGE=4"
 	"bk16s3|-DBK=16 -DNSTAGE=3"
@@ -49,7 +49,7 @@ printf '%-10s %-36s %10s  %s\n' variant defines TFLOP/s "sm_90 registers, spills
 for v in "${variants[@]}"; do
 	name=${v%%|*} defs=${v#*|}
 	res=$(grep -A2 "for dgemm_nn" "$out/$name/resources" 2>/dev/null | grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | tr '\n' ' ')
-	rate=$(HEATSINK_KERNELS_DIR="$out/$name" "$bin/kernels.test" -test.run '^$' -test.bench 'GPUDGEMM/builtin/n=8192' \
+	rate=$(HEATSINK_KERNELS_DIR="$out/$name" "$bin/dgemm.test" -test.run '^$' -test.bench 'GPUDGEMM/builtin/n=8192' \
 		-test.benchtime 10x -test.count 3 2>&1 | awk '/TFLOP/ {for (i = 1; i < NF; i++) if ($(i+1) == "TFLOP/s") print $i}' | sort -n | sed -n 2p)
 	printf '%-10s %-36s %10s  %s\n' "$name" "${defs:--}" "${rate:-fail}" "$res"
 done

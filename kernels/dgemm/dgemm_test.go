@@ -1,12 +1,15 @@
-package kernels
+package dgemm
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -138,7 +141,7 @@ func TestDGEMMSamplesIncludeTheCorners(t *testing.T) {
 }
 
 func TestDGEMMParamsRejectBadValues(t *testing.T) {
-	specs := DGEMM{}.Params()
+	specs := Workload{}.Params()
 	v, err := workloads.ParseValues(specs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,17 +157,17 @@ func TestDGEMMParamsRejectBadValues(t *testing.T) {
 		}
 	}
 	v, _ = workloads.ParseValues(specs, map[string]string{"device": "cpu", "impl": "cublas", "n": "8"})
-	if _, err := (DGEMM{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "impl=cublas") {
+	if _, err := (Workload{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "impl=cublas") {
 		t.Errorf("cpu with impl=cublas: err = %v", err)
 	}
 }
 
 func TestDGEMMWorkloadOnTheCPU(t *testing.T) {
-	v, err := workloads.ParseValues(DGEMM{}.Params(), map[string]string{"device": "cpu", "n": "96", "samples": "16"})
+	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "n": "96", "samples": "16"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := DGEMM{}.Start(context.Background(), v)
+	job, err := Workload{}.Start(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,5 +181,37 @@ func TestDGEMMWorkloadOnTheCPU(t *testing.T) {
 		if g < 1 || res.Work != 2*96*96*96*g || res.WorkUnit != "flop" || !(res.Metrics["flop_per_s"] > 0) {
 			t.Errorf("result = %+v", res)
 		}
+	}
+}
+
+// TestModuleDefinesWhatTheHostLooksUp fails in CI, not on a GPU, when a
+// kernel or launch-shape global of dgemm.cu is renamed but not here, or
+// when the Hopper code lost the m16n8k8 FP64 MMA. The compute_90 PTX is read
+// from the source tree: no binary embeds it.
+func TestModuleDefinesWhatTheHostLooksUp(t *testing.T) {
+	_, ptx, err := kernels.Image("dgemm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"dgemm_nn", "dgemm_fill", "dgemm_gather"} {
+		if !bytes.Contains(ptx, []byte(".entry "+k+"(")) {
+			t.Errorf("dgemm.ptx: no kernel %s", k)
+		}
+	}
+	for _, g := range []string{"dgemm_smem_bytes", "dgemm_threads", "dgemm_tile_m", "dgemm_tile_n"} {
+		if !bytes.Contains(ptx, []byte(g)) {
+			t.Errorf("dgemm.ptx: no global %s", g)
+		}
+	}
+	if !bytes.Contains(ptx, []byte("mma.sync.aligned.m8n8k4.row.col.f64")) {
+		t.Error("dgemm.ptx: no m8n8k4 FP64 MMA")
+	}
+	const hopper = "../gen/dgemm.sm90.ptx"
+	sm90, err := os.ReadFile(hopper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(sm90, []byte("mma.sync.aligned.m16n8k8.row.col.f64")) {
+		t.Errorf("%s: no m16n8k8 FP64 MMA: Hopper would run the slower m8n8k4 path", hopper)
 	}
 }

@@ -1,11 +1,15 @@
-package kernels
+// Package stream is BabelStream on the GPU (stream.cu) and on the CPU, as
+// the heatsink workload "stream": copy, mul, add, triad and dot over three
+// float64 arrays, checked element by element against BabelStream's gold
+// values. The Go CPU implementation is both the kernels' test reference and
+// the workload's cpu device.
+package stream
 
 import (
 	"context"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"math"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +32,8 @@ const (
 // rather than to the mean, so that one wrong element fails the check.
 const streamElementTolerance = 100 * 0x1p-52
 
-// StreamKernels names the kernels in the order one pass runs them.
-var StreamKernels = []string{"copy", "mul", "add", "triad", "dot"}
+// Kernels names the kernels in the order one pass runs them.
+var Kernels = []string{"copy", "mul", "add", "triad", "dot"}
 
 // streamArrays is the number of arrays each kernel reads or writes: its bytes
 // moved are streamArrays * 8 * n, counting reads and writes.
@@ -104,20 +108,20 @@ type streamDevice interface {
 	close() error
 }
 
-// Stream is BabelStream as a heatsink workload: the memory-bound baseline of
+// Workload is BabelStream as a heatsink workload: the memory-bound baseline of
 // the reference study.
-type Stream struct{}
+type Workload struct{}
 
 // Name implements workloads.Workload.
-func (Stream) Name() string { return "stream" }
+func (Workload) Name() string { return "stream" }
 
 // Summary implements workloads.Workload.
-func (Stream) Summary() string {
+func (Workload) Summary() string {
 	return "BabelStream copy, mul, add, triad, dot over FP64 arrays on a GPU or the CPU (memory-bound); bytes/s per kernel"
 }
 
 // Params implements workloads.Workload.
-func (Stream) Params() []workloads.ParamSpec {
+func (Workload) Params() []workloads.ParamSpec {
 	return []workloads.ParamSpec{
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "array_size", Type: workloads.Int, Default: "33554432",
@@ -134,8 +138,8 @@ func (Stream) Params() []workloads.ParamSpec {
 
 // Start implements workloads.Workload: it allocates and checks the arrays
 // (on the GPU: the driver, the device, its free memory, the kernels).
-func (Stream) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	gpu, err := ParseDevice(v.String("device"))
+func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	gpu, err := kernels.ParseDevice(v.String("device"))
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +203,7 @@ func (j *streamJob) Iterate(ctx context.Context) (workloads.Result, error) {
 		"passes":      float64(j.passes),
 	}}
 	var allTime time.Duration
-	for k, name := range StreamKernels {
+	for k, name := range Kernels {
 		bytes := float64(streamArrays[k]) * 8 * float64(j.n) * float64(j.passes)
 		res.Work += bytes
 		allTime += total[k]
@@ -217,37 +221,4 @@ func (j *streamJob) Iterate(ctx context.Context) (workloads.Result, error) {
 func (j *streamJob) Close() error { return j.dev.close() }
 
 // Devices implements workloads.DeviceLister.
-func (Stream) Devices(ctx context.Context) ([]string, error) { return listDevices(false) }
-
-// listDevices describes the CPU and every GPU for `heatsink workloads`; the
-// error says why there are no GPUs.
-func listDevices(withBLAS bool) ([]string, error) {
-	out := []string{fmt.Sprintf("cpu: %d cores", runtime.NumCPU())}
-	inv := Discover()
-	for _, d := range inv.Devices {
-		s := fmt.Sprintf("%d: %s (compute %s, %d SMs, %.1f GiB)", d.Ordinal, d.Name, d.ComputeCapability(),
-			d.SMs, float64(d.MemoryBytes)/(1<<30))
-		if withBLAS {
-			if inv.CublasVersion != "" {
-				s += ", cuBLAS " + inv.CublasVersion
-			} else {
-				s += ", built-in kernel (no cuBLAS)"
-			}
-		}
-		out = append(out, s)
-	}
-	return out, inv.DriverErr
-}
-
-// ParseDevice reads a device parameter: a GPU index, or "cpu" (returned as
-// -1).
-func ParseDevice(s string) (int, error) {
-	if strings.EqualFold(s, "cpu") {
-		return -1, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("parameter device=%q: want a GPU index (0, 1, ...; see heatsink gpus) or cpu", s)
-	}
-	return n, nil
-}
+func (Workload) Devices(ctx context.Context) ([]string, error) { return kernels.ListDevices(false) }

@@ -1,9 +1,10 @@
-package kernels
+package dgemm
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"log/slog"
 	"time"
 
@@ -108,7 +109,7 @@ func newGPUDGEMM(gpu, n int, seeds [3]uint64, impl string) (_ *gpuDGEMM, err err
 		return nil, fmt.Errorf("dgemm n=%d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
 			n, float64(3*matrix)/(1<<30), gpu, ctx.Device().Name, float64(free)/(1<<30))
 	}
-	if g.mod, err = LoadModule(ctx, "dgemm"); err != nil {
+	if g.mod, err = kernels.LoadModule(ctx, "dgemm"); err != nil {
 		return nil, err
 	}
 	if g.fill, err = g.mod.Function("dgemm_fill"); err != nil {

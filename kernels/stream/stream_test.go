@@ -1,12 +1,14 @@
-package kernels
+package stream
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -127,7 +129,7 @@ func TestVerifyStreamPassesACorrectRunAndCatchesEachKindOfError(t *testing.T) {
 }
 
 func TestStreamParamsRejectBadValues(t *testing.T) {
-	specs := Stream{}.Params()
+	specs := Workload{}.Params()
 	v, err := workloads.ParseValues(specs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -143,17 +145,17 @@ func TestStreamParamsRejectBadValues(t *testing.T) {
 		}
 	}
 	v, _ = workloads.ParseValues(specs, map[string]string{"device": "gpu"})
-	if _, err := (Stream{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "device=") {
+	if _, err := (Workload{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "device=") {
 		t.Errorf("device=gpu: err = %v", err)
 	}
 }
 
 func TestStreamWorkloadOnTheCPU(t *testing.T) {
-	v, err := workloads.ParseValues(Stream{}.Params(), map[string]string{"device": "cpu", "array_size": "100001", "passes": "5"})
+	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "array_size": "100001", "passes": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := Stream{}.Start(context.Background(), v)
+	job, err := Workload{}.Start(context.Background(), v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +181,19 @@ func TestStreamWorkloadOnTheCPU(t *testing.T) {
 	cancel()
 	if _, err := job.Iterate(ctx); err != context.Canceled {
 		t.Errorf("cancelled Iterate: err = %v", err)
+	}
+}
+
+// TestModuleDefinesTheKernelsLookedUp fails in CI, not on a GPU, when a
+// kernel of stream.cu is renamed but not here.
+func TestModuleDefinesTheKernelsLookedUp(t *testing.T) {
+	_, ptx, err := kernels.Image("stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range streamFunctions {
+		if !bytes.Contains(ptx, []byte(".entry "+k+"(")) {
+			t.Errorf("stream.ptx: no kernel %s", k)
+		}
 	}
 }

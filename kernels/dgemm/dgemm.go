@@ -1,8 +1,14 @@
-package kernels
+// Package dgemm is FP64 matrix multiplication, C = alpha*A*B + beta*C, as
+// the heatsink workload "dgemm": on the GPU through cuBLAS or the built-in
+// kernel of dgemm.cu, on the CPU through gonum, with the matrices drawn from
+// a counter-based generator (Uniform) so that sampled entries of the result
+// can be checked without a second multiplication.
+package dgemm
 
 import (
 	"context"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -119,20 +125,20 @@ type dgemmDevice interface {
 	close() error
 }
 
-// DGEMM is FP64 C = alpha*A*B + beta*C as a heatsink workload: the
+// Workload is FP64 C = alpha*A*B + beta*C as a heatsink workload: the
 // compute-bound, hottest baseline of the reference study.
-type DGEMM struct{}
+type Workload struct{}
 
 // Name implements workloads.Workload.
-func (DGEMM) Name() string { return "dgemm" }
+func (Workload) Name() string { return "dgemm" }
 
 // Summary implements workloads.Workload.
-func (DGEMM) Summary() string {
+func (Workload) Summary() string {
 	return "FP64 matrix product C = alpha*A*B + beta*C through cuBLAS, a built-in tensor-core kernel, or gonum on the CPU (compute-bound); FLOP/s"
 }
 
 // Params implements workloads.Workload.
-func (DGEMM) Params() []workloads.ParamSpec {
+func (Workload) Params() []workloads.ParamSpec {
 	return []workloads.ParamSpec{
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "n", Type: workloads.Int, Default: "8192", Help: "order of the square matrices",
@@ -157,8 +163,8 @@ const dgemmTarget = time.Second
 
 // Start implements workloads.Workload: it fills the matrices, warms up and
 // times a GEMM, and with reps=0 chooses the repetitions from that time.
-func (DGEMM) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	gpu, err := ParseDevice(v.String("device"))
+func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	gpu, err := kernels.ParseDevice(v.String("device"))
 	if err != nil {
 		return nil, err
 	}
@@ -241,4 +247,4 @@ func (j *dgemmJob) Iterate(ctx context.Context) (workloads.Result, error) {
 func (j *dgemmJob) Close() error { return j.dev.close() }
 
 // Devices implements workloads.DeviceLister.
-func (DGEMM) Devices(ctx context.Context) ([]string, error) { return listDevices(true) }
+func (Workload) Devices(ctx context.Context) ([]string, error) { return kernels.ListDevices(true) }

@@ -1,8 +1,9 @@
-package kernels
+package stream
 
 import (
 	"errors"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
@@ -52,7 +53,7 @@ func newGPUStream(gpu int, n int64) (_ *gpuStream, err error) {
 		return nil, fmt.Errorf("stream array_size=%d needs %.2f GiB on GPU %d (%s), which has %.2f GiB free",
 			n, float64(need)/(1<<30), gpu, info.Name, float64(free)/(1<<30))
 	}
-	if s.mod, err = LoadModule(ctx, "stream"); err != nil {
+	if s.mod, err = kernels.LoadModule(ctx, "stream"); err != nil {
 		return nil, err
 	}
 	for _, name := range streamFunctions {
@@ -98,9 +99,9 @@ func (s *gpuStream) init(va, vb, vc float64) error {
 	return s.launch("stream_init", s.grid, s.a, s.b, s.c, s.n, va, vb, vc)
 }
 
-// kernel launches StreamKernels[k] (dot into the partial sums).
+// kernel launches Kernels[k] (dot into the partial sums).
 func (s *gpuStream) kernel(k int) error {
-	switch StreamKernels[k] {
+	switch Kernels[k] {
 	case "copy":
 		return s.launch("stream_copy", s.grid, s.a, s.c, s.n)
 	case "mul":
@@ -131,7 +132,7 @@ func (s *gpuStream) pass() (times [5]time.Duration, dot float64, err error) {
 	if err := s.events[0].Record(); err != nil {
 		return times, 0, err
 	}
-	for k := range StreamKernels {
+	for k := range Kernels {
 		if err := s.kernel(k); err != nil {
 			return times, 0, err
 		}
