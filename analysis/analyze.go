@@ -96,6 +96,9 @@ type ComponentResult struct {
 	CoolantDiffC      *float64          `json:"coolant_peak_diff_c"`
 	CoolantDiffAtS    *float64          `json:"coolant_peak_diff_at_s"`
 	CoolantLagS       *float64          `json:"coolant_lag_s"`
+	LoadFit           *LoadFit          `json:"load_fit"`
+	CooldownFit       *CoolFit          `json:"cooldown_fit"`
+	HeatIntervalBand  *HeatIntervalBand `json:"heat_interval_band"`
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
 	// Series holds the readings, for plots; it is not part of the JSON.
 	Series *Component `json:"-"`
@@ -203,7 +206,7 @@ func Analyze(r *Run, o Options) *Report {
 		CoolantDensityKgPerL: o.CoolantDensityKgPerL, CoolantHeatCapacityKJPerKgK: o.CoolantHeatCapacityKJPerKgK,
 		Alpha: o.Alpha,
 	}
-	rep.Definitions = definitions(rep.Options)
+	rep.Definitions = append(definitions(rep.Options), fitDefinitions(rep.Options)...)
 
 	recorded := m.Phases
 	if len(recorded) == 0 && len(r.EventPhases) > 0 {
@@ -295,7 +298,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 		Readings: len(c.T), Series: c, NotComputed: map[string]string{}}
 	why := res.NotComputed
 	all := []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
-		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s"}
+		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s", "load_fit", "cooldown_fit", "heat_interval_band"}
 	setAll := func(reason string, keys ...string) {
 		for _, k := range keys {
 			if _, done := why[k]; !done {
@@ -326,6 +329,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	if ph.Load == nil {
 		setAll("no load phase", "max_c", "load_peak_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s")
 		setAll("no load phase", coolantKeys...)
+		setAll("no load phase", "load_fit", "cooldown_fit", "heat_interval_band")
 		return res
 	}
 	load := *ph.Load
@@ -368,6 +372,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 		res.SteepestSPerC, res.SteepestAtS = ptr(s), ptr(at)
 	}
 	a.coolantRelative(c, coolants, idle, load, end, &res)
+	a.timeConstants(c, idle, &res)
 	if len(why) == 0 {
 		res.NotComputed = nil
 	}
