@@ -29,21 +29,21 @@ type ExpFit struct {
 	// TauLo and TauHi bound Taus[0] (confidence level Level), from the
 	// profile of the residual sum of squares.
 	TauLo, TauHi float64
-	// CoefSE are the standard errors of Coef from the linearised
-	// covariance, inflated like the interval (see Inflation).
-	CoefSE []float64
-	Level  float64
-	N      int
-	SSE    float64
-	R2     float64
-	RMS    float64
+	// CoefCov is the covariance of Coef from the linearised model (τ's
+	// uncertainty included), inflated like the interval (see Inflation).
+	CoefCov [][]float64
+	Level   float64
+	N       int
+	SSE     float64
+	R2      float64
+	RMS     float64
 	// Rho1 is the lag-1 autocorrelation of the residuals; Inflation =
 	// (1+ρ₁)/(1−ρ₁) (at least 1) widens every interval for residuals that are
 	// not independent, as whole-degree sensors on a slow curve make them.
 	Rho1, Inflation float64
 	// AICc is the corrected Akaike information criterion of the fit.
 	AICc float64
-	// TQuant is the two-sided Student t quantile used for CoefSE intervals.
+	// TQuant is the two-sided Student t quantile for intervals from CoefCov.
 	TQuant float64
 }
 
@@ -51,14 +51,20 @@ type ExpFit struct {
 // then one column per τ.
 type basis func(x []float64, taus []float64) [][]float64
 
-// riseBasis is T(x) = T0 + ΔT·(1 − e^(−x/τ)).
+// riseBasis is T(x) = T0 + Σ ΔT_k·(1 − e^(−x/τ_k)).
 func riseBasis(x, taus []float64) [][]float64 {
-	one, r := make([]float64, len(x)), make([]float64, len(x))
-	for i, v := range x {
-		one[i] = 1
-		r[i] = -math.Expm1(-v / taus[0])
+	cols := [][]float64{make([]float64, len(x))}
+	for i := range x {
+		cols[0][i] = 1
 	}
-	return [][]float64{one, r}
+	for _, tau := range taus {
+		c := make([]float64, len(x))
+		for i, v := range x {
+			c[i] = -math.Expm1(-v / tau)
+		}
+		cols = append(cols, c)
+	}
+	return cols
 }
 
 // decayBasis is T(x) = T∞ + Σ A_k·e^(−x/τ_k).
@@ -340,12 +346,15 @@ func fitExp(b basis, x, y []float64, nTau int, tauMin, tauMax, level float64) (*
 	var jtj, cov mat.Dense
 	jtj.Mul(jac.T(), jac)
 	f.TQuant = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Quantile(0.5 + level/2)
-	f.CoefSE = make([]float64, len(coef))
 	if err := cov.Inverse(&jtj); err != nil {
 		return f, fmt.Errorf("the fit's covariance cannot be computed: %w", err)
 	}
+	f.CoefCov = make([][]float64, len(coef))
 	for k := range coef {
-		f.CoefSE[k] = math.Sqrt(math.Max(s2*cov.At(k, k), 0))
+		f.CoefCov[k] = make([]float64, len(coef))
+		for j := range coef {
+			f.CoefCov[k][j] = s2 * cov.At(k, j)
+		}
 	}
 	return f, nil
 }

@@ -8,42 +8,66 @@ import (
 	"strings"
 )
 
-// LoadFit is the first-order model fitted to a component's readings over
-// the load phase,
+// LoadFit is the model fitted to a component's readings over the load
+// phase: the first-order rise
 //
 //	T(t) = T0 + ΔT·(1 − e^(−(t − t_load)/τ)),
 //
-// with T0, ΔT and τ all fitted. T0 is free rather than the idle mean
-// because a GPU die jumps several degrees within the first second of a
-// load, faster than 1 Hz sampling resolves; the fit describes the rise it
-// can see, and start_c − idle_mean_c is the jump it cannot.
+// or, where the data justify it (smaller AICc), two such rises,
+// T0 + ΔT_slow·(1 − e^(−(t − t_load)/τ)) + ΔT_fast·(1 − e^(−(t − t_load)/τ_fast)).
+// A GPU die jumps several degrees within the first seconds of a load while
+// its heatsink warms over tens of seconds; one exponential over both lets the
+// sampling phase of the first readings pull τ. T0 is fitted, not the idle
+// mean, as the jump may be faster than the sampling; start_c − idle_mean_c
+// is what the fit did not see rise.
 type LoadFit struct {
-	Model  string  `json:"model"`
-	FromS  float64 `json:"from_s"`
-	ToS    float64 `json:"to_s"`
-	N      int     `json:"n"`
-	StartC float64 `json:"start_c"`
-	RiseC  float64 `json:"rise_c"`
-	// RiseLoC and RiseHiC are ΔT ± t·SE from the linearised covariance.
+	Model     string   `json:"model"`
+	Criterion string   `json:"criterion"`
+	AICcOne   float64  `json:"aicc_one"`
+	AICcTwo   *float64 `json:"aicc_two"`
+	FromS     float64  `json:"from_s"`
+	ToS       float64  `json:"to_s"`
+	N         int      `json:"n"`
+	StartC    float64  `json:"start_c"`
+	// RiseC is the fitted plateau's rise above the idle mean, plateau_c −
+	// idle_mean_c: with the fast part of a rise often quicker than the
+	// sampling, T0 and ΔT_fast trade off against each other, while the
+	// plateau is pinned by every reading near it. RiseLoC and RiseHiC are
+	// RiseC ± t·SE(plateau) from the linearised covariance (the idle mean
+	// taken as exact).
+	RiseC    float64 `json:"rise_c"`
 	RiseLoC  float64 `json:"rise_lo_c"`
 	RiseHiC  float64 `json:"rise_hi_c"`
 	PlateauC float64 `json:"plateau_c"`
-	TauS     float64 `json:"tau_s"`
-	// TauLoS and TauHiS bound τ at Level, from the profile of the residual
-	// sum of squares.
-	TauLoS float64 `json:"tau_lo_s"`
-	TauHiS float64 `json:"tau_hi_s"`
-	Level  float64 `json:"level"`
-	FitR2  float64 `json:"fit_r2"`
-	RMSC   float64 `json:"rms_c"`
+	// TauS is τ (τ_slow), TauLoS and TauHiS its interval at Level from the
+	// profile of the residual sum of squares.
+	TauS      float64  `json:"tau_s"`
+	TauLoS    float64  `json:"tau_lo_s"`
+	TauHiS    float64  `json:"tau_hi_s"`
+	TauFastS  *float64 `json:"tau_fast_s"`
+	FastShare *float64 `json:"fast_share"`
+	Level     float64  `json:"level"`
+	FitR2     float64  `json:"fit_r2"`
+	RMSC      float64  `json:"rms_c"`
 	// Inflation is the factor the residuals' lag-1 autocorrelation put on
 	// the variance behind the intervals (1 for independent residuals).
-	Inflation float64 `json:"interval_inflation"`
+	Inflation   float64           `json:"interval_inflation"`
+	NotComputed map[string]string `json:"not_computed,omitempty"`
+	// fastTauS is τ_fast even where it is too short to report, for At.
+	fastTauS float64
 }
 
 // At returns the fitted temperature t seconds after the run's start.
 func (f *LoadFit) At(t float64) float64 {
-	return f.StartC - f.RiseC*math.Expm1(-(t-f.FromS)/f.TauS)
+	x := t - f.FromS
+	amp := f.PlateauC - f.StartC
+	slow, v := amp, f.StartC
+	if f.FastShare != nil {
+		fast := amp * *f.FastShare
+		slow -= fast
+		v -= fast * math.Expm1(-x/f.fastTauS)
+	}
+	return v - slow*math.Expm1(-x/f.TauS)
 }
 
 // CoolFit is the model fitted to a component's readings from the end of the
@@ -84,22 +108,13 @@ type CoolFit struct {
 // At returns the fitted temperature t seconds after the run's start.
 func (f *CoolFit) At(t float64) float64 {
 	x := t - f.FromS
-	v := f.AsymptoteC
-	slow := f.DropC
+	v, slow := f.AsymptoteC, f.DropC
 	if f.FastShare != nil {
 		fast := f.DropC * *f.FastShare
 		slow -= fast
-		tf := f.fastTau()
-		v += fast * math.Exp(-x/tf)
+		v += fast * math.Exp(-x/f.fastTauS)
 	}
 	return v + slow*math.Exp(-x/f.CoolTauS)
-}
-
-func (f *CoolFit) fastTau() float64 {
-	if f.CoolTauFastS != nil {
-		return *f.CoolTauFastS
-	}
-	return f.fastTauS
 }
 
 // HeatIntervalBand is the spread the study's heat interval carries from its
@@ -122,11 +137,61 @@ type HeatIntervalBand struct {
 // Fit limits: fewer readings than this over a phase make no fit.
 const minFitReadings = 10
 
-// FitLoad fits the first-order rise over load. minRise (°C) is the smallest
-// fitted rise that counts; level the confidence level of the intervals.
-// The load must last at least three time constants, or the plateau the fit
-// extrapolates to is not in the data.
-func FitLoad(t, v []float64, load Span, minRise, maxGap, level float64) (*LoadFit, error) {
+// expChoice is one or two exponentials fitted to the same readings, and
+// the one AICc prefers.
+type expChoice struct {
+	use, one  *ExpFit
+	aiccTwo   *float64
+	model     string
+	fastShare *float64
+	// why says why a fast time constant or share is not reported.
+	why map[string]string
+}
+
+// chooseExp fits b with one and with two time constants and keeps the
+// smaller AICc. Two are admitted only with both amplitudes positive (two
+// rises, or two falls), so they describe one direction of change. A fast
+// time constant under the sampling interval dt is kept in the model but
+// not reported: the sampling does not resolve it.
+func chooseExp(b basis, x, y []float64, dt, tauMax, level float64, what, fastKey string) (*expChoice, error) {
+	one, err := fitExp(b, x, y, 1, dt/4, tauMax, level)
+	if err != nil {
+		return nil, fmt.Errorf("one-exponential fit over the %s: %w", what, err)
+	}
+	c := &expChoice{use: one, one: one, model: "one-exponential", why: map[string]string{}}
+	two, err := fitExp(b, x, y, 2, dt/4, tauMax, level)
+	switch {
+	case err != nil:
+		c.why["aicc_two"] = "two-exponential fit: " + err.Error()
+	case two.Coef[1] <= 0 || two.Coef[2] <= 0:
+		c.why["aicc_two"] = fmt.Sprintf("two-exponential fit has terms of opposite direction (amplitudes %.2g and %.2g °C)", two.Coef[1], two.Coef[2])
+	default:
+		c.aiccTwo = ptr(two.AICc)
+		if two.AICc < one.AICc {
+			c.use, c.model = two, "two-exponential"
+		}
+	}
+	if c.use == one {
+		if c.aiccTwo != nil {
+			c.why[fastKey] = fmt.Sprintf("one exponential has the smaller AICc (%.1f against %.1f)", one.AICc, *c.aiccTwo)
+		} else {
+			c.why[fastKey] = "no two-exponential fit: " + c.why["aicc_two"]
+		}
+		c.why["fast_share"] = c.why[fastKey]
+		return c, nil
+	}
+	c.fastShare = ptr(two.Coef[2] / (two.Coef[1] + two.Coef[2]))
+	if two.Taus[1] < dt {
+		c.why[fastKey] = fmt.Sprintf("the fast part (%.0f %% of the change) is quicker than the sampling interval %.2g s resolves", 100**c.fastShare, dt)
+	}
+	return c, nil
+}
+
+// FitLoad fits the rise over load (see LoadFit) of a component idling at
+// idleMean. minRise (°C) is the smallest fitted rise that counts; level
+// the confidence level of the intervals. The load must last at least three (slow) time constants, or
+// the plateau the fit extrapolates to is not in the data.
+func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64) (*LoadFit, error) {
 	x, y, dt, err := phaseReadings(t, v, load.Start, load.End, maxGap)
 	if err != nil {
 		return nil, err
@@ -135,15 +200,23 @@ func FitLoad(t, v []float64, load Span, minRise, maxGap, level float64) (*LoadFi
 		return nil, fmt.Errorf("every load-phase reading is %.4g °C: no rise to fit", y[0])
 	}
 	dur := load.Duration()
-	f, err := fitExp(riseBasis, x, y, 1, dt/4, 10*dur, level)
+	c, err := chooseExp(riseBasis, x, y, dt, 10*dur, level, "load", "tau_fast_s")
 	if err != nil {
-		return nil, fmt.Errorf("first-order fit over the load: %w", err)
+		return nil, err
 	}
-	lf := &LoadFit{Model: "first-order", FromS: load.Start, ToS: load.End, N: f.N,
-		StartC: f.Coef[0], RiseC: f.Coef[1], PlateauC: f.Coef[0] + f.Coef[1], TauS: f.Taus[0],
-		TauLoS: f.TauLo, TauHiS: f.TauHi, Level: level, FitR2: f.R2, RMSC: f.RMS, Inflation: f.Inflation}
-	hw := f.TQuant * f.CoefSE[1]
-	lf.RiseLoC, lf.RiseHiC = lf.RiseC-hw, lf.RiseC+hw
+	f := c.use
+	lf := &LoadFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo,
+		FromS: load.Start, ToS: load.End, N: f.N, StartC: f.Coef[0], TauS: f.Taus[0],
+		TauLoS: f.TauLo, TauHiS: f.TauHi, FastShare: c.fastShare, Level: level, FitR2: f.R2, RMSC: f.RMS,
+		Inflation: f.Inflation, NotComputed: c.why}
+	lf.PlateauC, lf.RiseLoC, lf.RiseHiC = total(f, 0)
+	lf.RiseC, lf.RiseLoC, lf.RiseHiC = lf.PlateauC-idleMean, lf.RiseLoC-idleMean, lf.RiseHiC-idleMean
+	if len(f.Taus) > 1 {
+		lf.fastTauS = f.Taus[1]
+		if _, hidden := c.why["tau_fast_s"]; !hidden {
+			lf.TauFastS = ptr(f.Taus[1])
+		}
+	}
 	switch {
 	case lf.RiseC < minRise:
 		return nil, fmt.Errorf("fitted rise %.2f °C is under the minimum %.2g °C", lf.RiseC, minRise)
@@ -152,16 +225,33 @@ func FitLoad(t, v []float64, load Span, minRise, maxGap, level float64) (*LoadFi
 	case dur < 3*lf.TauS:
 		return nil, fmt.Errorf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", dur, lf.TauS)
 	}
-	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC) {
-		return nil, errors.New("the first-order fit over the load gave a non-finite result")
+	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC, lf.AICcOne) {
+		return nil, errors.New("the fit over the load gave a non-finite result")
+	}
+	if len(lf.NotComputed) == 0 {
+		lf.NotComputed = nil
 	}
 	return lf, nil
 }
 
+// total returns the sum of f's linear coefficients from the first'th on
+// (0: the plateau of a rise; 1: the amplitude of a decay) and its interval,
+// ± t·SE with their covariances.
+func total(f *ExpFit, first int) (a, lo, hi float64) {
+	va := 0.0
+	for k := first; k < len(f.Coef); k++ {
+		a += f.Coef[k]
+		for j := first; j < len(f.Coef); j++ {
+			va += f.CoefCov[k][j]
+		}
+	}
+	hw := f.TQuant * math.Sqrt(math.Max(va, 0))
+	return a, a - hw, a + hw
+}
+
 // FitCooldown fits one and two exponentials over the readings from the
-// end of the load (from) to to, and keeps the one with the smaller AICc. A
-// fast time constant shorter than the sampling interval is not reported
-// (the sampling does not resolve it), but its share of the drop is.
+// end of the load (from) to to, and keeps the one with the smaller AICc
+// (see CoolFit).
 func FitCooldown(t, v []float64, from, to, maxGap, level float64) (*CoolFit, error) {
 	x, y, dt, err := phaseReadings(t, v, from, to, maxGap)
 	if err != nil {
@@ -170,47 +260,20 @@ func FitCooldown(t, v []float64, from, to, maxGap, level float64) (*CoolFit, err
 	if allEqual(y, y[0]) {
 		return nil, fmt.Errorf("every cooldown reading is %.4g °C: no decay to fit", y[0])
 	}
-	dur := to - from
-	one, err := fitExp(decayBasis, x, y, 1, dt/4, 10*dur, level)
+	c, err := chooseExp(decayBasis, x, y, dt, 10*(to-from), level, "cooldown", "cool_tau_fast_s")
 	if err != nil {
-		return nil, fmt.Errorf("one-exponential fit over the cooldown: %w", err)
+		return nil, err
 	}
-	cf := &CoolFit{Criterion: "AICc", AICcOne: one.AICc, FromS: from, ToS: to, Level: level,
-		NotComputed: map[string]string{}}
-	use := one
-	two, err2 := fitExp(decayBasis, x, y, 2, dt/4, 10*dur, level)
-	switch {
-	case err2 != nil:
-		cf.NotComputed["aicc_two"] = "two-exponential fit: " + err2.Error()
-	case two.Coef[1] <= 0 || two.Coef[2] <= 0:
-		cf.NotComputed["aicc_two"] = fmt.Sprintf("two-exponential fit has a rising term (amplitudes %.2g and %.2g °C)", two.Coef[1], two.Coef[2])
-	default:
-		cf.AICcTwo = ptr(two.AICc)
-		if two.AICc < one.AICc {
-			use = two
+	f := c.use
+	cf := &CoolFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo, FromS: from, ToS: to,
+		N: f.N, CoolTauS: f.Taus[0], CoolTauLoS: f.TauLo, CoolTauHiS: f.TauHi, FastShare: c.fastShare,
+		AsymptoteC: f.Coef[0], Level: level, FitR2: f.R2, RMSC: f.RMS, Inflation: f.Inflation, NotComputed: c.why}
+	cf.DropC, _, _ = total(f, 1)
+	if len(f.Taus) > 1 {
+		cf.fastTauS = f.Taus[1]
+		if _, hidden := c.why["cool_tau_fast_s"]; !hidden {
+			cf.CoolTauFastS = ptr(f.Taus[1])
 		}
-	}
-	cf.N, cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS = use.N, use.Taus[0], use.TauLo, use.TauHi
-	cf.AsymptoteC, cf.FitR2, cf.RMSC, cf.Inflation = use.Coef[0], use.R2, use.RMS, use.Inflation
-	cf.DropC = use.Coef[1]
-	if use == two {
-		cf.Model = "two-exponential"
-		cf.DropC += use.Coef[2]
-		cf.FastShare = ptr(use.Coef[2] / cf.DropC)
-		cf.fastTauS = use.Taus[1]
-		if use.Taus[1] < dt {
-			cf.NotComputed["cool_tau_fast_s"] = fmt.Sprintf("the fast drop (%.0f %% of it) is quicker than the sampling interval %.2g s resolves", 100**cf.FastShare, dt)
-		} else {
-			cf.CoolTauFastS = ptr(use.Taus[1])
-		}
-	} else {
-		cf.Model = "one-exponential"
-		if cf.AICcTwo != nil {
-			cf.NotComputed["cool_tau_fast_s"] = fmt.Sprintf("one exponential has the smaller AICc (%.1f against %.1f)", one.AICc, *cf.AICcTwo)
-		} else {
-			cf.NotComputed["cool_tau_fast_s"] = "no two-exponential fit: " + cf.NotComputed["aicc_two"]
-		}
-		cf.NotComputed["fast_share"] = cf.NotComputed["cool_tau_fast_s"]
 	}
 	switch {
 	case cf.DropC <= 0:
@@ -253,7 +316,36 @@ func phaseReadings(t, v []float64, from, to, maxGap float64) (x, y []float64, dt
 	if !(dt > 0) {
 		return nil, nil, 0, fmt.Errorf("readings between %.0f s and %.0f s share their times", from, to)
 	}
+	if len(x) > maxFitPoints {
+		x, y = binMeans(x, y, maxFitPoints)
+	}
 	return x, y, dt, nil
+}
+
+// maxFitPoints bounds the readings a fit works on: an hour-long phase at
+// 1 Hz is averaged into this many consecutive groups (time and temperature
+// means), which leaves the fitted curve unchanged and keeps a two-exponential
+// fit, some thousands of least-squares solves, under a second.
+const maxFitPoints = 300
+
+// binMeans averages x and y over n groups of consecutive readings of
+// (nearly) equal count.
+func binMeans(x, y []float64, n int) (bx, by []float64) {
+	bx, by = make([]float64, 0, n), make([]float64, 0, n)
+	for g := range n {
+		i, j := g*len(x)/n, (g+1)*len(x)/n
+		if j <= i {
+			continue
+		}
+		sx, sy := 0.0, 0.0
+		for k := i; k < j; k++ {
+			sx += x[k]
+			sy += y[k]
+		}
+		bx = append(bx, sx/float64(j-i))
+		by = append(by, sy/float64(j-i))
+	}
+	return bx, by
 }
 
 func finiteAll(v ...float64) bool {
@@ -419,9 +511,11 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 		return
 	}
 	load := *ph.Load
-	if err := gpuPowerSteady(a.r, c, load); err != nil {
+	if idle == nil {
+		why["load_fit"] = "needs the idle mean for the rise: " + why["idle_mean_c"]
+	} else if err := gpuPowerSteady(a.r, c, load); err != nil {
 		why["load_fit"] = err.Error()
-	} else if f, err := FitLoad(c.T, c.V, load, a.o.MinRise, a.maxGap, level); err != nil {
+	} else if f, err := FitLoad(c.T, c.V, load, idle.Mean, a.o.MinRise, a.maxGap, level); err != nil {
 		why["load_fit"] = err.Error()
 	} else {
 		res.LoadFit = f

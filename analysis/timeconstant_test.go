@@ -70,7 +70,7 @@ func (m *thermalRun) record(fromS, toS, dt, phase float64) (t, v []float64) {
 }
 
 func TestFitLoadIntervalsCoverTheTrueValues(t *testing.T) {
-	const seeds = 200
+	const seeds = 100
 	for _, tc := range []struct {
 		name   string
 		m      thermalRun
@@ -90,7 +90,7 @@ func TestFitLoadIntervalsCoverTheTrueValues(t *testing.T) {
 				m := tc.m
 				m.init(rng, m.LoadS+1)
 				tt, vv := m.record(0, m.LoadS, 1, rng.Float64())
-				f, err := FitLoad(tt, vv, Span{Start: 0, End: m.LoadS}, 1, 5, 0.95)
+				f, err := FitLoad(tt, vv, Span{Start: 0, End: m.LoadS}, m.T0, 1, 5, 0.95)
 				if err != nil {
 					t.Fatalf("seed %d: %v", s, err)
 				}
@@ -174,11 +174,11 @@ func TestPhaseShiftedRecordingsAgreeOnTauNotOnTheInterval(t *testing.T) {
 		var taus, his []float64
 		for _, phase := range []float64{0, 0.2, 0.4, 0.6, 0.8} {
 			tt, vv := m.record(-30, m.LoadS+60, 1, phase)
-			f, err := FitLoad(tt, vv, load, 1, 5, 0.95)
+			idle, err := Idle(tt, vv, -30, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			idle, err := Idle(tt, vv, -30, 0)
+			f, err := FitLoad(tt, vv, load, idle.Mean, 1, 5, 0.95)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestRealH100HalvesAgreeOnTauWithinTheirIntervals(t *testing.T) {
 			for k := ph; k < len(c.Series.T); k += 2 {
 				tt, vv = append(tt, c.Series.T[k]), append(vv, c.Series.V[k])
 			}
-			f, err := FitLoad(tt, vv, load, 1, 10, 0.95)
+			f, err := FitLoad(tt, vv, load, *c.IdleMeanC, 1, 10, 0.95)
 			if err != nil {
 				t.Fatalf("%s, half %d: %v", c.ID, ph, err)
 			}
@@ -282,7 +282,7 @@ func TestFitsRefuseWhatTheyCannotMeasure(t *testing.T) {
 			if tc.gap {
 				tt, vv = append(tt[:20:20], tt[40:]...), append(vv[:20:20], vv[40:]...)
 			}
-			f, err := FitLoad(tt, vv, Span{Start: 0, End: float64(tc.n - 1)}, 1, 5, 0.95)
+			f, err := FitLoad(tt, vv, Span{Start: 0, End: float64(tc.n - 1)}, tc.f(0), 1, 5, 0.95)
 			if err == nil {
 				t.Fatalf("fitted %+v, want a refusal", f)
 			}
