@@ -118,7 +118,7 @@ func Analyze(r *Run, o Options) *Report {
 		CoolantDensityKgPerL: o.CoolantDensityKgPerL, CoolantHeatCapacityKJPerKgK: o.CoolantHeatCapacityKJPerKgK,
 		Alpha: o.Alpha,
 	}
-	rep.Definitions = definitions(rep.Options)
+	rep.Definitions = append(definitions(rep.Options), fitDefinitions(rep.Options)...)
 
 	recorded := m.Phases
 	if len(recorded) == 0 && len(r.EventPhases) > 0 {

@@ -38,6 +38,9 @@ type KindSummary struct {
 	HeatIntervalSPerC *float64          `json:"heat_interval_s_per_c"`
 	SteepestSPerC     *float64          `json:"steepest_s_per_c"`
 	ReturnToIdleS     *float64          `json:"return_to_idle_s"`
+	TauS              *Estimate         `json:"tau_s"`
+	RiseC             *Estimate         `json:"rise_c"`
+	CoolTauS          *Estimate         `json:"cool_tau_s"`
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
 }
 
@@ -49,7 +52,10 @@ type Ratio struct {
 	Run       string   `json:"run"`
 	Reference string   `json:"reference"`
 	Value     *float64 `json:"value"`
-	Text      string   `json:"text"`
+	// Difference is Run's fitted value minus the reference's, for the
+	// fitted quantities (tau_s, rise_c, cool_tau_s).
+	Difference *FitDifference `json:"difference,omitempty"`
+	Text       string         `json:"text"`
 }
 
 // KindName returns a component kind as people say it ("GPU core"), or ""
@@ -98,6 +104,7 @@ func Compare(reports []*Report) *Comparison {
 		ref := kc.PerRun[0]
 		for _, s := range kc.PerRun[1:] {
 			kc.Ratios = append(kc.Ratios, heatRatio(kind, ref, s), idleRatio(kind, ref, s))
+			kc.Ratios = append(kc.Ratios, fitRatios(kind, ref, s)...)
 		}
 		cmp.Kinds = append(cmp.Kinds, kc)
 	}
@@ -166,8 +173,9 @@ func summarise(label, kind string, r *Report) KindSummary {
 			s.NotComputed["return_to_idle_s"] = c.ID + ": " + c.NotComputed["return_to_idle_s"]
 		}
 	}
+	fitSummaries(&s, kind, r)
 	if s.Components == 0 {
-		for _, k := range []string{"idle_mean_c", "max_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s"} {
+		for _, k := range []string{"idle_mean_c", "max_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s", "tau_s", "rise_c", "cool_tau_s"} {
 			s.NotComputed[k] = "no component of this kind in the run"
 		}
 		return s

@@ -248,6 +248,9 @@ type ComponentResult struct {
 	CoolantDiffC      *float64          `json:"coolant_peak_diff_c"`
 	CoolantDiffAtS    *float64          `json:"coolant_peak_diff_at_s"`
 	CoolantLagS       *float64          `json:"coolant_lag_s"`
+	LoadFit           *LoadFit          `json:"load_fit"`
+	CooldownFit       *CoolFit          `json:"cooldown_fit"`
+	HeatIntervalBand  *HeatIntervalBand `json:"heat_interval_band"`
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
 	// Series holds the readings, for plots; it is not part of the JSON.
 	Series *Component `json:"-"`
@@ -259,7 +262,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 		Readings: len(c.T), Series: c, NotComputed: map[string]string{}}
 	why := res.NotComputed
 	all := []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
-		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s"}
+		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s", "load_fit", "cooldown_fit", "heat_interval_band"}
 	setAll := func(reason string, keys ...string) {
 		for _, k := range keys {
 			if _, done := why[k]; !done {
@@ -290,6 +293,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	if ph.Load == nil {
 		setAll("no load phase", "max_c", "load_peak_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s")
 		setAll("no load phase", coolantKeys...)
+		setAll("no load phase", "load_fit", "cooldown_fit", "heat_interval_band")
 		return res
 	}
 	load := *ph.Load
@@ -332,6 +336,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 		res.SteepestSPerC, res.SteepestAtS = ptr(s), ptr(at)
 	}
 	a.coolantRelative(c, coolants, idle, load, end, &res)
+	a.timeConstants(c, idle, &res)
 	if len(why) == 0 {
 		res.NotComputed = nil
 	}

@@ -1,0 +1,554 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// LoadFit is the model fitted to a component's readings over the load
+// phase: the first-order rise
+//
+//	T(t) = T0 + ΔT·(1 − e^(−(t − t_load)/τ)),
+//
+// or, where the data justify it (smaller AICc), two such rises,
+// T0 + ΔT_slow·(1 − e^(−(t − t_load)/τ)) + ΔT_fast·(1 − e^(−(t − t_load)/τ_fast)).
+// A GPU die jumps several degrees within the first seconds of a load while
+// its heatsink warms over tens of seconds; one exponential over both lets the
+// sampling phase of the first readings pull τ. T0 is fitted, not the idle
+// mean, as the jump may be faster than the sampling; start_c − idle_mean_c
+// is what the fit did not see rise.
+type LoadFit struct {
+	Model     string   `json:"model"`
+	Criterion string   `json:"criterion"`
+	AICcOne   float64  `json:"aicc_one"`
+	AICcTwo   *float64 `json:"aicc_two"`
+	FromS     float64  `json:"from_s"`
+	ToS       float64  `json:"to_s"`
+	N         int      `json:"n"`
+	StartC    float64  `json:"start_c"`
+	// RiseC is the fitted plateau's rise above the idle mean, plateau_c −
+	// idle_mean_c: with the fast part of a rise often quicker than the
+	// sampling, T0 and ΔT_fast trade off against each other, while the
+	// plateau is pinned by every reading near it. RiseLoC and RiseHiC are
+	// RiseC ± t·SE(plateau) from the linearised covariance (the idle mean
+	// taken as exact).
+	RiseC    float64 `json:"rise_c"`
+	RiseLoC  float64 `json:"rise_lo_c"`
+	RiseHiC  float64 `json:"rise_hi_c"`
+	PlateauC float64 `json:"plateau_c"`
+	// TauS is τ (τ_slow), TauLoS and TauHiS its interval at Level from the
+	// profile of the residual sum of squares.
+	TauS      float64  `json:"tau_s"`
+	TauLoS    float64  `json:"tau_lo_s"`
+	TauHiS    float64  `json:"tau_hi_s"`
+	TauFastS  *float64 `json:"tau_fast_s"`
+	FastShare *float64 `json:"fast_share"`
+	Level     float64  `json:"level"`
+	FitR2     float64  `json:"fit_r2"`
+	RMSC      float64  `json:"rms_c"`
+	// Inflation is the factor the residuals' lag-1 autocorrelation put on
+	// the variance behind the intervals (1 for independent residuals).
+	Inflation   float64           `json:"interval_inflation"`
+	NotComputed map[string]string `json:"not_computed,omitempty"`
+	// fastTauS is τ_fast even where it is too short to report, for At.
+	fastTauS float64
+}
+
+// At returns the fitted temperature t seconds after the run's start.
+func (f *LoadFit) At(t float64) float64 {
+	x := t - f.FromS
+	amp := f.PlateauC - f.StartC
+	slow, v := amp, f.StartC
+	if f.FastShare != nil {
+		fast := amp * *f.FastShare
+		slow -= fast
+		v -= fast * math.Expm1(-x/f.fastTauS)
+	}
+	return v - slow*math.Expm1(-x/f.TauS)
+}
+
+// CoolFit is the model fitted to a component's readings from the end of the
+// load to the end of the cooldown: one exponential,
+//
+//	T(t) = T∞ + A·e^(−(t − t_end)/τ),
+//
+// or two, T∞ + A_slow·e^(−(t − t_end)/τ_slow) + A_fast·e^(−(t − t_end)/τ_fast),
+// whichever has the smaller AICc. CoolTauS is τ, or τ_slow.
+type CoolFit struct {
+	Model     string   `json:"model"`
+	Criterion string   `json:"criterion"`
+	AICcOne   float64  `json:"aicc_one"`
+	AICcTwo   *float64 `json:"aicc_two"`
+	FromS     float64  `json:"from_s"`
+	ToS       float64  `json:"to_s"`
+	N         int      `json:"n"`
+	CoolTauS  float64  `json:"cool_tau_s"`
+	// CoolTauLoS and CoolTauHiS bound CoolTauS at Level (profile interval,
+	// the fast time constant re-fitted at each slow one).
+	CoolTauLoS   float64  `json:"cool_tau_lo_s"`
+	CoolTauHiS   float64  `json:"cool_tau_hi_s"`
+	CoolTauFastS *float64 `json:"cool_tau_fast_s"`
+	// FastShare is A_fast / (A_fast + A_slow): the part of the fitted drop
+	// the fast exponential carries.
+	FastShare   *float64          `json:"fast_share"`
+	AsymptoteC  float64           `json:"asymptote_c"`
+	DropC       float64           `json:"drop_c"`
+	Level       float64           `json:"level"`
+	FitR2       float64           `json:"fit_r2"`
+	RMSC        float64           `json:"rms_c"`
+	Inflation   float64           `json:"interval_inflation"`
+	NotComputed map[string]string `json:"not_computed,omitempty"`
+	// fastTauS is τ_fast even where it is too short to report, for At.
+	fastTauS float64
+}
+
+// At returns the fitted temperature t seconds after the run's start.
+func (f *CoolFit) At(t float64) float64 {
+	x := t - f.FromS
+	v, slow := f.AsymptoteC, f.DropC
+	if f.FastShare != nil {
+		fast := f.DropC * *f.FastShare
+		slow -= fast
+		v += fast * math.Exp(-x/f.fastTauS)
+	}
+	return v + slow*math.Exp(-x/f.CoolTauS)
+}
+
+// HeatIntervalBand is the spread the study's heat interval carries from its
+// definition: the interval recomputed with the peak taken as the first
+// reading within the sensor's resolution of the load maximum, and with the
+// readings resampled at shifted sampling phases (linear interpolation at a
+// quarter, half and three quarters of the sampling interval, rounded to the
+// sensor's resolution), each also with that first-within-resolution peak.
+// Lo and Hi are the smallest and largest of these and the interval itself.
+type HeatIntervalBand struct {
+	LoSPerC float64 `json:"lo_s_per_c"`
+	HiSPerC float64 `json:"hi_s_per_c"`
+	// WithinResolutionSPerC is the interval with the first-within-resolution
+	// peak, on the readings as recorded.
+	WithinResolutionSPerC float64 `json:"within_resolution_s_per_c"`
+	ResolutionC           float64 `json:"resolution_c"`
+	Variants              int     `json:"variants"`
+}
+
+// Fit limits: fewer readings than this over a phase make no fit.
+const minFitReadings = 10
+
+// expChoice is one or two exponentials fitted to the same readings, and
+// the one AICc prefers.
+type expChoice struct {
+	use, one  *ExpFit
+	aiccTwo   *float64
+	model     string
+	fastShare *float64
+	// why says why a fast time constant or share is not reported.
+	why map[string]string
+}
+
+// chooseExp fits b with one and with two time constants and keeps the
+// smaller AICc. Two are admitted only with both amplitudes positive (two
+// rises, or two falls), so they describe one direction of change. A fast
+// time constant under the sampling interval dt is kept in the model but
+// not reported: the sampling does not resolve it.
+func chooseExp(b basis, x, y []float64, dt, tauMax, level float64, what, fastKey string) (*expChoice, error) {
+	one, err := fitExp(b, x, y, 1, dt/4, tauMax, level)
+	if err != nil {
+		return nil, fmt.Errorf("one-exponential fit over the %s: %w", what, err)
+	}
+	c := &expChoice{use: one, one: one, model: "one-exponential", why: map[string]string{}}
+	two, err := fitExp(b, x, y, 2, dt/4, tauMax, level)
+	switch {
+	case err != nil:
+		c.why["aicc_two"] = "two-exponential fit: " + err.Error()
+	case two.Coef[1] <= 0 || two.Coef[2] <= 0:
+		c.why["aicc_two"] = fmt.Sprintf("two-exponential fit has terms of opposite direction (amplitudes %.2g and %.2g °C)", two.Coef[1], two.Coef[2])
+	default:
+		c.aiccTwo = ptr(two.AICc)
+		if two.AICc < one.AICc {
+			c.use, c.model = two, "two-exponential"
+		}
+	}
+	if c.use == one {
+		if c.aiccTwo != nil {
+			c.why[fastKey] = fmt.Sprintf("one exponential has the smaller AICc (%.1f against %.1f)", one.AICc, *c.aiccTwo)
+		} else {
+			c.why[fastKey] = "no two-exponential fit: " + c.why["aicc_two"]
+		}
+		c.why["fast_share"] = c.why[fastKey]
+		return c, nil
+	}
+	c.fastShare = ptr(two.Coef[2] / (two.Coef[1] + two.Coef[2]))
+	if two.Taus[1] < dt {
+		c.why[fastKey] = fmt.Sprintf("the fast part (%.0f %% of the change) is quicker than the sampling interval %.2g s resolves", 100**c.fastShare, dt)
+	}
+	return c, nil
+}
+
+// FitLoad fits the rise over load (see LoadFit) of a component idling at
+// idleMean. minRise (°C) is the smallest fitted rise that counts; level
+// the confidence level of the intervals. The load must last at least three (slow) time constants, or
+// the plateau the fit extrapolates to is not in the data.
+func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64) (*LoadFit, error) {
+	x, y, dt, err := phaseReadings(t, v, load.Start, load.End, maxGap)
+	if err != nil {
+		return nil, err
+	}
+	if allEqual(y, y[0]) {
+		return nil, fmt.Errorf("every load-phase reading is %.4g °C: no rise to fit", y[0])
+	}
+	dur := load.Duration()
+	c, err := chooseExp(riseBasis, x, y, dt, 10*dur, level, "load", "tau_fast_s")
+	if err != nil {
+		return nil, err
+	}
+	f := c.use
+	lf := &LoadFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo,
+		FromS: load.Start, ToS: load.End, N: f.N, StartC: f.Coef[0], TauS: f.Taus[0],
+		TauLoS: f.TauLo, TauHiS: f.TauHi, FastShare: c.fastShare, Level: level, FitR2: f.R2, RMSC: f.RMS,
+		Inflation: f.Inflation, NotComputed: c.why}
+	lf.PlateauC, lf.RiseLoC, lf.RiseHiC = total(f, 0)
+	lf.RiseC, lf.RiseLoC, lf.RiseHiC = lf.PlateauC-idleMean, lf.RiseLoC-idleMean, lf.RiseHiC-idleMean
+	if len(f.Taus) > 1 {
+		lf.fastTauS = f.Taus[1]
+		if _, hidden := c.why["tau_fast_s"]; !hidden {
+			lf.TauFastS = ptr(f.Taus[1])
+		}
+	}
+	switch {
+	case lf.RiseC < minRise:
+		return nil, fmt.Errorf("fitted rise %.2f °C is under the minimum %.2g °C", lf.RiseC, minRise)
+	case lf.TauS < dt:
+		return nil, fmt.Errorf("fitted time constant %.2g s is shorter than the sampling interval %.2g s: a rise faster than the sampling resolves", lf.TauS, dt)
+	case dur < 3*lf.TauS:
+		return nil, fmt.Errorf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", dur, lf.TauS)
+	}
+	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC, lf.AICcOne) {
+		return nil, errors.New("the fit over the load gave a non-finite result")
+	}
+	if len(lf.NotComputed) == 0 {
+		lf.NotComputed = nil
+	}
+	return lf, nil
+}
+
+// total returns the sum of f's linear coefficients from the first'th on
+// (0: the plateau of a rise; 1: the amplitude of a decay) and its interval,
+// ± t·SE with their covariances.
+func total(f *ExpFit, first int) (a, lo, hi float64) {
+	va := 0.0
+	for k := first; k < len(f.Coef); k++ {
+		a += f.Coef[k]
+		for j := first; j < len(f.Coef); j++ {
+			va += f.CoefCov[k][j]
+		}
+	}
+	hw := f.TQuant * math.Sqrt(math.Max(va, 0))
+	return a, a - hw, a + hw
+}
+
+// FitCooldown fits one and two exponentials over the readings from the
+// end of the load (from) to to, and keeps the one with the smaller AICc
+// (see CoolFit).
+func FitCooldown(t, v []float64, from, to, maxGap, level float64) (*CoolFit, error) {
+	x, y, dt, err := phaseReadings(t, v, from, to, maxGap)
+	if err != nil {
+		return nil, err
+	}
+	if allEqual(y, y[0]) {
+		return nil, fmt.Errorf("every cooldown reading is %.4g °C: no decay to fit", y[0])
+	}
+	c, err := chooseExp(decayBasis, x, y, dt, 10*(to-from), level, "cooldown", "cool_tau_fast_s")
+	if err != nil {
+		return nil, err
+	}
+	f := c.use
+	cf := &CoolFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo, FromS: from, ToS: to,
+		N: f.N, CoolTauS: f.Taus[0], CoolTauLoS: f.TauLo, CoolTauHiS: f.TauHi, FastShare: c.fastShare,
+		AsymptoteC: f.Coef[0], Level: level, FitR2: f.R2, RMSC: f.RMS, Inflation: f.Inflation, NotComputed: c.why}
+	cf.DropC, _, _ = total(f, 1)
+	if len(f.Taus) > 1 {
+		cf.fastTauS = f.Taus[1]
+		if _, hidden := c.why["cool_tau_fast_s"]; !hidden {
+			cf.CoolTauFastS = ptr(f.Taus[1])
+		}
+	}
+	switch {
+	case cf.DropC <= 0:
+		return nil, fmt.Errorf("the fitted cooldown rises by %.2f °C instead of falling", -cf.DropC)
+	case cf.CoolTauS < dt:
+		return nil, fmt.Errorf("fitted cooldown time constant %.2g s is shorter than the sampling interval %.2g s", cf.CoolTauS, dt)
+	}
+	if !finiteAll(cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS, cf.AsymptoteC, cf.DropC, cf.FitR2, cf.RMSC, cf.AICcOne) {
+		return nil, errors.New("the cooldown fit gave a non-finite result")
+	}
+	if len(cf.NotComputed) == 0 {
+		cf.NotComputed = nil
+	}
+	return cf, nil
+}
+
+// phaseReadings returns the readings with from <= t <= to as times since
+// from, and their median sampling interval; a gap over maxGap makes no fit.
+func phaseReadings(t, v []float64, from, to, maxGap float64) (x, y []float64, dt float64, err error) {
+	i, j := window(t, from, math.Nextafter(to, math.Inf(1)))
+	if j-i < minFitReadings {
+		return nil, nil, 0, fmt.Errorf("%d readings between %.0f s and %.0f s; a fit needs at least %d", j-i, from, to, minFitReadings)
+	}
+	x = make([]float64, 0, j-i)
+	y = make([]float64, 0, j-i)
+	gaps := make([]float64, 0, j-i)
+	for k := i; k < j; k++ {
+		if k > i {
+			g := t[k] - t[k-1]
+			if maxGap > 0 && g > maxGap {
+				return nil, nil, 0, fmt.Errorf("no readings for %.0f s from %.0f s (longer than the %.3g s gap a fit bridges)", g, t[k-1], maxGap)
+			}
+			gaps = append(gaps, g)
+		}
+		x = append(x, t[k]-from)
+		y = append(y, v[k])
+	}
+	sort.Float64s(gaps)
+	dt = gaps[len(gaps)/2]
+	if !(dt > 0) {
+		return nil, nil, 0, fmt.Errorf("readings between %.0f s and %.0f s share their times", from, to)
+	}
+	if len(x) > maxFitPoints {
+		x, y = binMeans(x, y, maxFitPoints)
+	}
+	return x, y, dt, nil
+}
+
+// maxFitPoints bounds the readings a fit works on: an hour-long phase at
+// 1 Hz is averaged into this many consecutive groups (time and temperature
+// means), which leaves the fitted curve unchanged and keeps a two-exponential
+// fit, some thousands of least-squares solves, under a second.
+const maxFitPoints = 300
+
+// binMeans averages x and y over n groups of consecutive readings of
+// (nearly) equal count.
+func binMeans(x, y []float64, n int) (bx, by []float64) {
+	bx, by = make([]float64, 0, n), make([]float64, 0, n)
+	for g := range n {
+		i, j := g*len(x)/n, (g+1)*len(x)/n
+		if j <= i {
+			continue
+		}
+		sx, sy := 0.0, 0.0
+		for k := i; k < j; k++ {
+			sx += x[k]
+			sy += y[k]
+		}
+		bx = append(bx, sx/float64(j-i))
+		by = append(by, sy/float64(j-i))
+	}
+	return bx, by
+}
+
+func finiteAll(v ...float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// SensorResolution returns the step of the readings: 1 °C when every
+// reading is a whole degree (NVML, most hwmon sensors), else the smallest
+// difference between two distinct readings.
+func SensorResolution(v []float64) float64 {
+	whole := true
+	for _, x := range v {
+		if x != math.Trunc(x) {
+			whole = false
+			break
+		}
+	}
+	if whole {
+		return 1
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	res := math.Inf(1)
+	for k := 1; k < len(s); k++ {
+		if d := s[k] - s[k-1]; d > 1e-9 && d < res {
+			res = d
+		}
+	}
+	if math.IsInf(res, 1) {
+		return 1
+	}
+	return res
+}
+
+// HeatIntervalSpread computes the band of HeatIntervalBand around the
+// study's heat interval over load.
+func HeatIntervalSpread(t, v []float64, load Span, idleMean, minRise float64) (*HeatIntervalBand, error) {
+	hi, _, _, err := HeatInterval(t, v, load, idleMean, minRise)
+	if err != nil {
+		return nil, err
+	}
+	i, j := window(t, load.Start, math.Nextafter(load.End, math.Inf(1)))
+	res := SensorResolution(v[i:j])
+	b := &HeatIntervalBand{LoSPerC: hi, HiSPerC: hi, ResolutionC: res, Variants: 1}
+	add := func(x float64) {
+		b.LoSPerC, b.HiSPerC = math.Min(b.LoSPerC, x), math.Max(b.HiSPerC, x)
+		b.Variants++
+	}
+	within := func(t, v []float64) (float64, bool) {
+		_, pk, err := Peak(t, v, load.Start, load.End)
+		if err != nil {
+			return 0, false
+		}
+		k0, k1 := window(t, load.Start, math.Nextafter(load.End, math.Inf(1)))
+		for k := k0; k < k1; k++ {
+			if v[k] >= pk-res-1e-9 {
+				rise := v[k] - idleMean
+				if rise < minRise || rise <= 0 || t[k] <= load.Start {
+					return 0, false
+				}
+				return (t[k] - load.Start) / rise, true
+			}
+		}
+		return 0, false
+	}
+	if w, ok := within(t, v); ok {
+		b.WithinResolutionSPerC = w
+		add(w)
+	} else {
+		return nil, errors.New("no reading within the sensor's resolution of the load maximum gives an interval")
+	}
+	if j-i < 3 {
+		return b, nil
+	}
+	gaps := make([]float64, 0, j-i)
+	for k := i + 1; k < j; k++ {
+		gaps = append(gaps, t[k]-t[k-1])
+	}
+	sort.Float64s(gaps)
+	dt := gaps[len(gaps)/2]
+	for _, phase := range []float64{0.25, 0.5, 0.75} {
+		// Shift the sampling by phase·dt, from the readings around the
+		// load (one before it, for the interpolation at its start).
+		var st, sv []float64
+		for k := max(i-1, 0); k < min(j+1, len(t))-1; k++ {
+			ts := t[k] + phase*dt
+			if ts > t[k+1] {
+				continue
+			}
+			w := (ts - t[k]) / (t[k+1] - t[k])
+			st = append(st, ts)
+			sv = append(sv, math.Round((v[k]+w*(v[k+1]-v[k]))/res)*res)
+		}
+		if x, _, _, err := HeatInterval(st, sv, load, idleMean, minRise); err == nil {
+			add(x)
+		}
+		if x, ok := within(st, sv); ok {
+			add(x)
+		}
+	}
+	return b, nil
+}
+
+// gpuPowerSteady checks that a GPU component's board power held one level
+// through the load: a first-order model assumes one heat input, and a load
+// in phases of different power (a workload alternating compute and I/O)
+// fits one τ to several. The first tenth of the load is skipped (ramp-up).
+// Components other than GPUs, and GPUs without power readings, pass.
+func gpuPowerSteady(r *Run, c *Component, load Span) error {
+	if c.Kind != KindGPUCore && c.Kind != KindGPUMem {
+		return nil
+	}
+	idx := c.ID[strings.LastIndex(c.ID, ":")+1:]
+	ss := r.Find("gpu", "power_w", func(s *Series) bool { return s.Tag("gpu") == idx && s.Tag("host") == c.Host })
+	if len(ss) != 1 {
+		return nil
+	}
+	t, v := Finite(ss[0].T, ss[0].V)
+	from := load.Start + load.Duration()/10
+	third := (load.End - from) / 3
+	var all []float64
+	var med [3]float64
+	for p := range 3 {
+		i, j := window(t, from+float64(p)*third, from+float64(p+1)*third)
+		if j-i < 3 {
+			return nil
+		}
+		med[p] = median(v[i:j])
+		all = append(all, v[i:j]...)
+	}
+	m := median(all)
+	for p, x := range med {
+		if m > 0 && math.Abs(x-m) > 0.15*m {
+			return fmt.Errorf("the GPU's power changed during the load (median %.0f W in its %s third, %.0f W over it): a first-order fit assumes one power", x, []string{"first", "second", "last"}[p], m)
+		}
+	}
+	return nil
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// timeConstants fills a component's fitted rise, cooldown and heat-interval
+// band.
+func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentResult) {
+	why := res.NotComputed
+	level := 1 - a.o.Alpha
+	ph := a.ph
+	if ph.Load == nil {
+		why["load_fit"], why["cooldown_fit"], why["heat_interval_band"] = "no load phase", "no load phase", "no load phase"
+		return
+	}
+	load := *ph.Load
+	if idle == nil {
+		why["load_fit"] = "needs the idle mean for the rise: " + why["idle_mean_c"]
+	} else if err := gpuPowerSteady(a.r, c, load); err != nil {
+		why["load_fit"] = err.Error()
+	} else if f, err := FitLoad(c.T, c.V, load, idle.Mean, a.o.MinRise, a.maxGap, level); err != nil {
+		why["load_fit"] = err.Error()
+	} else {
+		res.LoadFit = f
+	}
+	switch {
+	case load.Open:
+		why["cooldown_fit"] = "the load phase never ended"
+	default:
+		to := a.endS
+		if ph.Cooldown != nil {
+			to = ph.Cooldown.End
+		}
+		if f, err := FitCooldown(c.T, c.V, load.End, to, a.maxGap, level); err != nil {
+			why["cooldown_fit"] = err.Error()
+		} else {
+			res.CooldownFit = f
+		}
+	}
+	if idle == nil {
+		why["heat_interval_band"] = "needs the idle statistics: " + why["idle_mean_c"]
+	} else if b, err := HeatIntervalSpread(c.T, c.V, load, idle.Mean, a.o.MinRise); err != nil {
+		why["heat_interval_band"] = err.Error()
+	} else {
+		res.HeatIntervalBand = b
+	}
+}
+
+// fitDefinitions state the fitted quantities, with their formulas.
+func fitDefinitions(o OptionsUsed) []Definition {
+	lv := 100 * (1 - o.Alpha)
+	return []Definition{
+		{"load_fit", fmt.Sprintf("first-order model T(t) = T0 + ΔT·(1 − e^(−(t − t_load_start)/τ)) fitted by least squares over the load phase (start_c = T0, rise_c = ΔT, plateau_c = T0 + ΔT, tau_s = τ); τ searched on a log grid with T0 and ΔT solved linearly at each τ (variable projection) and refined by golden section; fit_r2 = 1 − SSE/SST, rms_c = √(SSE/n). tau_lo_s–tau_hi_s is the %.3g %% profile-likelihood interval {τ : SSE(τ) − SSE_min ≤ F(1, n−3) · s²}, rise_lo_c–rise_hi_c is ΔT ± t(n−3) · SE(ΔT) from the linearised covariance; s² = SSE/(n−3) × max(1, (1+ρ₁)/(1−ρ₁)), ρ₁ the residuals' lag-1 autocorrelation (interval_inflation). Not computed when the rise is under %.3g °C, τ is shorter than the sampling interval, the load lasted under 3τ, a gap over %.3g s interrupts it, or a GPU's power changed by over 15 %% between thirds of the load", lv, o.MinRiseC, o.MaxGapS)},
+		{"cooldown_fit", fmt.Sprintf("from the end of the load to the end of the cooldown, T(t) = T∞ + A·e^(−(t − t_load_end)/τ) and T∞ + A_slow·e^(−(t − t_load_end)/τ_slow) + A_fast·e^(−(t − t_load_end)/τ_fast) (τ_fast ≤ τ_slow/2, both amplitudes falling) are fitted as the load fit is; the one with the smaller AICc = n·ln(SSE/n) + 2k + 2k(k+1)/(n−k−1) (k = 4 or 6) is kept (model). cool_tau_s = τ or τ_slow with its %.3g %% profile interval (τ_fast re-fitted at each τ_slow); cool_tau_fast_s = τ_fast (not reported below the sampling interval); fast_share = A_fast/(A_fast + A_slow); asymptote_c = T∞; drop_c = the fitted drop at the load's end", lv)},
+		{"heat_interval_band", "the spread of heat_interval_s_per_c from its definition: lo_s_per_c–hi_s_per_c covers the interval as defined, the interval with t_peak the first reading within the sensor's resolution (resolution_c: 1 °C for whole-degree sensors) of the load maximum (within_resolution_s_per_c), and both again on the readings resampled (linear interpolation, rounded to the resolution) at sampling phases shifted by ¼, ½ and ¾ of the sampling interval"},
+	}
+}

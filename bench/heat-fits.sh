@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Issue 18's side-by-side table: the same GPU run recorded twice, by
+# `heatsink run` and by an independent `nvidia-smi --query-gpu=... -lms 1000`
+# CSV, each analysed by `heatsink report`; per component, the fitted load
+# time constant τ and rise ΔT (with their 95 % intervals), the cooldown's
+# slow τ (and the model AICc chose), and the study's heat interval with
+# its phase/resolution band.
+#
+#   bench/heat-fits.sh RUN_DIR SMI_CSV [RUN_DIR SMI_CSV]...
+#
+# The CSV is imported with the run's own phases (from its run.json) and
+# nvidia-smi's timestamps read as UTC (record it with TZ=UTC).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] && [ $(($# % 2)) -eq 0 ] || { sed -n 2,13p "$0" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/heatsink" ./cmd/heatsink
+hs=$work/heatsink
+
+# One table row per component of a report: jq over the report JSON.
+rows() { # RECORDING_NAME REPORT_JSON
+  jq -r --arg rec "$1" '
+    def f(p): if . == null then "—" else (. * pow(10; p) | round / pow(10; p) | tostring) end;
+    .run.workload as $w | .components[] | select(.kind == "gpu_core" or .kind == "gpu_mem") |
+    [$w, $rec, .id,
+     (if .load_fit then "\(.load_fit.tau_s | f(2)) [\(.load_fit.tau_lo_s | f(2)), \(.load_fit.tau_hi_s | f(2))]" else "— (\(.not_computed.load_fit))" end),
+     (if .load_fit then "\(.load_fit.rise_c | f(2)) ± \((.load_fit.rise_hi_c - .load_fit.rise_c) | f(2))" else "—" end),
+     (if .load_fit then (.load_fit.plateau_c | f(2)) else "—" end),
+     (if .cooldown_fit then "\(.cooldown_fit.cool_tau_s | f(2)) [\(.cooldown_fit.cool_tau_lo_s | f(2)), \(.cooldown_fit.cool_tau_hi_s | f(2))]" else "— (\(.not_computed.cooldown_fit))" end),
+     (if .cooldown_fit then (.cooldown_fit.model | sub("-exponential"; "")) + (if .cooldown_fit.fast_share then " (fast \(.cooldown_fit.fast_share * 100 | round) %)" else "" end) else "—" end),
+     (.heat_interval_s_per_c | f(2)),
+     (if .heat_interval_band then "\(.heat_interval_band.lo_s_per_c | f(2))–\(.heat_interval_band.hi_s_per_c | f(2))" else "—" end)
+    ] | @tsv' "$2"
+}
+
+{
+  printf 'workload\trecording\tcomponent\ttau_s [95%%]\trise_c\tplateau_c\tcool_tau_s [95%%]\tcool model\theat_interval_s_per_c\tband\n'
+  while [ $# -gt 0 ]; do
+    run=$1 csv=$2
+    shift 2
+    args=()
+    while IFS=$'\t' read -r name start end; do
+      args+=(--phase "$name=$start..$end")
+    done < <(jq -r '.phases[] | [.name, .start, .end] | @tsv' "$run/run.json")
+    host=$(jq -r '.host' "$run/run.json")
+    imp=$work/$(basename "$run")-smi
+    "$hs" import "$csv" --out "$imp" --host "$host" --timezone UTC "${args[@]}" >/dev/null
+    "$hs" report "$run" --format json >"$work/a.json"
+    "$hs" report "$imp" --format json >"$work/b.json"
+    rows heatsink "$work/a.json"
+    rows nvidia-smi "$work/b.json"
+  done
+} | column -t -s $'\t'
