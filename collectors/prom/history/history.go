@@ -63,6 +63,10 @@ type Options struct {
 	// Window is the span of one range query; default and most the span of
 	// 10,000 steps.
 	Window time.Duration
+	// Vocabularies to read, of "heatsink", "dcgm" and "node_exporter";
+	// default all. Where two give the same field of the same series,
+	// heatsink's own reading wins.
+	Vocabularies []string
 	// RoundTripper for the HTTP client; default http.DefaultTransport.
 	RoundTripper http.RoundTripper
 }
@@ -168,6 +172,11 @@ func (o *Options) fill() error {
 	}
 	if o.Window < o.Step {
 		o.Window = o.Step
+	}
+	for _, v := range o.Vocabularies {
+		if !slices.ContainsFunc(selectors, func(s selector) bool { return s.name == v }) {
+			return fmt.Errorf("prometheus export: unknown vocabulary %q (known: heatsink, dcgm, node_exporter)", v)
+		}
 	}
 	for _, h := range o.Hosts {
 		if h == "" || strings.ContainsFunc(h, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
@@ -292,8 +301,14 @@ func (ex *exporter) run(ctx context.Context) error {
 		instances = append(instances, inst)
 	}
 	slices.Sort(instances)
-	queries := make([]string, len(selectors))
-	for i, s := range selectors {
+	var used []selector
+	for _, s := range selectors {
+		if len(ex.o.Vocabularies) == 0 || slices.Contains(ex.o.Vocabularies, s.name) {
+			used = append(used, s)
+		}
+	}
+	queries := make([]string, len(used))
+	for i, s := range used {
 		queries[i] = s.query(ex.o.Hosts, instances)
 	}
 	for from := ex.o.From; !from.After(ex.o.To); from = from.Add(ex.o.Window) {
@@ -308,7 +323,7 @@ func (ex *exporter) run(ctx context.Context) error {
 			wg.Go(func() {
 				v, _, _, err := ex.q.QueryRange(ctx, qs, v1.Range{Start: from, End: to, Step: ex.o.Step})
 				if err != nil {
-					errs[i] = fmt.Errorf("prometheus: query %s %s .. %s: %w", selectors[i].name,
+					errs[i] = fmt.Errorf("prometheus: query %s %s .. %s: %w", used[i].name,
 						from.Format(time.RFC3339), to.Format(time.RFC3339), err)
 					return
 				}
@@ -320,7 +335,7 @@ func (ex *exporter) run(ctx context.Context) error {
 			return err
 		}
 		for i, m := range results {
-			ex.res.Series[selectors[i].name] = max(ex.res.Series[selectors[i].name], len(m))
+			ex.res.Series[used[i].name] = max(ex.res.Series[used[i].name], len(m))
 		}
 		pts := ex.assemble(from, to, results)
 		if err := ex.w.Write(pts); err != nil {
