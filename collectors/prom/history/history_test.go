@@ -1,4 +1,4 @@
-package history
+package history_test
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/rundir"
+	"github.com/heatsink-hpc/heatsink/slurm"
 )
 
 // The end-to-end test runs the real parts a site has: Debian's prometheus
@@ -229,8 +231,9 @@ func TestExportFromARealPrometheusMatchesHeatsinksOwnRecording(t *testing.T) {
 	cfg := filepath.Join(dir, "node.yaml")
 	os.WriteFile(cfg, []byte("host: "+host+"\nsources:\n  nvml: {disabled: true}\n"), 0o644)
 	local := filepath.Join(dir, "local")
+	jobs := filepath.Join(dir, "jobs")
 	startProcess(t, hs, "collect", "--config", cfg, "--sysfs-root", sys, "--proc-root", proc,
-		"--listen", hsAddr, "--out", local, "--duration", fmt.Sprintf("%ds", int(end)+6))
+		"--listen", hsAddr, "--out", local, "--jobs-dir", jobs, "--duration", fmt.Sprintf("%ds", int(end)+6))
 
 	promAddr := freePort(t)
 	promCfg := filepath.Join(dir, "prometheus.yml")
@@ -254,7 +257,17 @@ scrape_configs:
 	var wg sync.WaitGroup
 	start = time.Now()
 	heater(ctx, t, sys, start, loadAt, coolAt, &wg)
-	time.Sleep(time.Duration((end + 2) * float64(time.Second)))
+	// A Slurm job runs the load: the Prolog's and Epilog's records, which
+	// the agent turns into the job tag (slurm_job in /metrics).
+	time.Sleep(time.Until(start.Add(time.Duration(loadAt * float64(time.Second)))))
+	if err := slurm.StartJob(jobs, slurm.Job{ID: "4242", User: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(start.Add(time.Duration(coolAt * float64(time.Second)))))
+	if err := slurm.EndJob(jobs, "4242"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(start.Add(time.Duration((end + 2) * float64(time.Second)))))
 	cancel()
 	wg.Wait()
 
@@ -269,7 +282,7 @@ scrape_configs:
 	// alone (node_exporter and DCGM), each a run of its own.
 	export := func(name string, vocab ...string) string {
 		out := filepath.Join(dir, name)
-		res, err := Export(context.Background(), Options{URL: "http://" + promAddr, Hosts: []string{host},
+		res, err := history.Export(context.Background(), history.Options{URL: "http://" + promAddr, Hosts: []string{host},
 			From: at(2), To: at(end), Phases: phases(), Vocabularies: vocab}, out)
 		if err != nil {
 			t.Fatal(err)
@@ -348,6 +361,20 @@ scrape_configs:
 		near(filepath.Base(exp)+": heat interval (s/°C)", w.HeatIntervalSPerC, g.HeatIntervalSPerC, 1.5/(*w.MaxC-*w.IdleMeanC))
 	}
 
+	// By job: its host and span come from the series its id labels.
+	byJob := filepath.Join(dir, "job")
+	res, err := history.Export(context.Background(), history.Options{URL: "http://" + promAddr, Job: "4242", From: at(2), To: at(end)}, byJob)
+	if err != nil {
+		t.Fatalf("export by job: %v", err)
+	}
+	if len(res.Meta.Phases) != 3 || res.Meta.Host != host {
+		t.Fatalf("export by job: host %q, phases %+v; want %s with baseline, load and cooldown", res.Meta.Host, res.Meta.Phases, host)
+	}
+	if load := res.Meta.Phases[1]; load.Name != "load" || load.Start.Sub(at(loadAt)).Abs() > 3*time.Second ||
+		load.End == nil || load.End.Sub(at(coolAt)).Abs() > 3*time.Second {
+		t.Errorf("the job's load phase %s .. %v; the job ran %s .. %s", load.Start, load.End, at(loadAt), at(coolAt))
+	}
+
 	var gpu analysis.ComponentResult
 	for _, c := range got {
 		if c.Kind == "gpu_core" {
@@ -375,20 +402,21 @@ func ptrStr(p *float64) string {
 }
 
 func TestExportRefusesBadOptions(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		o    Options
+		o    history.Options
 		want string
 	}{
-		{Options{From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, "no server URL"},
-		{Options{URL: "http://127.0.0.1:1", From: t0, To: t0, Hosts: []string{"a"}}, "is empty"},
-		{Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a\nb"}}, "not a host name"},
+		{history.Options{From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, "no server URL"},
+		{history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0, Hosts: []string{"a"}}, "is empty"},
+		{history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a\nb"}}, "not a host name"},
 	} {
-		_, err := Export(context.Background(), tc.o, t.TempDir())
+		_, err := history.Export(context.Background(), tc.o, t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Export(%+v): %v, want %q", tc.o, err, tc.want)
+			t.Errorf("history.Export(%+v): %v, want %q", tc.o, err, tc.want)
 		}
 	}
-	_, err := Export(context.Background(), Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, t.TempDir())
+	_, err := history.Export(context.Background(), history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("an unreachable server: %v, want an error naming it", err)
 	}

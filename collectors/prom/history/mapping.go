@@ -214,10 +214,11 @@ func (mp *mapper) heatsink(name string, m model.Metric, host string) (target, bo
 	var kv []string
 	for l, v := range m {
 		switch l {
-		case model.MetricNameLabel, "instance", "job", "exported_instance", "host":
+		case model.MetricNameLabel, "instance", "job", "exported_instance", "host", "slurm_job":
+			// The Slurm job tag is dropped, as slurm.Gather drops it:
+			// analysis keys a series by all its tags, and a GPU must be one
+			// series across the job's start. The job's span becomes phases.
 			continue
-		case "slurm_job":
-			l = "job"
 		}
 		kv = append(kv, string(l), string(v))
 	}

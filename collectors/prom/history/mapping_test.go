@@ -294,10 +294,12 @@ func TestHeatsinkMetricsRoundTrip(t *testing.T) {
 		}),
 		mk("cpufreq", []point.Tag{{Key: "cpu", Value: "cpu3"}}, func(p *point.Point) { p.AddFloat("freq_mhz", 3400) }),
 	}
-	// The job tag is exported as slurm_job and must come back as job.
-	in[0].Tags = append(in[0].Tags, point.Tag{Key: "job", Value: "4242"})
+	// The job tag is exported as slurm_job and left out on the way back:
+	// a run's series must not split at the job's start.
+	withJob := slices.Clone(in)
+	withJob[0].Tags = append(slices.Clone(in[0].Tags), point.Tag{Key: "job", Value: "4242"})
 	sink := prom.New(prom.Options{Now: func() time.Time { return t0 }})
-	if err := sink.Write(in); err != nil {
+	if err := sink.Write(withJob); err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
