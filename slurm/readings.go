@@ -23,8 +23,8 @@ type Readings struct {
 	// (heatsink's own /metrics, DCGM exporter, node_exporter).
 	Prometheus string
 	// Step is the interval of the readings read from Prometheus; default 1 s.
-	Step time.Duration
-	Hosts  []string
+	Step  time.Duration
+	Hosts []string
 	// From and To bound the readings (To exclusive).
 	From, To time.Time
 	// Wait is how long to wait for every host's readings to reach To: the
