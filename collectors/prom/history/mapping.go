@@ -2,6 +2,7 @@ package history
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,4 +252,18 @@ func hostPart(instance string) string {
 		}
 	}
 	return instance
+}
+
+// Reads reports whether Export reads the metric: a heatsink name of a
+// data-model field, or a DCGM exporter or node_exporter metric it maps.
+func Reads(metric string) bool {
+	switch {
+	case strings.HasPrefix(metric, prom.Namespace+"_"):
+		_, _, _, ok := prom.Field(metric, schema())
+		return ok
+	case strings.HasPrefix(metric, "DCGM_FI_"):
+		_, ok := dcgm[metric]
+		return ok
+	}
+	return regexp.MustCompile("^(" + nodeMetrics + ")$").MatchString(metric)
 }
