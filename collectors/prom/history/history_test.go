@@ -17,6 +17,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
+	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/slurm"
 )
@@ -373,6 +374,24 @@ scrape_configs:
 	if load := res.Meta.Phases[1]; load.Name != "load" || load.Start.Sub(at(loadAt)).Abs() > 3*time.Second ||
 		load.End == nil || load.End.Sub(at(coolAt)).Abs() > 3*time.Second {
 		t.Errorf("the job's load phase %s .. %v; the job ran %s .. %s", load.Start, load.End, at(loadAt), at(coolAt))
+	}
+
+	// A Slurm job summary's gathering, from Prometheus instead of InfluxDB:
+	// the job's readings, without the job tag.
+	gathered := filepath.Join(dir, "gathered")
+	n, err := slurm.Gather(context.Background(), slurm.Readings{Prometheus: "http://" + promAddr, Hosts: []string{host},
+		From: at(loadAt), To: at(coolAt)}, gathered)
+	if err != nil || n == 0 {
+		t.Fatalf("slurm.Gather from Prometheus: %d points, %v", n, err)
+	}
+	if err := rundir.ForEachPoint(gathered, func(p *point.Point) error {
+		if p.Tag("job") != "" || p.Time.Before(at(loadAt).Add(-time.Second)) || p.Time.After(at(coolAt)) {
+			t.Errorf("gathered %s at %s (job %q), outside the job or tagged with it", p.Measurement, p.Time, p.Tag("job"))
+			return fmt.Errorf("stop")
+		}
+		return nil
+	}, nil); err != nil && err.Error() != "stop" {
+		t.Fatal(err)
 	}
 
 	var gpu analysis.ComponentResult
