@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -58,10 +57,9 @@ func (d *cpuDeriver) add(host, cpu, mode string, values []model.SamplePair, from
 	}
 }
 
-// points emits this window's percentages and keeps each CPU's last reading
-// for the next window.
-func (d *cpuDeriver) points(fromMs, step int64, slots int) []point.Point {
-	var out []point.Point
+// emit adds this window's percentages to asm and keeps each CPU's last
+// reading for the next window.
+func (d *cpuDeriver) emit(asm *assembler, slots int) {
 	byHost := map[string][]string{}
 	for key := range d.cur {
 		host, _, _ := strings.Cut(key, "\x00")
@@ -71,8 +69,24 @@ func (d *cpuDeriver) points(fromMs, step int64, slots int) []point.Point {
 		keys := byHost[host]
 		slices.Sort(keys)
 		totalKey := host + "\x00total"
+		series := map[string]*assembled{}
+		out := func(key, cpu string, c cpuTimes, slot int) {
+			fs, ok := d.step(key, c)
+			if !ok {
+				return
+			}
+			s := series[cpu]
+			if s == nil {
+				s = asm.of("cpu", tags("cpu", cpu, "host", host))
+				if s.fields == nil {
+					s.width = len(fs)
+					asm.alloc(s)
+				}
+				series[cpu] = s
+			}
+			s.fields[slot] = append(s.fields[slot], fs...)
+		}
 		for slot := 0; slot < slots; slot++ {
-			t := time.UnixMilli(fromMs + int64(slot)*step).UTC()
 			var sum cpuTimes
 			complete := true
 			for _, key := range keys {
@@ -85,28 +99,23 @@ func (d *cpuDeriver) points(fromMs, step int64, slots int) []point.Point {
 					sum.s[i] += c.s[i]
 				}
 				_, cpu, _ := strings.Cut(key, "\x00")
-				if p, ok := d.step(key, c, host, "cpu"+cpu, t); ok {
-					out = append(out, p)
-				}
+				out(key, "cpu"+cpu, c, slot)
 			}
 			if complete {
 				sum.seen = 0xff
-				if p, ok := d.step(totalKey, sum, host, "total", t); ok {
-					out = append(out, p)
-				}
+				out(totalKey, "total", sum, slot)
 			}
 		}
 	}
 	clear(d.cur)
-	return out
 }
 
 // step compares a reading with the last one of the same CPU.
-func (d *cpuDeriver) step(key string, c cpuTimes, host, cpu string, t time.Time) (point.Point, bool) {
+func (d *cpuDeriver) step(key string, c cpuTimes) ([]point.Field, bool) {
 	prev, ok := d.last[key]
 	d.last[key] = c
 	if !ok {
-		return point.Point{}, false
+		return nil, false
 	}
 	delta := func(i int) float64 {
 		if c.s[i] < prev.s[i] {
@@ -119,12 +128,11 @@ func (d *cpuDeriver) step(key string, c cpuTimes, host, cpu string, t time.Time)
 	idle, iowait, steal := delta(3), delta(4), delta(7)
 	total := user + system + idle + iowait + steal
 	if total <= 0 {
-		return point.Point{}, false
+		return nil, false
 	}
 	pct := 100 / total
-	p := point.New("cpu", t)
-	p.Tags = tags("cpu", cpu, "host", host)
+	var p point.Point
 	p.AddFloat("usage_pct", (user+system+steal)*pct).AddFloat("user_pct", user*pct).
 		AddFloat("system_pct", system*pct).AddFloat("iowait_pct", iowait*pct).AddFloat("idle_pct", idle*pct)
-	return p, true
+	return p.Fields, true
 }

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -366,9 +367,18 @@ func (ex *exporter) assemble(from, to time.Time, results []model.Matrix) []point
 		}
 	}
 	asm := newAssembler(slots)
+	// Two passes: the first finds each point's fields, so that every
+	// series' fields for the whole window are one allocation.
+	type pending struct {
+		s      *assembled
+		t      target
+		values []model.SamplePair
+	}
+	var todo []pending
 	for _, m := range results {
 		for _, s := range m {
 			name := string(s.Metric[model.MetricNameLabel])
+			var t target
 			switch name {
 			case hwmonChipNames, hwmonSensorLabel:
 				continue
@@ -376,21 +386,33 @@ func (ex *exporter) assemble(from, to time.Time, results []model.Matrix) []point
 				ex.cpu.add(ex.mapper.hostOf(s.Metric), string(s.Metric["cpu"]), string(s.Metric["mode"]), s.Values, fromMs, step, slots)
 				continue
 			case memSwapTotal, memSwapFree:
-				t := target{measurement: "mem", field: swapField[name], scale: 1, kind: kindUint, tags: tags("host", ex.mapper.hostOf(s.Metric))}
-				asm.add(t, s.Values, fromMs, step)
-				continue
+				t = target{measurement: "mem", field: swapField[name], scale: 1, kind: kindUint, tags: tags("host", ex.mapper.hostOf(s.Metric))}
+			default:
+				var ok bool
+				if t, ok = ex.mapper.target(s.Metric); !ok {
+					continue
+				}
 			}
-			t, ok := ex.mapper.target(s.Metric)
-			if !ok {
-				continue
+			as := asm.of(t.measurement, t.tags)
+			as.width++
+			if t.reasons {
+				as.width += 2
 			}
-			asm.add(t, s.Values, fromMs, step)
+			todo = append(todo, pending{as, t, s.Values})
 		}
 	}
+	for _, as := range asm.order {
+		if as.measurement == "mem" {
+			as.width += 2 // used_bytes and swap_used_bytes, derived below
+		}
+		asm.alloc(as)
+	}
+	for _, p := range todo {
+		asm.add(p.s, p.t, p.values, fromMs, step)
+	}
+	ex.cpu.emit(asm, slots)
 	pts := asm.points(fromMs, step)
-	pts = append(pts, ex.cpu.points(fromMs, step, slots)...)
 	finishMem(pts)
-	slices.SortStableFunc(pts, func(a, b point.Point) int { return a.Time.Compare(b.Time) })
 	return pts
 }
 
@@ -432,21 +454,36 @@ type assembler struct {
 type assembled struct {
 	measurement string
 	tags        []point.Tag
-	fields      [][]point.Field // by slot
+	width       int             // the most fields a point may have
+	fields      [][]point.Field // by slot, each with capacity width
 }
 
 func newAssembler(slots int) *assembler {
 	return &assembler{slots: slots, series: map[string]*assembled{}}
 }
 
-func (a *assembler) add(t target, values []model.SamplePair, fromMs, step int64) {
-	a.key = point.AppendSeriesKey(a.key[:0], t.measurement, t.tags)
+// of finds or makes the series of a measurement and sorted tags.
+func (a *assembler) of(measurement string, tags []point.Tag) *assembled {
+	a.key = point.AppendSeriesKey(a.key[:0], measurement, tags)
 	s := a.series[string(a.key)]
 	if s == nil {
-		s = &assembled{measurement: t.measurement, tags: t.tags, fields: make([][]point.Field, a.slots)}
+		s = &assembled{measurement: measurement, tags: tags}
 		a.series[string(a.key)] = s
 		a.order = append(a.order, s)
 	}
+	return s
+}
+
+// alloc gives every slot of s room for s.width fields, in one slab.
+func (a *assembler) alloc(s *assembled) {
+	slab := make([]point.Field, a.slots*s.width)
+	s.fields = make([][]point.Field, a.slots)
+	for i := range s.fields {
+		s.fields[i] = slab[i*s.width : i*s.width : (i+1)*s.width]
+	}
+}
+
+func (a *assembler) add(s *assembled, t target, values []model.SamplePair, fromMs, step int64) {
 	for _, sp := range values {
 		slot := (int64(sp.Timestamp) - fromMs) / step
 		if slot < 0 || slot >= int64(a.slots) {
@@ -473,23 +510,31 @@ func (a *assembler) add(t target, values []model.SamplePair, fromMs, step int64)
 		fs = append(fs, f)
 		if t.reasons {
 			thermal, power := nvml.DecodeClockEvents(uint64(f.Value.IntV()))
-			p := point.Point{Fields: fs}
-			p.AddBool("throttle_thermal", thermal).AddBool("throttle_power", power)
-			fs = p.Fields
+			fs = append(fs, point.Field{Key: "throttle_thermal", Value: lineprotocol.BoolValue(thermal)},
+				point.Field{Key: "throttle_power", Value: lineprotocol.BoolValue(power)})
 		}
 		s.fields[slot] = fs
 	}
 }
 
+// points returns the window's points in time order: slot by slot, each
+// slot's series in the order they were first seen.
 func (a *assembler) points(fromMs, step int64) []point.Point {
-	var out []point.Point
+	n := 0
 	for _, s := range a.order {
-		for slot, fs := range s.fields {
-			if len(fs) == 0 {
-				continue
+		for _, fs := range s.fields {
+			if len(fs) > 0 {
+				n++
 			}
-			out = append(out, point.Point{Measurement: s.measurement, Tags: s.tags, Fields: fs,
-				Time: time.UnixMilli(fromMs + int64(slot)*step).UTC()})
+		}
+	}
+	out := make([]point.Point, 0, n)
+	for slot := 0; slot < a.slots; slot++ {
+		t := time.UnixMilli(fromMs + int64(slot)*step).UTC()
+		for _, s := range a.order {
+			if fs := s.fields[slot]; len(fs) > 0 {
+				out = append(out, point.Point{Measurement: s.measurement, Tags: s.tags, Fields: fs, Time: t})
+			}
 		}
 	}
 	return out
@@ -498,29 +543,24 @@ func (a *assembler) points(fromMs, step int64) []point.Point {
 // fieldValue makes a field of the given kind; ok is false for a value the
 // kind cannot hold (a negative or overflowing integer).
 func fieldValue(key string, v float64, k kind) (point.Field, bool) {
-	var p point.Point
 	switch k {
 	case kindInt:
 		r := math.Round(v)
 		if r < math.MinInt64 || r >= math.MaxInt64 {
 			return point.Field{}, false
 		}
-		p.AddInt(key, int64(r))
+		return point.Field{Key: key, Value: lineprotocol.IntValue(int64(r))}, true
 	case kindUint:
 		r := math.Round(v)
 		if r < 0 || r >= math.MaxUint64 {
 			return point.Field{}, false
 		}
-		p.AddUint(key, uint64(r))
+		return point.Field{Key: key, Value: lineprotocol.UintValue(uint64(r))}, true
 	case kindBool:
-		p.AddBool(key, v != 0)
-	default:
-		p.AddFloat(key, v)
+		return point.Field{Key: key, Value: lineprotocol.BoolValue(v != 0)}, true
 	}
-	if len(p.Fields) == 0 {
-		return point.Field{}, false
-	}
-	return p.Fields[0], true
+	fv, ok := lineprotocol.FloatValue(v)
+	return point.Field{Key: key, Value: fv}, ok
 }
 
 func (ex *exporter) meta() *rundir.Meta {

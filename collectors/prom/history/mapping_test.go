@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -372,4 +373,35 @@ func TestFieldInvertsTheExpositionNames(t *testing.T) {
 	if !strings.HasPrefix(nodeMetrics, "node_") {
 		t.Fatal(nodeMetrics)
 	}
+}
+
+// BenchmarkAssemble measures turning one query window (10,000 steps of an
+// 8-GPU node's DCGM fields and 34 coretemp sensors) into points, per sample.
+func BenchmarkAssemble(b *testing.B) {
+	const steps = 10000
+	var m model.Matrix
+	add := func(metric model.Metric) {
+		ss := &model.SampleStream{Metric: metric, Values: make([]model.SamplePair, steps)}
+		for i := range ss.Values {
+			ss.Values[i] = model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(i) * time.Second).UnixNano()), Value: model.SampleValue(40 + i%20)}
+		}
+		m = append(m, ss)
+	}
+	for g := 0; g < 8; g++ {
+		for name := range dcgm {
+			add(model.Metric{model.MetricNameLabel: model.LabelValue(name), "gpu": model.LabelValue(strconv.Itoa(g)),
+				"UUID": "GPU-x", "modelName": "H100", "Hostname": "n1", "instance": "n1:9400"})
+		}
+	}
+	for s := 0; s < 34; s++ {
+		add(model.Metric{model.MetricNameLabel: "node_hwmon_temp_celsius", "chip": "platform_coretemp_0",
+			"sensor": model.LabelValue("temp" + strconv.Itoa(s)), "instance": "n1:9100"})
+	}
+	samples := len(m) * steps
+	b.ResetTimer()
+	for range b.N {
+		ex := newTestExporter("n1")
+		ex.assemble(t0, t0.Add((steps-1)*time.Second), []model.Matrix{m})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*samples), "ns/sample")
 }
