@@ -14,6 +14,10 @@ command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
 { command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ]; } || need_apt+=(slurmd)
 command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
 { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || need_apt+=(munge)
+# heatsink export --prometheus is tested against a real Prometheus scraping a
+# real node_exporter (collectors/prom/history); both live in /usr/bin.
+command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need_apt+=(prometheus)
+command -v prometheus-node-exporter >/dev/null 2>&1 || [ -x /usr/bin/prometheus-node-exporter ] || need_apt+=(prometheus-node-exporter)
 # clang compiles kernels/*.cu for NVPTX in CI (no nvcc there), so the CUDA
 # sources are checked on every run, not only on a GPU machine.
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need_apt+=(clang-14)

@@ -10,14 +10,21 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
-// Readings selects the nodes' readings to gather from InfluxDB.
+// Readings selects the nodes' readings to gather from InfluxDB, or from a
+// Prometheus server that scrapes the nodes' exporters.
 type Readings struct {
 	Influx influx.Config
-	Hosts  []string
+	// Prometheus, when set, is the server to read from instead of InfluxDB
+	// (heatsink's own /metrics, DCGM exporter, node_exporter).
+	Prometheus string
+	// Step is the interval of the readings read from Prometheus; default 1 s.
+	Step  time.Duration
+	Hosts []string
 	// From and To bound the readings (To exclusive).
 	From, To time.Time
 	// Wait is how long to wait for every host's readings to reach To: the
@@ -35,7 +42,7 @@ func Gather(ctx context.Context, r Readings, dir string) (int, error) {
 	if len(r.Hosts) == 0 {
 		return 0, errors.New("gather readings: no hosts")
 	}
-	if r.Wait > 0 {
+	if r.Wait > 0 && r.Prometheus == "" {
 		if err := waitFor(ctx, r); err != nil {
 			return 0, err
 		}
@@ -45,7 +52,13 @@ func Gather(ctx context.Context, r Readings, dir string) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.From, To: r.To}, tmp); err != nil {
+	if r.Prometheus != "" {
+		// Prometheus ranges include their end; To is exclusive here.
+		o := history.Options{URL: r.Prometheus, Hosts: r.Hosts, From: r.From, To: r.To.Add(-time.Nanosecond), Step: r.Step}
+		if _, err := history.Export(ctx, o, tmp); err != nil {
+			return 0, fmt.Errorf("gather readings of %s from Prometheus: %w", strings.Join(r.Hosts, ","), err)
+		}
+	} else if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.From, To: r.To}, tmp); err != nil {
 		return 0, fmt.Errorf("gather readings of %s: %w", strings.Join(r.Hosts, ","), err)
 	}
 	w, err := rundir.Create(dir)

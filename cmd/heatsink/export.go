@@ -18,18 +18,32 @@ func newExportCmd() *cobra.Command {
 	var (
 		configPath, runID, from, to, tz, out string
 		hosts                                []string
+		prom                                 promExport
 	)
 	cmd := &cobra.Command{
-		Use:   "export (--run ID | --host H --from T --to T) --out RUN_DIR",
-		Short: "Read a run, or a host's readings, back from InfluxDB into a run directory",
+		Use:   "export (--run ID | --host H --from T --to T | --prometheus URL --from T --to T (--host H | --job ID)) --out RUN_DIR",
+		Short: "Read a run, or a host's readings, back from InfluxDB or Prometheus into a run directory",
 		Long: `export queries InfluxDB with Flux (InfluxDB 2.x, or 1.8 with flux-enabled) and
 writes a run directory: points.lp, and a run.json whose phases, events and
 workload iterations are rebuilt from the run's event and iteration points. With
 --run, the run's hosts and time span come from its events; otherwise give
 --host and --from/--to (RFC 3339, or 2006-01-02 15:04:05 in --timezone).
-The server comes from --influx-* flags or the sinks.influx section of --config.`,
+The server comes from --influx-* flags or the sinks.influx section of --config.
+
+With --prometheus, export reads a Prometheus server's history instead, by
+range queries at --step: heatsink's own /metrics, the DCGM exporter's GPU
+fields and node_exporter's hwmon, RAPL, cpufreq, CPU, memory and load metrics
+(docs/prometheus.md). Phases come from --phase, or with --job from the span in
+which the job's id labels the series (baseline before, cooldown after).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if prom.url != "" {
+				loc, err := location(tz)
+				if err != nil {
+					return err
+				}
+				return prom.run(cmd, hosts, from, to, loc, out)
+			}
 			cfg, err := loadConfig(cmd, configPath)
 			if err != nil {
 				return err
@@ -94,6 +108,7 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 	f.StringVar(&to, "to", "", "end of the time range (exclusive)")
 	f.StringVar(&tz, "timezone", "", "time zone of --from/--to without one (default local)")
 	f.StringVar(&out, "out", "", "run directory to write (must not hold a run)")
+	prom.addFlags(cmd)
 	addInfluxFlags(cmd)
 	f.MarkHidden("influx-spool")
 	f.Lookup("influx-url").Usage = "InfluxDB to read from (overrides sinks.influx.url)"

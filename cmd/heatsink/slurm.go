@@ -83,8 +83,8 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 
 func newSlurmSummaryCmd() *cobra.Command {
 	var (
-		configPath, jobID, outDir string
-		baseline, wait            time.Duration
+		configPath, jobID, outDir, promURL string
+		baseline, wait                     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "summary [--job ID]",
@@ -109,8 +109,8 @@ nodes' readings to reach the job's end.`,
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err
 			}
-			if !cfg.Sinks.Influx.Enabled() {
-				return errors.New("the summary reads the nodes' readings from InfluxDB: give --influx-url and --influx-bucket, or a config with sinks.influx")
+			if !cfg.Sinks.Influx.Enabled() && promURL == "" {
+				return errors.New("the summary reads the nodes' readings from InfluxDB or Prometheus: give --influx-url and --influx-bucket (or a config with sinks.influx), or --prometheus URL")
 			}
 			if jobID == "" {
 				jobID = os.Getenv("SLURM_JOB_ID")
@@ -165,7 +165,9 @@ nodes' readings to reach the job's end.`,
 				return err
 			}
 			span := slurm.Span{Job: jobID, Run: slurm.RunOf(job.Name), Name: job.Name, Nodes: job.Nodes, Start: job.Start, End: job.End}
-			path, err := writeJobSummary(ctx, cfg, tmp, outDir, span, from, end.Add(time.Nanosecond), wait, true)
+			readings := slurm.Readings{Influx: cfg.Sinks.Influx, Prometheus: promURL, Step: cfg.Interval,
+				Hosts: span.Nodes, From: from, To: end.Add(time.Nanosecond), Wait: wait}
+			path, err := writeJobSummary(ctx, cfg, tmp, outDir, span, &readings)
 			if err != nil {
 				return err
 			}
@@ -184,17 +186,19 @@ nodes' readings to reach the job's end.`,
 	f.StringVar(&outDir, "out", "", "directory for job-ID-thermal.json (default the job's working directory)")
 	f.DurationVar(&baseline, "baseline", 5*time.Minute, "readings before the job's start taken as its idle reference (0: none)")
 	f.DurationVar(&wait, "wait", time.Minute, "how long to wait for the nodes' readings to reach the job's end")
+	f.StringVar(&promURL, "prometheus", "", "read the nodes' readings from this Prometheus server (heatsink, DCGM exporter, node_exporter metrics) instead of InfluxDB")
 	addInfluxFlags(cmd)
 	return cmd
 }
 
-// writeJobSummary gathers the nodes' readings of [from, to) into the run
-// directory dir (whose run.json must have the job as its load phase),
-// summarises the job, writes job-ID-thermal.json into outDir and the
-// job_summary points into InfluxDB; it returns the file's path.
-func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, from, to time.Time, wait time.Duration, gather bool) (string, error) {
-	if gather {
-		if _, err := slurm.Gather(ctx, slurm.Readings{Influx: cfg.Sinks.Influx, Hosts: job.Nodes, From: from, To: to, Wait: wait}, dir); err != nil {
+// writeJobSummary gathers the readings r selects (none when r is nil: dir
+// holds them) into the run directory dir (whose run.json must have the job
+// as its load phase), summarises the job, writes job-ID-thermal.json into
+// outDir and, where there is an InfluxDB, the job_summary points; it
+// returns the file's path.
+func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings) (string, error) {
+	if r != nil {
+		if _, err := slurm.Gather(ctx, *r, dir); err != nil {
 			return "", err
 		}
 	}
@@ -206,6 +210,9 @@ func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir strin
 	path, err := s.WriteFile(outDir)
 	if err != nil {
 		return "", err
+	}
+	if !cfg.Sinks.Influx.Enabled() {
+		return path, nil
 	}
 	if err := sendPoints(cfg, "job-"+job.Job, s.Points()); err != nil {
 		return path, fmt.Errorf("job summary written to %s, but not to InfluxDB: %w", path, err)
@@ -408,6 +415,6 @@ func (l *slurmLaunch) complete(ctx context.Context, c *collection) error {
 		return errors.New("no job summary: the run has no complete load phase")
 	}
 	span := slurm.Span{Job: l.alloc.Job.ID, Run: c.runID, Name: l.alloc.Job.Name, Nodes: l.alloc.Job.Nodes, Start: load.Start, End: *load.End}
-	_, err = writeJobSummary(ctx, l.cfg, c.runDir, c.runDir, span, time.Time{}, time.Time{}, 0, false)
+	_, err = writeJobSummary(ctx, l.cfg, c.runDir, c.runDir, span, nil)
 	return err
 }

@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -169,4 +170,106 @@ func sanitize(s string) string {
 
 func nameByte(c byte, i int) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+}
+
+// Field is the inverse of the exposition's naming: it returns the data
+// model's measurement and field that a heatsink metric name was made from,
+// and the factor that turns the exported value back into the field's unit.
+// schema lists the data model's fields by measurement; the longest
+// measurement that prefixes the name wins, so
+// heatsink_gpu_memory_temperature_celsius is gpu.mem_temp_c and not a
+// measurement "gpu_memory". Of the field names that map forward to exactly
+// this name, one in the schema wins, else the most abbreviated (a generic
+// PDU's voltage_v, exported as _volts). Info metrics (NAME_info) and alert
+// metrics are not fields: ok is false for them.
+func Field(metric string, schema map[string][]string) (measurement, field string, scale float64, ok bool) {
+	rest, found := strings.CutPrefix(metric, Namespace+"_")
+	if !found || strings.HasSuffix(rest, "_info") {
+		return "", "", 0, false
+	}
+	best := ""
+	for m := range schema {
+		if len(m) > len(best) && strings.HasPrefix(rest, sanitize(m)+"_") {
+			best = m
+		}
+	}
+	if best == "" {
+		return "", "", 0, false
+	}
+	fieldPart := strings.TrimPrefix(rest, sanitize(best)+"_")
+	fieldPart, total := strings.CutSuffix(fieldPart, "_total")
+	var fallback string
+	var fallbackScale float64
+	for _, cand := range fieldCandidates(fieldPart, total) {
+		f, ok := name(best, cand, false)
+		if !ok || f.name != metric {
+			continue
+		}
+		if slices.Contains(schema[best], cand) {
+			return best, cand, 1 / f.scale, true
+		}
+		if fallback == "" {
+			fallback, fallbackScale = cand, 1/f.scale
+		}
+	}
+	if fallback == "" {
+		return "", "", 0, false
+	}
+	return best, fallback, fallbackScale, true
+}
+
+// fieldCandidates lists the field names that could have been exported as
+// exported, most abbreviated first: each spelt-out word may have been
+// abbreviated, the end may be a converted unit (liters_per_minute is one),
+// and a counter's _total may be the field's own.
+func fieldCandidates(exported string, total bool) []string {
+	abbrev := map[string]string{}
+	for k, v := range words {
+		abbrev[v] = k
+	}
+	type split struct {
+		parts []string
+		unit  []string // abbreviations the last part may stand for
+	}
+	var splits []split
+	for k, u := range units {
+		if base, ok := strings.CutSuffix(exported, "_"+u.suffix); ok && base != "" {
+			splits = append(splits, split{strings.Split(base, "_"), []string{k}})
+		}
+	}
+	slices.SortFunc(splits, func(a, b split) int { return strings.Compare(a.unit[0], b.unit[0]) })
+	splits = append(splits, split{parts: strings.Split(exported, "_")})
+	var out []string
+	for _, sp := range splits {
+		cands := [][]string{nil}
+		for _, p := range sp.parts {
+			var opts []string
+			if a, ok := abbrev[p]; ok {
+				opts = append(opts, a)
+			}
+			opts = append(opts, p)
+			var next [][]string
+			for _, c := range cands {
+				for _, o := range opts {
+					next = append(next, append(slices.Clone(c), o))
+				}
+			}
+			cands = next
+		}
+		for _, c := range cands {
+			for _, u := range append(sp.unit, "") {
+				f := strings.Join(c, "_")
+				if u != "" {
+					f += "_" + u
+				}
+				// A counter of a unit (energy_j) is exported with _total
+				// added, so the field without it is tried first.
+				out = append(out, f)
+				if total {
+					out = append(out, f+"_total")
+				}
+			}
+		}
+	}
+	return out
 }

@@ -60,8 +60,12 @@ type Alert struct {
 type Sink struct {
 	opts Options
 
-	mu       sync.Mutex
-	series   map[string]*series
+	mu     sync.Mutex
+	series map[string]*series
+	// current maps a series' key without its job tag to its key with it:
+	// when the job on the node changes, the series of the old job is
+	// dropped at once rather than exported, frozen, until it is stale.
+	current  map[string]string
 	families map[familyKey]*family // nil: not exported
 	descs    map[string]*prometheus.Desc
 	key      strings.Builder
@@ -95,7 +99,7 @@ func New(o Options) *Sink {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Sink{opts: o, series: map[string]*series{}, families: map[familyKey]*family{}, descs: map[string]*prometheus.Desc{}}
+	return &Sink{opts: o, series: map[string]*series{}, current: map[string]string{}, families: map[familyKey]*family{}, descs: map[string]*prometheus.Desc{}}
 }
 
 // Write records the points as the latest readings of their series.
@@ -154,6 +158,11 @@ func (s *Sink) seriesOf(p *point.Point) *series {
 	if ser, ok := s.series[s.key.String()]; ok {
 		return ser
 	}
+	base := s.baseKey(p.Measurement)
+	if old, ok := s.current[base]; ok && old != s.key.String() {
+		delete(s.series, old)
+	}
+	s.current[base] = s.key.String()
 	ser := &series{readings: map[string]*reading{}}
 	seen := map[string]bool{}
 	for _, t := range s.tags {
@@ -167,6 +176,23 @@ func (s *Sink) seriesOf(p *point.Point) *series {
 	}
 	s.series[s.key.String()] = ser
 	return ser
+}
+
+// baseKey is the series key of the sorted tags in s.tags without the job
+// tag.
+func (s *Sink) baseKey(measurement string) string {
+	var b strings.Builder
+	b.WriteString(measurement)
+	for _, t := range s.tags {
+		if t.Key == "job" {
+			continue
+		}
+		b.WriteByte(0)
+		b.WriteString(t.Key)
+		b.WriteByte(0)
+		b.WriteString(t.Value)
+	}
+	return b.String()
 }
 
 func (s *Sink) family(measurement, field string, str bool) *family {
@@ -204,6 +230,7 @@ func (s *Sink) Flush() error { return nil }
 func (s *Sink) Close() error {
 	s.mu.Lock()
 	s.series = map[string]*series{}
+	s.current = map[string]string{}
 	s.mu.Unlock()
 	return nil
 }

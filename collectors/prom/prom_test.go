@@ -230,6 +230,38 @@ func TestSilentSeriesAreDroppedAfterTheStalenessWindow(t *testing.T) {
 	}
 }
 
+// When the Slurm job on the node ends (or another starts), the series
+// labelled with the old job is dropped at the next write, not exported with
+// a frozen value until the staleness window ends: Prometheus then sees the
+// job's span as it was.
+func TestSeriesOfAnEndedJobIsDroppedAtOnce(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := New(Options{Now: clk.now})
+	url := serve(t, s)
+	withJob := func(job string) []point.Point {
+		pts := tick(clk.now())[:1]
+		pts[0].SetTag("job", job) // "" removes it
+		return pts
+	}
+	s.Write(withJob("4242"))
+	if _, v := sample(t, scrape(t, url), "heatsink_gpu_temperature_celsius", map[string]string{"slurm_job": "4242"}); v != 65.5 {
+		t.Fatalf("during the job: %v", v)
+	}
+	clk.add(time.Second)
+	s.Write(withJob(""))
+	for _, m := range scrape(t, url)["heatsink_gpu_temperature_celsius"].GetMetric() {
+		if _, ok := labels(m)["slurm_job"]; ok {
+			t.Errorf("the ended job's series is still exported: %v", labels(m))
+		}
+	}
+	clk.add(time.Second)
+	s.Write(withJob("4243"))
+	fams := scrape(t, url)
+	if n := len(fams["heatsink_gpu_temperature_celsius"].GetMetric()); n != 1 {
+		t.Errorf("%d GPU series after the next job started, want 1 (job 4243's)", n)
+	}
+}
+
 func TestAlertStatesAreExported(t *testing.T) {
 	s := New(Options{Alerts: func() []AlertRule {
 		return []AlertRule{

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
+	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/docs"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
@@ -247,4 +251,79 @@ func hasValue(rows [][]any) bool {
 		}
 	}
 	return false
+}
+
+// The Prometheus dashboard names only metrics that exist: heatsink's own
+// exposition names of data-model fields, and the DCGM exporter's and
+// node_exporter's metrics that heatsink export --prometheus reads, so that
+// a panel and a report speak of the same readings.
+func TestPrometheusDashboardNamesWhatTheExportersExpose(t *testing.T) {
+	var d struct {
+		Panels []struct {
+			Title      string
+			Datasource struct{ Type string }
+			Targets    []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(PrometheusDashboard, &d); err != nil {
+		t.Fatalf("heatsink-prometheus.json: %v", err)
+	}
+	metric := regexp.MustCompile(`\b(heatsink_[a-z0-9_]+|DCGM_FI_[A-Z0-9_]+|node_[A-Za-z0-9_]+)\b`)
+	n := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			if p.Datasource.Type != "prometheus" {
+				t.Errorf("panel %q: data source %q, want prometheus", p.Title, p.Datasource.Type)
+			}
+			names := metric.FindAllString(tg.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("panel %q: %q names no metric", p.Title, tg.Expr)
+			}
+			for _, name := range names {
+				n++
+				if !history.Reads(name) {
+					t.Errorf("panel %q: %s is not a metric heatsink, the DCGM exporter or node_exporter exposes as heatsink reads it", p.Title, name)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d metric names checked", n)
+	}
+}
+
+// Every PromQL expression of the Prometheus dashboard parses, as Prometheus
+// 2.42's promtool reads it (each as a recording rule; Grafana's $host
+// becomes a value).
+func TestPrometheusDashboardQueriesParse(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool not installed (scripts/deps.sh installs Debian's prometheus, which has it)")
+	}
+	var d struct {
+		Panels []struct {
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(PrometheusDashboard, &d); err != nil {
+		t.Fatal(err)
+	}
+	var rules strings.Builder
+	rules.WriteString("groups:\n- name: dashboard\n  rules:\n")
+	i := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			expr := strings.ReplaceAll(tg.Expr, "$host", "node1")
+			b, _ := json.Marshal(expr)
+			fmt.Fprintf(&rules, "  - record: dashboard:expr%d\n    expr: %s\n", i, b)
+			i++
+		}
+	}
+	path := filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(path, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules: %v\n%s", err, out)
+	}
 }

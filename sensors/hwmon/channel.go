@@ -193,6 +193,11 @@ func (c *Channel) ReadLimits() (Limits, error) {
 	return l, errors.Join(errMax, errCrit)
 }
 
+// PlausibleC reports whether a temperature in °C is within physical bounds,
+// the test ReadLimit applies: readers of other tools' recordings of the
+// same files (node_exporter's) drop the same "no threshold" values.
+func PlausibleC(v float64) bool { return v >= minTempC && v <= maxTempC }
+
 // ReadLimit reads a temperature threshold (tempN_max, tempN_crit) in °C.
 // ok is false, with no error, for a value outside physical bounds: drivers
 // use such values to mean "no threshold" (NVMe reports an unset one as
