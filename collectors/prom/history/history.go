@@ -30,8 +30,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/heatsink-hpc/heatsink/docs/datamodel"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
 	"github.com/heatsink-hpc/heatsink/sensors/nvml"
@@ -147,7 +147,7 @@ func Export(ctx context.Context, o Options, dir string) (*Result, error) {
 		return nil, err
 	}
 	ex := &exporter{o: o, q: q, w: w, nodenames: nodenames, res: &Result{Series: map[string]int{}},
-		mapper: newMapper(schema(), hostOf(o.Hosts, nodenames)), cpu: newCPUDeriver()}
+		mapper: newMapper(fieldsByMeasurement(), hostOf(o.Hosts, nodenames)), cpu: newCPUDeriver()}
 	if err := ex.run(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -187,10 +187,10 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// schema is the data model's fields by measurement.
-func schema() map[string][]string {
+// fieldsByMeasurement is the data model's fields by measurement.
+func fieldsByMeasurement() map[string][]string {
 	out := map[string][]string{}
-	for name, m := range datamodel.Measurements() {
+	for name, m := range schema.Measurements() {
 		out[name] = m.Fields
 	}
 	return out

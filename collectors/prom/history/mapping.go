@@ -11,6 +11,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
 )
 
@@ -58,20 +59,20 @@ var dcgm = map[string]struct {
 	scale float64
 	kind  kind
 }{
-	"DCGM_FI_DEV_GPU_TEMP":                 {"temp_c", 1, kindFloat},
-	"DCGM_FI_DEV_MEMORY_TEMP":              {"mem_temp_c", 1, kindFloat},
-	"DCGM_FI_DEV_POWER_USAGE":              {"power_w", 1, kindFloat},
-	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": {"energy_j", 1e-3, kindFloat},
-	"DCGM_FI_DEV_SM_CLOCK":                 {"sm_clock_mhz", 1, kindFloat},
-	"DCGM_FI_DEV_MEM_CLOCK":                {"mem_clock_mhz", 1, kindFloat},
-	"DCGM_FI_DEV_GPU_UTIL":                 {"util_pct", 1, kindFloat},
-	"DCGM_FI_DEV_MEM_COPY_UTIL":            {"mem_util_pct", 1, kindFloat},
-	"DCGM_FI_DEV_FB_USED":                  {"mem_used_bytes", 1 << 20, kindInt},
-	"DCGM_FI_DEV_POWER_MGMT_LIMIT":         {"power_limit_w", 1, kindFloat},
-	"DCGM_FI_DEV_SLOWDOWN_TEMP":            {"slowdown_c", 1, kindFloat},
-	"DCGM_FI_DEV_SHUTDOWN_TEMP":            {"shutdown_c", 1, kindFloat},
-	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   {"clock_event_reasons", 1, kindInt},
-	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     {"clock_event_reasons", 1, kindInt},
+	"DCGM_FI_DEV_GPU_TEMP":                 {schema.FieldTempC, 1, kindFloat},
+	"DCGM_FI_DEV_MEMORY_TEMP":              {schema.FieldMemTempC, 1, kindFloat},
+	"DCGM_FI_DEV_POWER_USAGE":              {schema.FieldPowerW, 1, kindFloat},
+	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": {schema.FieldEnergyJ, 1e-3, kindFloat},
+	"DCGM_FI_DEV_SM_CLOCK":                 {schema.FieldSMClockMHz, 1, kindFloat},
+	"DCGM_FI_DEV_MEM_CLOCK":                {schema.FieldMemClockMHz, 1, kindFloat},
+	"DCGM_FI_DEV_GPU_UTIL":                 {schema.FieldUtilPct, 1, kindFloat},
+	"DCGM_FI_DEV_MEM_COPY_UTIL":            {schema.FieldMemUtilPct, 1, kindFloat},
+	"DCGM_FI_DEV_FB_USED":                  {schema.FieldMemUsedBytes, 1 << 20, kindInt},
+	"DCGM_FI_DEV_POWER_MGMT_LIMIT":         {schema.FieldPowerLimitW, 1, kindFloat},
+	"DCGM_FI_DEV_SLOWDOWN_TEMP":            {schema.FieldSlowdownC, 1, kindFloat},
+	"DCGM_FI_DEV_SHUTDOWN_TEMP":            {schema.FieldShutdownC, 1, kindFloat},
+	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   {schema.FieldClockEventReasons, 1, kindInt},
+	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     {schema.FieldClockEventReasons, 1, kindInt},
 }
 
 // nodeHwmon maps node_exporter's hwmon metrics to hwmon fields.
@@ -79,12 +80,12 @@ var nodeHwmon = map[string]struct {
 	field     string
 	plausible bool
 }{
-	"node_hwmon_temp_celsius":      {"temp_c", false},
-	"node_hwmon_temp_max_celsius":  {"max_c", true},
-	"node_hwmon_temp_crit_celsius": {"crit_c", true},
-	"node_hwmon_fan_rpm":           {"fan_rpm", false},
-	"node_hwmon_power_watt":        {"power_w", false},
-	"node_hwmon_power_input_watt":  {"power_w", false},
+	"node_hwmon_temp_celsius":      {schema.FieldTempC, false},
+	"node_hwmon_temp_max_celsius":  {schema.FieldMaxC, true},
+	"node_hwmon_temp_crit_celsius": {schema.FieldCritC, true},
+	"node_hwmon_fan_rpm":           {schema.FieldFanRPM, false},
+	"node_hwmon_power_watt":        {schema.FieldPowerW, false},
+	"node_hwmon_power_input_watt":  {schema.FieldPowerW, false},
 }
 
 // nodeSimple maps node_exporter's host metrics without labels of their own.
@@ -92,12 +93,12 @@ var nodeSimple = map[string]struct {
 	measurement, field string
 	kind               kind
 }{
-	"node_memory_MemTotal_bytes":     {"mem", "total_bytes", kindUint},
-	"node_memory_MemAvailable_bytes": {"mem", "available_bytes", kindUint},
-	"node_load1":                     {"load", "load1", kindFloat},
-	"node_load5":                     {"load", "load5", kindFloat},
-	"node_load15":                    {"load", "load15", kindFloat},
-	"node_procs_running":             {"load", "procs_running", kindInt},
+	"node_memory_MemTotal_bytes":     {schema.Mem, "total_bytes", kindUint},
+	"node_memory_MemAvailable_bytes": {schema.Mem, "available_bytes", kindUint},
+	"node_load1":                     {schema.Load, "load1", kindFloat},
+	"node_load5":                     {schema.Load, "load5", kindFloat},
+	"node_load15":                    {schema.Load, "load15", kindFloat},
+	"node_procs_running":             {schema.Load, "procs_running", kindInt},
 }
 
 // Info series that name what other series measure; they are read, not kept.
@@ -163,7 +164,7 @@ func (mp *mapper) target(m model.Metric) (target, bool) {
 		if !ok {
 			return target{}, false
 		}
-		t := target{measurement: "gpu", field: d.field, scale: d.scale, kind: d.kind, reasons: d.field == "clock_event_reasons", dcgm: true}
+		t := target{measurement: schema.GPU, field: d.field, scale: d.scale, kind: d.kind, reasons: d.field == "clock_event_reasons", dcgm: true}
 		t.tags = tags("gpu", string(m["gpu"]), "uuid", string(m["UUID"]), "model", string(m["modelName"]), "host", host)
 		return t, true
 	case strings.HasPrefix(name, "node_hwmon_"):
@@ -174,7 +175,7 @@ func (mp *mapper) target(m model.Metric) (target, bool) {
 		chip, sensor := string(m["chip"]), string(m["sensor"])
 		chipName := mp.chipNames[host+"\x00"+chip]
 		label := mp.sensorLabels[host+"\x00"+chip+"\x00"+sensor]
-		t := target{measurement: "hwmon", field: h.field, scale: 1, plausibleC: h.plausible}
+		t := target{measurement: schema.Hwmon, field: h.field, scale: 1, plausibleC: h.plausible}
 		t.tags = tags("chip", chip, "chip_name", chipName, "sensor", sensor, "label", label,
 			"class", hwmon.Class(chipName, label), "host", host)
 		return t, true
@@ -189,13 +190,13 @@ func (mp *mapper) target(m model.Metric) (target, bool) {
 		if p := string(m["path"]); p != "" {
 			zoneID = path.Base(p)
 		}
-		return target{measurement: "rapl", field: "energy_j", scale: 1,
+		return target{measurement: schema.RAPL, field: schema.FieldEnergyJ, scale: 1,
 			tags: tags("zone", zone, "zone_id", zoneID, "host", host)}, true
 	case name == "node_cpu_scaling_frequency_hertz", name == "node_cpu_scaling_frequency_min_hertz",
 		name == "node_cpu_scaling_frequency_max_hertz":
 		field := map[string]string{"node_cpu_scaling_frequency_hertz": "freq_mhz",
 			"node_cpu_scaling_frequency_min_hertz": "min_mhz", "node_cpu_scaling_frequency_max_hertz": "max_mhz"}[name]
-		return target{measurement: "cpufreq", field: field, scale: 1e-6,
+		return target{measurement: schema.Cpufreq, field: field, scale: 1e-6,
 			tags: tags("cpu", "cpu"+string(m["cpu"]), "host", host)}, true
 	}
 	if s, ok := nodeSimple[name]; ok {
@@ -259,7 +260,7 @@ func hostPart(instance string) string {
 func Reads(metric string) bool {
 	switch {
 	case strings.HasPrefix(metric, prom.Namespace+"_"):
-		_, _, _, ok := prom.Field(metric, schema())
+		_, _, _, ok := prom.Field(metric, fieldsByMeasurement())
 		return ok
 	case strings.HasPrefix(metric, "DCGM_FI_"):
 		_, ok := dcgm[metric]

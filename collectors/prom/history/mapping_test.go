@@ -57,7 +57,7 @@ func scrape(t *testing.T, text []byte, instance string, steps int) model.Matrix 
 }
 
 func newTestExporter(hosts ...string) *exporter {
-	return &exporter{o: Options{Step: time.Second, Hosts: hosts}, mapper: newMapper(schema(), hostOf(hosts, nil)), cpu: newCPUDeriver()}
+	return &exporter{o: Options{Step: time.Second, Hosts: hosts}, mapper: newMapper(fieldsByMeasurement(), hostOf(hosts, nil)), cpu: newCPUDeriver()}
 }
 
 // byKey indexes points by series key and time.
@@ -349,7 +349,7 @@ func TestHeatsinkMetricsRoundTrip(t *testing.T) {
 }
 
 func TestFieldInvertsTheExpositionNames(t *testing.T) {
-	ms := schema()
+	ms := fieldsByMeasurement()
 	for _, tc := range []struct{ metric, measurement, field string }{
 		{"heatsink_gpu_memory_temperature_celsius", "gpu", "mem_temp_c"},
 		{"heatsink_gpu_energy_joules_total", "gpu", "energy_j"},
