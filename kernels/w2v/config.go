@@ -64,6 +64,17 @@
 // at a time agree bit for bit; on many goroutines or sentences at once the
 // updates race as word2vec's do (Hogwild).
 //
+// # Hierarchical softmax and Wombat
+//
+// Config.Objective ObjectiveHS trains hierarchical softmax over word2vec's
+// Huffman tree (huffman.go) in word2vec's SGHS order (sghs.go), with the
+// same fixed window and subsampling. Config.Kernel KernelWombat trains
+// either objective as Wombat (Simonton and Alaghband, "Efficient and
+// Accurate Word2Vec Implementations in GPU and Shared-Memory Multicore
+// Architectures") does: a window as one small matrix step on the CPU
+// (wombat.go), and on the GPU host-assembled tiles and pairs (wombat_plan.go
+// defines them and the kernels' arithmetic; wombat_gpu.go runs them).
+//
 // Differences from word2vec.c, all FULL-W2V's but the generator: the fixed
 // window instead of a random one of mean size (W+1)/2; negatives shared by
 // a window instead of drawn per context word; context and output vectors

@@ -122,7 +122,9 @@ func NewTrainer(ctx context.Context, c *Corpus, cfg Config, dev Device) (*Traine
 	case dev.GPU < 0:
 		t.eng = newCPUEngine(t)
 	case cfg.Wombat():
-		return nil, fmt.Errorf("kernel %s runs on the cpu device only so far", KernelWombat)
+		if t.eng, err = newWombatGPUEngine(ctx, t); err != nil {
+			return nil, err
+		}
 	case cfg.HS():
 		return nil, fmt.Errorf("objective %s on a GPU needs kernel %s (FULL-W2V's kernels train negative sampling only)", ObjectiveHS, KernelWombat)
 	default:
