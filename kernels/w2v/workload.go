@@ -66,9 +66,9 @@ func (Workload) Params() []workloads.ParamSpec {
 				"or wombat: Wombat's batches (a window as one small matrix product on the CPU; host-assembled 4x8 tiles and pairs on the GPU)"},
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines training (cpu; 0: one per core; 1: deterministic); the GPU draws its own batches"},
+			Help: "goroutines training (cpu; 0: one per core; 1: deterministic), or assembling Wombat's batches (kernel=wombat on a GPU); FULL-W2V's GPU draws its own"},
 		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
-			Help: "corpus tokens per GPU launch"},
+			Help: "corpus tokens per GPU launch (kernel=wombat: the default means 2^18)"},
 		{Name: "fresh", Type: workloads.Bool, Default: strconv.FormatBool(def.Fresh),
 			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
 		// Bounded by default (DefaultConcurrency): on the H100 unbounded
