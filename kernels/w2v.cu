@@ -530,3 +530,136 @@ extern "C" __global__ void __launch_bounds__(1024)
         __syncthreads();
     }
 }
+
+// ---- Wombat (Simonton and Alaghband): host-assembled tiles and pairs ----
+//
+// The host cuts every window's output x context pairs into tiles of 4
+// outputs x at most 8 contexts and single pairs (kernels/w2v/wombat_plan.go
+// defines the records and, in trainPlan, the arithmetic, which these
+// kernels follow with _rn intrinsics). Both objectives use them: for
+// hierarchical softmax (hs) the outputs are inner nodes of the Huffman
+// tree and a pair with |f| >= 6 trains nothing, as in word2vec.
+
+#define WOMBAT_TILE_INTS 16
+#define WOMBAT_PAIR_INTS 4
+// Warps (tiles or pairs at once) per block.
+#define WOMBAT_WARPS 4
+
+extern "C" {
+__device__ int wombat_tile_ints = WOMBAT_TILE_INTS;
+__device__ int wombat_warps = WOMBAT_WARPS;
+}
+
+// wombat_gradient is g for label and f: negative sampling's saturating
+// one, or hierarchical softmax's, which trains nothing (train false, g 0)
+// outside (-6, 6).
+__device__ __forceinline__ float wombat_gradient(float f, float label, float alpha, const float *tab, int hs,
+                                                 bool &train)
+{
+    train = !(hs && (f <= -W2V_MAX_EXP || f >= W2V_MAX_EXP));
+    return train ? w2v_gradient(f, label, alpha, tab) : 0.0f;
+}
+
+// wombat_tiles is the matrix kernel (Algorithm 3): warp w of the grid
+// trains tiles w, w + (warps in the grid), ... Lane (r, c) = (lane / 8,
+// lane % 8) owns the pair of output r and context c. The 4 output rows are
+// read into shared memory by the warp as a 4x8 grid (8 lanes a row), the
+// 8 context rows as an 8x4 grid (4 lanes a row), rows padded to d+1 floats
+// so that the 8 lanes reading one element of 8 context rows hit 8 banks.
+// Shared memory: the logistic table, then 12 padded rows per warp.
+extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
+    wombat_tiles(float *syn0, float *syn1, const int *__restrict__ tiles, const float *tab, int ntiles, int d, int hs)
+{
+    W2V_SHARED_ARRAY(float, wombat_tile_shared);
+    w2v_table_to_shared(wombat_tile_shared, tab);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per = blockDim.x >> 5;
+    const int ds = d + 1;
+    float *wo = wombat_tile_shared + W2V_EXP_TABLE + (size_t)warp * 12 * ds;
+    float *wi = wo + 4 * ds;
+    const int r = lane >> 3, c = lane & 7;
+    const int c4 = lane >> 2, q = lane & 3;
+    for (int t = blockIdx.x * per + warp; t < ntiles; t += gridDim.x * per) {
+        const int *T = tiles + (size_t)t * WOMBAT_TILE_INTS;
+        const int nc = __ldg(T + 14);
+        const float alpha = __int_as_float(__ldg(T + 13));
+        const float label = (__ldg(T + 12) >> r) & 1 ? 1.0f : 0.0f;
+        const float *osrc = syn1 + (size_t)__ldg(T + r) * d;
+        for (int e = c; e < d; e += 8)
+            wo[r * ds + e] = W2V_LDCG(osrc + e);
+        if (c4 < nc) {
+            const float *csrc = syn0 + (size_t)__ldg(T + 4 + c4) * d;
+            for (int e = q; e < d; e += 4)
+                wi[c4 * ds + e] = W2V_LDCG(csrc + e);
+        }
+        __syncwarp();
+        const bool live = c < nc;
+        float g = 0.0f;
+        if (live) {
+            float f = 0.0f;
+            for (int e = 0; e < d; e++)
+                f = __fadd_rn(f, __fmul_rn(wo[r * ds + e], wi[c * ds + e]));
+            bool train;
+            g = wombat_gradient(f, label, alpha, wombat_tile_shared, hs, train);
+        }
+        float *orow = syn1 + (size_t)__ldg(T + r) * d;
+        float *crow = syn0 + (size_t)(live ? __ldg(T + 4 + c) : 0) * d;
+        for (int e = 0; e < d; e++) {
+            // G^T Wo: over the 4 rows of column c (lanes c, c+8, c+16, c+24);
+            // G Wi: over the 8 columns of row r (lanes 8r .. 8r+7).
+            float ui = __fmul_rn(g, wo[r * ds + e]);
+            float uo = live ? __fmul_rn(g, wi[c * ds + e]) : 0.0f;
+            ui = __fadd_rn(ui, __shfl_down_sync(0xffffffffu, ui, 16));
+            ui = __fadd_rn(ui, __shfl_down_sync(0xffffffffu, ui, 8));
+            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 4, 8));
+            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 2, 8));
+            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 1, 8));
+            if (r == 0 && live)
+                atomicAdd(crow + e, ui);
+            if (c == 0)
+                atomicAdd(orow + e, uo);
+        }
+        // The next tile overwrites the rows, and reads what these atomics
+        // wrote when it names the same rows.
+        __syncwarp();
+    }
+}
+
+// wombat_pairs is the vector kernel (Algorithm 4): warp w of the grid
+// trains pairs w, w + (warps in the grid), ... Lane j holds elements j,
+// j+32, ... of both rows (read into shared memory), sums its products in
+// order from 0, and the warp adds the lane sums by butterfly (the warp
+// layout's dot product); then syn0 += g*o and syn1 += g*c(old) by atomics.
+// Shared memory: the logistic table, then 2 rows per warp.
+extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
+    wombat_pairs(float *syn0, float *syn1, const int *__restrict__ pairs, const float *tab, int npairs, int d, int hs)
+{
+    W2V_SHARED_ARRAY(float, wombat_pair_shared);
+    w2v_table_to_shared(wombat_pair_shared, tab);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per = blockDim.x >> 5;
+    float *os = wombat_pair_shared + W2V_EXP_TABLE + (size_t)warp * 2 * d;
+    float *cs = os + d;
+    for (int t = blockIdx.x * per + warp; t < npairs; t += gridDim.x * per) {
+        const int *P = pairs + (size_t)t * WOMBAT_PAIR_INTS;
+        float *orow = syn1 + (size_t)__ldg(P) * d, *crow = syn0 + (size_t)__ldg(P + 1) * d;
+        const float label = __int_as_float(__ldg(P + 2)), alpha = __int_as_float(__ldg(P + 3));
+        float part = 0.0f;
+        for (int e = lane; e < d; e += 32) {
+            const float o = W2V_LDCG(orow + e), x = W2V_LDCG(crow + e);
+            os[e] = o;
+            cs[e] = x;
+            part = __fadd_rn(part, __fmul_rn(x, o));
+        }
+#pragma unroll
+        for (int m = 16; m >= 1; m >>= 1)
+            part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, m));
+        bool train;
+        const float g = wombat_gradient(part, label, alpha, wombat_pair_shared, hs, train);
+        if (train) {
+            for (int e = lane; e < d; e += 32) {
+                atomicAdd(crow + e, __fmul_rn(g, os[e]));
+                atomicAdd(orow + e, __fmul_rn(g, cs[e]));
+            }
+        }
+        __syncwarp();
+    }
+}

@@ -64,6 +64,17 @@
 // at a time agree bit for bit; on many goroutines or sentences at once the
 // updates race as word2vec's do (Hogwild).
 //
+// # Hierarchical softmax and Wombat
+//
+// Config.Objective ObjectiveHS trains hierarchical softmax over word2vec's
+// Huffman tree (huffman.go) in word2vec's SGHS order (sghs.go), with the
+// same fixed window and subsampling. Config.Kernel KernelWombat trains
+// either objective as Wombat (Simonton and Alaghband, "Efficient and
+// Accurate Word2Vec Implementations in GPU and Shared-Memory Multicore
+// Architectures") does: a window as one small matrix step on the CPU
+// (wombat.go), and on the GPU host-assembled tiles and pairs (wombat_plan.go
+// defines them and the kernels' arithmetic; wombat_gpu.go runs them).
+//
 // Differences from word2vec.c, all FULL-W2V's but the generator: the fixed
 // window instead of a random one of mean size (W+1)/2; negatives shared by
 // a window instead of drawn per context word; context and output vectors
@@ -85,6 +96,23 @@ const (
 	KernelWarp = "warp"
 	// KernelBlock is FULL-W2V's block per sentence, one element per thread.
 	KernelBlock = "block"
+	// KernelWombat is Wombat's batched training (Simonton and Alaghband):
+	// a window's outputs and contexts trained as one small matrix product
+	// on the CPU (wombat.go), and on the GPU host-assembled batches of
+	// 4x8 tiles and single pairs (w2v.cu's wombat_* kernels). Its dot
+	// products follow the warp layout's lanes.
+	KernelWombat = "wombat"
+)
+
+// Objectives: what the output vectors predict.
+const (
+	// ObjectiveNS is negative sampling: the centre word against N
+	// negatives, with output vectors per word (syn1neg).
+	ObjectiveNS = "ns"
+	// ObjectiveHS is hierarchical softmax: the binary decisions on the
+	// path from word2vec's Huffman root to the centre word, with output
+	// vectors per inner node (syn1; huffman.go).
+	ObjectiveHS = "hs"
 )
 
 // Limits of Config's fields.
@@ -119,7 +147,15 @@ type Config struct {
 	// once; with thousands of sentences at once (the GPU) such a copy
 	// misses many other sentences' updates to its row, and they its own.
 	Fresh bool
+	// Objective is ObjectiveNS ("" too) or ObjectiveHS [-negative N / -hs 1].
+	Objective string
 }
+
+// HS says the objective is hierarchical softmax.
+func (c Config) HS() bool { return c.Objective == ObjectiveHS }
+
+// Wombat says the kernel is Wombat's batched training.
+func (c Config) Wombat() bool { return c.Kernel == KernelWombat }
 
 // DefaultConfig is the issue's benchmark setting: d=128, N=5, W=5 (W_f=3),
 // sample 1e-3, alpha 0.025 (word2vec's skip-gram default), one epoch; and
@@ -152,6 +188,11 @@ func (c Config) Validate() error {
 	case c.TableSize < 1 || c.TableSize > 1<<30:
 		return fmt.Errorf("unigram table size %d: want 1 to %d", c.TableSize, 1<<30)
 	}
+	switch c.Objective {
+	case "", ObjectiveNS, ObjectiveHS:
+	default:
+		return fmt.Errorf("objective %q: want %s or %s", c.Objective, ObjectiveNS, ObjectiveHS)
+	}
 	_, err := c.layout()
 	return err
 }
@@ -174,8 +215,12 @@ func (c Config) layout() (layout, error) {
 		return newLayout(c.Dim, 1), nil
 	case KernelBlock:
 		return newLayout(c.Dim, (c.Dim+31)/32), nil
+	case KernelWombat:
+		// Wombat's vector kernel spreads a vector over one warp's lanes
+		// at any d; its tiles keep 12 rows in shared memory.
+		return newLayout(c.Dim, 1), nil
 	}
-	return layout{}, fmt.Errorf("kernel %q: want %s, %s or %s", c.Kernel, KernelAuto, KernelWarp, KernelBlock)
+	return layout{}, fmt.Errorf("kernel %q: want %s, %s, %s or %s", c.Kernel, KernelAuto, KernelWarp, KernelBlock, KernelWombat)
 }
 
 // layout is how a vector's d elements sit on warps x 32 lanes: element e on

@@ -24,14 +24,23 @@ type cpuEngine struct {
 
 func newCPUEngine(t *Trainer) *cpuEngine {
 	return &cpuEngine{t: t, threads: t.dev.threads(),
-		m: &model{dim: t.cfg.Dim, lay: t.lay, table: newExpTable(), fresh: t.cfg.Fresh}}
+		m: &model{dim: t.cfg.Dim, lay: t.lay, table: newExpTable(), fresh: t.cfg.Fresh, hs: t.hs, wombat: t.cfg.Wombat()}}
 }
 
 func (g *cpuEngine) name() string {
-	if g.threads == 1 {
-		return "cpu (1 goroutine, deterministic)"
+	what := "sgns"
+	switch {
+	case g.m.wombat && g.m.hs != nil:
+		what = "wombat sghs"
+	case g.m.wombat:
+		what = "wombat sgns"
+	case g.m.hs != nil:
+		what = "sghs"
 	}
-	return fmt.Sprintf("cpu (%d goroutines, Hogwild)", g.threads)
+	if g.threads == 1 {
+		return fmt.Sprintf("cpu %s (1 goroutine, deterministic)", what)
+	}
+	return fmt.Sprintf("cpu %s (%d goroutines, Hogwild)", what, g.threads)
 }
 
 func (g *cpuEngine) reset(syn0, syn1 []float32) error {
@@ -48,7 +57,7 @@ func (g *cpuEngine) close() error { return nil }
 func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	t := g.t
 	c, s := t.c, t.s
-	n, wf := t.cfg.Negatives, t.cfg.WindowFixed()
+	n, wf := s.negatives(), t.cfg.WindowFixed()
 	longest := 0
 	for i := 0; i < c.Sentences(); i++ {
 		longest = max(longest, len(c.Sentence(i)))
@@ -60,7 +69,7 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			sc := newSentenceScratch(t.cfg.Dim, wf)
+			sc := g.m.newScratch(n, wf)
 			tok, neg := make([]int32, longest), make([]int32, longest*n)
 			var k int64
 			defer func() { kept.Add(k) }()
@@ -75,7 +84,7 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 				}
 				for i := lo; i < min(lo+cpuChunk, c.Sentences()); i++ {
 					L := s.prepare(e, c.starts[i], c.Sentence(i), tok, neg)
-					g.m.trainSentence(tok[:L], neg[:L*n], n, wf, s.alpha(e, i), sc)
+					g.m.train(tok[:L], neg[:L*n], n, wf, s.alpha(e, i), sc)
 					k += int64(L)
 				}
 			}
@@ -88,6 +97,37 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 		}
 	}
 	return epochStats{kept: kept.Load()}, nil
+}
+
+// scratch is one worker's working memory, for whichever trainer the
+// model runs.
+type scratch struct {
+	sgns   *sentenceScratch
+	hs     *hsScratch
+	wombat *wombatScratch
+}
+
+func (m *model) newScratch(n, wf int) scratch {
+	switch {
+	case m.wombat:
+		return scratch{wombat: newWombatScratch(m.dim, wf, m.wombatOutputs(n))}
+	case m.hs != nil:
+		return scratch{hs: newHSScratch(m.dim)}
+	}
+	return scratch{sgns: newSentenceScratch(m.dim, wf)}
+}
+
+// train trains one sentence with the model's objective and kernel: Wombat's
+// batches, word2vec's SGHS, or FULL-W2V's SGNS.
+func (m *model) train(toks, negs []int32, n, wf int, alpha float32, sc scratch) {
+	switch {
+	case m.wombat:
+		m.trainSentenceWombat(toks, negs, n, wf, alpha, sc.wombat)
+	case m.hs != nil:
+		m.trainSentenceHS(toks, wf, alpha, sc.hs)
+	default:
+		m.trainSentence(toks, negs, n, wf, alpha, sc.sgns)
+	}
 }
 
 // trainBatch trains a batch's sentences one after another: what the GPU

@@ -26,3 +26,22 @@ func rowAddDelta(m []float32, i, d int, cur, orig []float32) {
 
 // raceBuild says the race detector is on (see race_on.go).
 const raceBuild = false
+
+// rowAxpy adds g*x, element by element rounded to float32, to row i of m:
+// word2vec's in-place update of an output row.
+func rowAxpy(m []float32, i, d int, g float32, x []float32) {
+	row := m[i*d : i*d+d]
+	x = x[:len(row)]
+	for e := range row {
+		row[e] += float32(g * x[e])
+	}
+}
+
+// rowAdd adds x to row i of m.
+func rowAdd(m []float32, i, d int, x []float32) {
+	row := m[i*d : i*d+d]
+	x = x[:len(row)]
+	for e := range row {
+		row[e] += x[e]
+	}
+}

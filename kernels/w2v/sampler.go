@@ -81,6 +81,16 @@ func unigramTable(counts []int64, size int) []int32 {
 	return t
 }
 
+// negatives is the negatives drawn per kept token: N, or none for
+// hierarchical softmax (whose stream then gives only the subsampling draw,
+// so both objectives keep the same tokens).
+func (s *sampler) negatives() int {
+	if s.cfg.HS() {
+		return 0
+	}
+	return s.cfg.Negatives
+}
+
 // negativeTries is how many draws a negative may take before the
 // fallback (W2V_NEG_TRIES in w2v.cu).
 const negativeTries = 16
@@ -91,7 +101,7 @@ const negativeTries = 16
 // number kept. Each token's stream gives its subsampling draw, then its
 // negatives', so a token's draws do not depend on the others'.
 func (s *sampler) prepare(e int, pos int64, raw, tok, neg []int32) int {
-	n := s.cfg.Negatives
+	n := s.negatives()
 	k := 0
 	for i, w := range raw {
 		r := newStream(s.cfg.Seed, e, pos+int64(i))

@@ -154,6 +154,11 @@ type model struct {
 	lay        layout
 	table      []float32
 	fresh      bool // Config.Fresh: a window's contexts live for that window
+	// hs is the Huffman tree when the objective is hierarchical softmax
+	// (syn1 then holds inner nodes' rows), else nil.
+	hs *huffman
+	// wombat trains windows as Wombat's batches (wombat.go).
+	wombat bool
 }
 
 // trainSentence trains one sentence: toks are its kept tokens, negs its N

@@ -92,6 +92,7 @@ type Trainer struct {
 	dev Device
 	s   *sampler
 	lay layout
+	hs  *huffman // the objective is hierarchical softmax
 	eng engine
 }
 
@@ -112,9 +113,21 @@ func NewTrainer(ctx context.Context, c *Corpus, cfg Config, dev Device) (*Traine
 		return nil, fmt.Errorf("%d words of dimension %d: above the kernels' 2^31 elements per matrix", c.Vocab.Size(), cfg.Dim)
 	}
 	t := &Trainer{c: c, cfg: cfg, dev: dev, s: newSampler(c, cfg), lay: lay}
-	if dev.GPU < 0 {
+	if cfg.HS() {
+		if t.hs, err = newHuffman(c.Vocab.Counts); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case dev.GPU < 0:
 		t.eng = newCPUEngine(t)
-	} else {
+	case cfg.Wombat():
+		if t.eng, err = newWombatGPUEngine(ctx, t); err != nil {
+			return nil, err
+		}
+	case cfg.HS():
+		return nil, fmt.Errorf("objective %s on a GPU needs kernel %s (FULL-W2V's kernels train negative sampling only)", ObjectiveHS, KernelWombat)
+	default:
 		if t.eng, err = newGPUEngine(ctx, t); err != nil {
 			return nil, err
 		}

@@ -22,7 +22,7 @@ func (Workload) Name() string { return "full-w2v" }
 
 // Summary implements workloads.Workload.
 func (Workload) Summary() string {
-	return "word2vec skip-gram with negative sampling, FULL-W2V's GPU design or Hogwild on the CPU; words/s"
+	return "word2vec skip-gram (negative sampling or hierarchical softmax), FULL-W2V's or Wombat's GPU design or Hogwild on the CPU; words/s"
 }
 
 // Params implements workloads.Workload.
@@ -59,13 +59,16 @@ func (Workload) Params() []workloads.ParamSpec {
 			Help: "seeds the initial weights, subsampling and negatives"},
 		{Name: "table", Type: workloads.Int, Default: i(def.TableSize), Min: workloads.Bound(1), Max: workloads.Bound(1 << 30),
 			Help: "entries of the unigram table negatives are drawn from (word2vec: 1e8)"},
-		{Name: "kernel", Type: workloads.String, Default: KernelAuto, Choices: []string{KernelAuto, KernelWarp, KernelBlock},
-			Help: "GPU layout (the CPU computes the same sums): a warp per sentence (d <= 256), FULL-W2V's block per sentence, or auto"},
+		{Name: "objective", Type: workloads.String, Default: ObjectiveNS, Choices: []string{ObjectiveNS, ObjectiveHS},
+			Help: "negative sampling (word2vec -negative N) or hierarchical softmax over word2vec's Huffman tree (-hs 1; on a GPU with kernel=wombat)"},
+		{Name: "kernel", Type: workloads.String, Default: KernelAuto, Choices: []string{KernelAuto, KernelWarp, KernelBlock, KernelWombat},
+			Help: "GPU layout (the CPU computes the same sums): a warp per sentence (d <= 256), FULL-W2V's block per sentence, auto, " +
+				"or wombat: Wombat's batches (a window as one small matrix product on the CPU; host-assembled 4x8 tiles and pairs on the GPU)"},
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines training (cpu; 0: one per core; 1: deterministic); the GPU draws its own batches"},
+			Help: "goroutines training (cpu; 0: one per core; 1: deterministic), or assembling Wombat's batches (kernel=wombat on a GPU); FULL-W2V's GPU draws its own"},
 		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
-			Help: "corpus tokens per GPU launch"},
+			Help: "corpus tokens per GPU launch (kernel=wombat: the default means 2^18)"},
 		{Name: "fresh", Type: workloads.Bool, Default: strconv.FormatBool(def.Fresh),
 			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
 		// Bounded by default (DefaultConcurrency): on the H100 unbounded
@@ -91,6 +94,7 @@ func ConfigFromValues(v workloads.Values) (Config, error) {
 		Dim: int(v.Int("dim")), Window: int(v.Int("window")), Negatives: int(v.Int("negatives")),
 		Sample: v.Float("sample"), Alpha: v.Float("alpha"), Epochs: int(v.Int("epochs")),
 		Seed: uint64(v.Int("seed")), TableSize: int(v.Int("table")), Kernel: v.String("kernel"), Fresh: v.Bool("fresh"),
+		Objective: v.String("objective"),
 	}
 	return cfg, cfg.Validate()
 }

@@ -53,6 +53,27 @@ func TestWorkloadOnTheCPUScoresAPlantedCorpus(t *testing.T) {
 	}
 }
 
+// Hierarchical softmax, and Wombat's batches for it, run as the workload
+// on the CPU and learn the planted clusters.
+func TestWorkloadTrainsHSAndWombatOnTheCPU(t *testing.T) {
+	for _, kernel := range []string{KernelAuto, KernelWombat} {
+		v := workloadValues(t, "device=cpu", "corpus=planted:tokens=30k,clusters=3,entities=3,noise=100",
+			"dim=16", "epochs=3", "threads=2", "objective=hs", "kernel="+kernel)
+		job, err := Workload{}.Start(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := job.Iterate(context.Background())
+		job.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Work < 3*30000 || r.Metrics["words_per_s"] <= 0 || r.Metrics["cluster_purity"] < 0.8 {
+			t.Errorf("kernel %s: work %v, metrics %v", kernel, r.Work, r.Metrics)
+		}
+	}
+}
+
 // A paused guard holds training between groups of sentences; a cancelled
 // context ends it with the context's error.
 func TestWorkloadHonoursCancellation(t *testing.T) {
@@ -81,6 +102,7 @@ func TestWorkloadRejectsBadInputBeforeStarting(t *testing.T) {
 		{[]string{"device=gpu"}, "device"},
 		{[]string{"vocab=" + filepath.Join(dir, "v.txt")}, "v.txt"},
 		{[]string{"dim=300", "kernel=warp", "device=cpu"}, "kernel warp"},
+		{[]string{"objective=hs", "device=0"}, "needs kernel wombat"},
 	} {
 		v := workloadValues(t, c.set...)
 		_, err := Workload{}.Start(context.Background(), v)

@@ -16,6 +16,12 @@ static __device__ __forceinline__ float __shfl_xor_sync(unsigned m, float v, int
 {
     return __nvvm_shfl_sync_bfly_f32(m, v, lane, 0x1f);
 }
+static __device__ __forceinline__ float __shfl_down_sync(unsigned m, float v, unsigned delta, int width = 32)
+{
+    return __nvvm_shfl_sync_down_f32(m, v, delta, ((32 - width) << 8) | 0x1f);
+}
+static __device__ __forceinline__ void __syncwarp(unsigned m = 0xffffffffu) { __nvvm_bar_warp_sync(m); }
+static __device__ __forceinline__ float __int_as_float(int x) { return __nvvm_bitcast_i2f(x); }
 static __device__ __forceinline__ int __ldg(const int *p) { return __nvvm_ldg_i(p); }
 static __device__ __forceinline__ unsigned long long __ldg(const unsigned long long *p) { return __nvvm_ldg_ull(p); }
 static __device__ __forceinline__ unsigned __umulhi(unsigned a, unsigned b) { return __nvvm_mulhi_ui(a, b); }

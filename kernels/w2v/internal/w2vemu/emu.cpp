@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: bd56b96ccd53273e42b9eedcb761b61c6cc7676aa419bf5d335cb1741c928695
+// w2v.cu sha256: e403d5f485387cce07998c046419923c844682a4db77be6897749d56b6d52cd6
 #include "shim.h"
 #include "../../../w2v.cu"
 
@@ -55,7 +55,14 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
         unsigned seed1, unsigned epoch, int first, int nsent, int base
 #define DRAW_ARGS corpus, starts, thr, table, tok, neg, lens, kept, tableSize, vocab, eos, n, seed0, seed1, epoch, first, nsent, base
 
+#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const float *tab, int nitems, int d, int hs
+#define WOMBAT_ARGS syn0, syn1, items, tab, nitems, d, hs
+
 extern "C" {
+int emu_wombat_tile_ints() { return wombat_tile_ints; }
+int emu_wombat_warps() { return wombat_warps; }
+void emu_wombat_tiles(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_tiles(WOMBAT_ARGS); }); }
+void emu_wombat_pairs(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_pairs(WOMBAT_ARGS); }); }
 int emu_w2v_warps() { return w2v_warps; }
 int emu_w2v_exp_table() { return w2v_exp_table; }
 int emu_w2v_neg_tries() { return w2v_neg_tries; }

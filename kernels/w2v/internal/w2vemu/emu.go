@@ -30,6 +30,11 @@ void emu_w2v_sgns_warp2(GRID, PARAMS);
 void emu_w2v_sgns_warp4(GRID, PARAMS);
 void emu_w2v_sgns_warp8(GRID, PARAMS);
 void emu_w2v_sgns_block(GRID, PARAMS);
+#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const float *tab, int nitems, int d, int hs
+int emu_wombat_tile_ints(void);
+int emu_wombat_warps(void);
+void emu_wombat_tiles(GRID, WOMBAT_PARAMS);
+void emu_wombat_pairs(GRID, WOMBAT_PARAMS);
 */
 import "C"
 
@@ -89,6 +94,10 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 		return int32(C.emu_w2v_exp_table()), nil
 	case "w2v_neg_tries":
 		return int32(C.emu_w2v_neg_tries()), nil
+	case "wombat_tile_ints":
+		return int32(C.emu_wombat_tile_ints()), nil
+	case "wombat_warps":
+		return int32(C.emu_wombat_warps()), nil
 	}
 	return 0, fmt.Errorf("module w2v: no global %s", name)
 }
@@ -104,8 +113,11 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	}
 	// The kernels take their buffers first, then 32-bit integers.
 	nbuf, nint := 8, 7
-	if kernel == "w2v_draw" {
+	switch kernel {
+	case "w2v_draw":
 		nbuf, nint = 8, 10
+	case "wombat_tiles", "wombat_pairs":
+		nbuf, nint = 4, 3
 	}
 	if len(argv) != nbuf+nint {
 		return fmt.Errorf("kernel %s: %d arguments, want %d", kernel, len(argv), nbuf+nint)
@@ -134,6 +146,14 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		return nil
 	}
 	syn0, syn1 := (*C.float)(p[0]), (*C.float)(p[1])
+	switch kernel {
+	case "wombat_tiles":
+		C.emu_wombat_tiles(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.float)(p[3]), v[0], v[1], v[2])
+		return nil
+	case "wombat_pairs":
+		C.emu_wombat_pairs(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.float)(p[3]), v[0], v[1], v[2])
+		return nil
+	}
 	tok, neg, starts, lens := (*C.int)(p[2]), (*C.int)(p[3]), (*C.int)(p[4]), (*C.int)(p[5])
 	alphas, tab := (*C.float)(p[6]), (*C.float)(p[7])
 	switch kernel {

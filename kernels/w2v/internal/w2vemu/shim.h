@@ -12,6 +12,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 struct emu_uint3 {
     unsigned x, y, z;
@@ -38,6 +39,27 @@ static inline float __shfl_xor_sync(unsigned, float v, int mask)
     const float r = emu_warp_xchg[lane ^ (unsigned)mask];
     emu_warp_barrier->arrive_and_wait();
     return r;
+}
+
+// __shfl_down_sync: lane l gets lane l+delta's value within its segment
+// of width lanes, or keeps its own past the segment's end.
+static inline float __shfl_down_sync(unsigned, float v, unsigned delta, int width = 32)
+{
+    const unsigned lane = threadIdx.x & 31;
+    emu_warp_xchg[lane] = v;
+    emu_warp_barrier->arrive_and_wait();
+    const float r = (lane % (unsigned)width) + delta < (unsigned)width ? emu_warp_xchg[lane + delta] : v;
+    emu_warp_barrier->arrive_and_wait();
+    return r;
+}
+
+static inline void __syncwarp(unsigned = 0xffffffffu) { emu_warp_barrier->arrive_and_wait(); }
+
+static inline float __int_as_float(int x)
+{
+    float f;
+    std::memcpy(&f, &x, sizeof f);
+    return f;
 }
 
 static inline unsigned __ballot_sync(unsigned, int pred)

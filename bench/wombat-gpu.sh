@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Wombat (Simonton and Alaghband) on a machine with an NVIDIA GPU and nvcc
+# (no Go needed): compile kernels/w2v.cu
+# (kernels/scripts/gen.sh), check the Wombat kernels against their Go
+# reference (one warp at a time: bit for bit where no tile names a row
+# twice, within 1e-4 relative where words repeat; hs and ns; d = 32, 100,
+# 128, 300; W = 5 and 16), the planted corpus learnt at full concurrency,
+# compute-sanitizer memcheck and racecheck on small cases, the throughput
+# table (text8-shaped corpus, d=128, W=5: FULL-W2V, Wombat SGNS and SGHS,
+# the paper's row, the Go trainers on this machine's cores), the Go
+# trainers' batched/unbatched table, and the quality comparison on the
+# real-English corpus (WS-353, SimLex-999, Google analogies over
+# W2V_QUALITY_SEEDS seeds).
+#
+#   bench/w2v-gpu-build.sh                    # on a machine with Go: .devcarry/{w2v.test,english.txt.gz,eval/}
+#   bench/wombat-gpu.sh [BIN_DIR] [STEP...]   # on the GPU machine, from the repo root
+#
+# STEPs: gen tests sanitize bench cpu quality (default: all, in order;
+# each after gen needs gen's output in $OUT/gen). On the H100 machine gen,
+# tests, sanitize and bench took about 3 minutes; cpu and quality take longer
+# than one 10-minute device command allows beside them (the Go SGHS trains
+# 0.48 M words/s on its 16 cores, and quality trains it 5 times on 18 M
+# words): give each a command of its own (quality: OUT=... with $OUT/gen
+# from an earlier gen). Environment: OUT (logs
+# and the generated kernels, default a temp dir; commit $OUT/gen/w2v.*
+# into kernels/gen), W2V_BENCH_RUNS (3), W2V_WOMBAT_CONC, W2V_QUALITY_SEEDS
+# (5), W2V_QUALITY_EPOCHS (3). Exits non-zero if any step fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-.devcarry}
+shift || true
+steps=${*:-gen tests sanitize bench cpu quality}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+fail=0
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+has() { [[ " $steps " == *" $1 "* ]]; }
+[ -x "$bin/w2v.test" ] || { echo "no $bin/w2v.test: run bench/w2v-gpu-build.sh first"; exit 2; }
+export W2V_EVAL=$bin/eval
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu --format=csv
+echo "cores: $(nproc)"
+
+if has gen; then
+	step "compile the kernels (kernels/scripts/gen.sh $out/gen w2v)"
+	if kernels/scripts/gen.sh "$out/gen" w2v; then
+		grep -A2 -E "Compiling entry function '(wombat_tiles|wombat_pairs)' for 'sm_90'" "$out/gen/w2v.resources" | sed 's/^/  /'
+	else
+		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		exit 1
+	fi
+fi
+export HEATSINK_KERNELS_DIR=$out/gen
+[ -f "$HEATSINK_KERNELS_DIR/w2v.fatbin" ] || { echo "no $HEATSINK_KERNELS_DIR/w2v.fatbin: run the gen step"; exit 2; }
+
+if has tests; then
+	step "GPU tests (Wombat kernels against the Go reference, planted structure)"
+	timeout 200 "$bin/w2v.test" -test.v -test.run 'TestWombatGPUMatchesPlan|TestWombatGPUTrainsPlanted' \
+		-test.timeout 190s >"$out/wombat-tests.log" 2>&1
+	rc=$?
+	grep -E "^(--- FAIL|ok|FAIL|PASS|panic)|bit-identical|off by|purity|words/s" "$out/wombat-tests.log" | sed 's/^ *//' | sort | uniq -c | sort -rn | head -40
+	[ $rc = 0 ] || { echo "wombat tests failed (exit $rc); see wombat-tests.log"; fail=1; }
+fi
+
+if has sanitize; then
+	for tool in memcheck racecheck; do
+		step "compute-sanitizer $tool (small cases: -test.short)"
+		extra=()
+		[ $tool = memcheck ] && extra=(--leak-check full)
+		timeout 150 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
+			"$bin/w2v.test" -test.short -test.timeout 140s \
+			-test.run 'TestWombatGPUMatchesPlan/(hs|ns)/d=(32|100)/W=(5|16)/distinct=true' >"$out/wombat-$tool.log" 2>&1
+		rc=$?
+		grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/wombat-$tool.log" | head -10
+		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see wombat-$tool.log"; fail=1; }
+	done
+fi
+
+if has bench; then
+	step "throughput (text8-shaped corpus, d=128, W=5, sample 1e-3; the paper's row W=8, sample 1e-4, 10 epochs)"
+	W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestWombatBenchTable' -test.timeout 230s 2>&1 |
+		tee "$out/wombat-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see wombat-bench.log"; fail=1; }
+fi
+
+if has cpu; then
+	step "the Go trainers, batched and not (bench/w2v-cpu.sh)"
+	W2V_CPU_BENCH_TOKENS=${W2V_CPU_BENCH_TOKENS:-500000} timeout 400 bench/w2v-cpu.sh "$bin/w2v.test" >"$out/wombat-cpu.log" 2>&1 || { echo "CPU benchmark failed; see wombat-cpu.log"; fail=1; }
+	sed -n '/^cores:/,$p' "$out/wombat-cpu.log"
+fi
+
+if has quality; then
+	step "quality: Wombat and the CPU references on the real-English corpus"
+	W2V_QUALITY=$bin/english.txt.gz timeout 590 "$bin/w2v.test" -test.v -test.run 'TestWombatQualityMatchesCPU' -test.timeout 580s 2>&1 |
+		tee "$out/wombat-quality.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "quality comparison failed; see wombat-quality.log"; fail=1; }
+fi
+
+echo
+if [ $fail = 0 ]; then echo "bench/wombat-gpu.sh: all steps passed in ${SECONDS}s (logs in $out)"; else echo "bench/wombat-gpu.sh: FAILED (logs in $out)"; fi
+exit $fail

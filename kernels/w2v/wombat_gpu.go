@@ -1,0 +1,323 @@
+package w2v
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+// wombatWarps is the tiles or pairs per block of the Wombat kernels
+// (WOMBAT_WARPS, checked at load).
+const wombatWarps = 4
+
+// DefaultWombatBatchTokens is the corpus tokens whose windows one Wombat
+// launch trains. The host assembles the next launches on its cores while
+// the GPU trains this one; a launch of 2^18 tokens holds about 100 MB of
+// tiles and pairs for hierarchical softmax over text8's vocabulary.
+const DefaultWombatBatchTokens = 1 << 18
+
+// wombatEngine trains on one GPU as Wombat does: goroutines read and draw
+// the sentences and cut their windows into tiles and pairs (wombat_plan.go),
+// and each launch uploads one plan and runs the matrix kernel on its tiles,
+// then the vector kernel on its pairs.
+type wombatEngine struct {
+	t   *Trainer
+	dev gpuDevice
+	m   *model // the host's view: objective, layout, tree (no weights)
+	// The model, the logistic table, and one plan's tiles and pairs.
+	syn0, syn1, tab, tiles, pairs gpuBuffer
+	capTiles, capPairs            int
+	launches                      [][2]int // sentence ranges
+}
+
+func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
+	open := t.dev.open
+	if open == nil {
+		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
+	}
+	d, err := open(t.dev.GPU)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newWombatEngineOn(t, d)
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return g, nil
+}
+
+func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
+	cfg, c := t.cfg, t.c
+	g := &wombatEngine{t: t, dev: d, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.freeBuffers())
+		}
+	}()
+	for name, want := range map[string]int32{"wombat_warps": wombatWarps, "wombat_tile_ints": wombatTileInts, "w2v_exp_table": expTableSize} {
+		got, err := d.GlobalInt32(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w (a w2v module older than this build? regenerate it with kernels/scripts/gen.sh)", err)
+		}
+		if got != want {
+			return nil, fmt.Errorf("module w2v: %s is %d, the host expects %d: the kernels do not match this build", name, got, want)
+		}
+	}
+	info := d.Info()
+	if need := g.sharedBytes("wombat_tiles"); need > info.SharedPerBlockBytes {
+		return nil, fmt.Errorf("GPU %d (%s): kernel wombat_tiles keeps %d rows of dimension %d per warp in %d bytes of shared memory, above the %d a block may have",
+			info.Ordinal, info.Name, 12, cfg.Dim, need, info.SharedPerBlockBytes)
+	}
+	for _, k := range []string{"wombat_tiles", "wombat_pairs"} {
+		if need := g.sharedBytes(k); need > defaultShared {
+			if err := d.SetMaxShared(k, need); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Launches of consecutive sentences of at most batch raw tokens, and
+	// room for the most tiles and pairs one can have.
+	// The workload's batch_tokens defaults to FULL-W2V's launch, text8 in
+	// one; a Wombat plan of that many tokens would take gigabytes, so that
+	// default means Wombat's own.
+	batch := t.dev.BatchTokens
+	if batch <= 0 || batch == DefaultBatchTokens {
+		batch = DefaultWombatBatchTokens
+	}
+	longest := 0
+	for i := 0; i < c.Sentences(); i++ {
+		longest = max(longest, len(c.Sentence(i)))
+	}
+	batch = max(min(batch, int(c.Tokens())), longest)
+	for lo := 0; lo < c.Sentences(); {
+		hi := lo + 1
+		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= batch {
+			hi++
+		}
+		g.launches = append(g.launches, [2]int{lo, hi})
+		lo = hi
+	}
+	// A window (at most one per token) of k outputs and n contexts has
+	// floor(k/4) tiles per 8 contexts and (k mod 4)*n pairs: bounded by
+	// the longest k and by 3*n whatever its k.
+	k, n := g.m.wombatOutputs(t.s.negatives()), 2*cfg.WindowFixed()
+	g.capTiles = batch * (k / wombatTileRows) * ((n + wombatTileCols - 1) / wombatTileCols)
+	g.capPairs = batch * min(k, wombatTileRows-1) * n
+	v := c.Vocab.Size()
+	sizes := []struct {
+		dst  *gpuBuffer
+		size int
+	}{
+		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
+		{&g.tiles, 4 * wombatTileInts * g.capTiles}, {&g.pairs, 4 * wombatPairInts * g.capPairs},
+	}
+	var need int64
+	for _, b := range sizes {
+		need += int64(b.size)
+	}
+	free, err := d.MemFree()
+	if err != nil {
+		return nil, err
+	}
+	if need > free {
+		return nil, fmt.Errorf("Wombat training %d words of dimension %d in launches of %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
+			v, cfg.Dim, batch, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
+	}
+	for _, b := range sizes {
+		if *b.dst, err = d.Alloc(int64(max(b.size, 4))); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.Upload(g.tab, bytesOf(newExpTable())); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// sharedBytes is a Wombat kernel's dynamic shared memory for a block of
+// wombatWarps warps: the logistic table, then 12 padded rows (tiles) or 2
+// rows (pairs) per warp.
+func (g *wombatEngine) sharedBytes(kernel string) int {
+	d := g.t.cfg.Dim
+	if kernel == "wombat_tiles" {
+		return 4*expTableSize + wombatWarps*12*(d+1)*4
+	}
+	return 4*expTableSize + wombatWarps*2*d*4
+}
+
+func (g *wombatEngine) name() string {
+	info := g.dev.Info()
+	obj := ObjectiveNS
+	if g.m.hs != nil {
+		obj = ObjectiveHS
+	}
+	return fmt.Sprintf("GPU %d (%s), kernel wombat (%s)", info.Ordinal, info.Name, obj)
+}
+
+func (g *wombatEngine) reset(syn0, syn1 []float32) error {
+	return errors.Join(g.dev.Upload(g.syn0, bytesOf(syn0)), g.dev.Upload(g.syn1, bytesOf(syn1)))
+}
+
+func (g *wombatEngine) vectors(context.Context) ([]float32, error) {
+	out := make([]float32, g.t.c.Vocab.Size()*g.t.cfg.Dim)
+	return out, g.dev.Download(bytesOf(out), g.syn0)
+}
+
+func (g *wombatEngine) weights() (syn0, syn1 []float32, err error) {
+	n := g.t.c.Vocab.Size() * g.t.cfg.Dim
+	syn0, syn1 = make([]float32, n), make([]float32, n)
+	err = errors.Join(g.dev.Download(bytesOf(syn0), g.syn0), g.dev.Download(bytesOf(syn1), g.syn1))
+	return syn0, syn1, err
+}
+
+// epoch assembles launch i's plan on a worker goroutine (Device.Threads
+// of them, taking launches in turn) while earlier launches train; the
+// plans go to the GPU in order. hostWait is the time the GPU waited for
+// a plan.
+func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
+	t := g.t
+	s, c := t.s, t.c
+	n, wf := s.negatives(), t.cfg.WindowFixed()
+	workers := min(t.dev.threads(), len(g.launches))
+	ready := make([]chan *wombatPlan, len(g.launches))
+	for i := range ready {
+		ready[i] = make(chan *wombatPlan, 1)
+	}
+	// Each worker has two plans of its own (one building, one waiting),
+	// which come back to it once trained: a worker cannot run ahead of the
+	// others and starve the one whose launch is next.
+	free := make([]chan *wombatPlan, workers)
+	for w := range free {
+		free[w] = make(chan *wombatPlan, 2)
+		free[w] <- &wombatPlan{}
+		free[w] <- &wombatPlan{}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			sc := newWombatScratch(t.cfg.Dim, wf, g.m.wombatOutputs(n))
+			var tok, neg []int32
+			for i := w; i < len(g.launches); i += workers {
+				var p *wombatPlan
+				select {
+				case p = <-free[w]:
+				case <-stop:
+					return
+				}
+				p.reset()
+				lo, hi := g.launches[i][0], g.launches[i][1]
+				for j := lo; j < hi; j++ {
+					raw := c.Sentence(j)
+					if len(tok) < len(raw) {
+						tok, neg = make([]int32, len(raw)), make([]int32, len(raw)*n)
+					}
+					L := s.prepare(e, c.starts[j], raw, tok, neg)
+					p.addSentence(g.m, tok[:L], neg[:L*n], n, wf, s.alpha(e, j), sc)
+				}
+				ready[i] <- p
+			}
+		}(w)
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	var st epochStats
+	for i := range g.launches {
+		if err := workloads.Checkpoint(ctx); err != nil {
+			return epochStats{}, err
+		}
+		wait := time.Now()
+		var p *wombatPlan
+		select {
+		case p = <-ready[i]:
+		case <-ctx.Done():
+			return epochStats{}, ctx.Err()
+		}
+		st.hostWait += time.Since(wait)
+		k, err := g.run(p)
+		if err != nil {
+			return epochStats{}, err
+		}
+		st.kernel += k
+		st.kept += p.kept
+		free[i%workers] <- p
+	}
+	return st, ctx.Err()
+}
+
+// run uploads a plan, trains its tiles then its pairs, and waits for the
+// GPU, returning the kernels' time.
+func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
+	nt, np := p.ntiles(), p.npairs()
+	if nt > g.capTiles || np > g.capPairs {
+		return 0, fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), nt, np, g.capTiles, g.capPairs)
+	}
+	if err := errors.Join(g.dev.Upload(g.tiles, bytesOf(p.tiles)), g.dev.Upload(g.pairs, bytesOf(p.pairs))); err != nil {
+		return 0, fmt.Errorf("%s: upload a plan: %w", g.name(), err)
+	}
+	if err := g.dev.Start(); err != nil {
+		return 0, err
+	}
+	var lerr error
+	if nt > 0 {
+		lerr = g.launch("wombat_tiles", g.tiles, nt)
+	}
+	if np > 0 && lerr == nil {
+		lerr = g.launch("wombat_pairs", g.pairs, np)
+	}
+	k, err := g.dev.Stop()
+	if lerr != nil || err != nil {
+		return 0, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
+	}
+	return k, nil
+}
+
+// launch queues a Wombat kernel over items tiles or pairs: at most
+// Device.Concurrency warps at once (one when sequential).
+func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
+	per := wombatWarps
+	grid := (n + per - 1) / per
+	c := g.t.dev.Concurrency
+	if g.t.dev.sequential {
+		c = 1
+	}
+	if c > 0 {
+		per = min(per, c)
+		grid = min(grid, max(1, c/per))
+	}
+	hs := int32(0)
+	if g.m.hs != nil {
+		hs = 1
+	}
+	return g.dev.Launch(kernel, cuda.Dim1(grid), cuda.Dim1(32*per), g.sharedBytes(kernel),
+		g.syn0, g.syn1, items, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
+}
+
+func (g *wombatEngine) freeBuffers() error {
+	var errs []error
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles, &g.pairs} {
+		if *b != nil {
+			errs = append(errs, (*b).Free())
+			*b = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (g *wombatEngine) close() error {
+	err := g.freeBuffers()
+	if g.dev != nil {
+		err = errors.Join(err, g.dev.Close())
+		g.dev = nil
+	}
+	return err
+}

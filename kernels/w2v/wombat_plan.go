@@ -1,0 +1,194 @@
+package w2v
+
+import "math"
+
+// Wombat on the GPU (Simonton and Alaghband, Algorithms 2-4): the host
+// reads the corpus, draws (the sampler's Philox numbers, as every trainer
+// here) and cuts each window's output x context pairs into
+//
+//   - tiles of 4 outputs x at most 8 contexts, trained by w2v.cu's
+//     wombat_tiles, a warp per tile: the rows in shared memory, a thread
+//     per pair, the updates G^T Wo and G Wi reduced by shuffles;
+//   - the pairs of the last k mod 4 outputs, trained one per warp by
+//     wombat_pairs (the vector kernel).
+//
+// The paper's tiles are exactly 4x8; here a window with fewer than 8
+// contexts (all of them at the benchmark's W=5, whose fixed window has 6)
+// fills a tile's first columns and leaves the rest of its lanes idle, or
+// no tile would ever form; more than 8 contexts take more tiles.
+//
+// The arithmetic of a tile: thread (r, c) computes f = Wo[r] . Wi[c]
+// over e = 0..d-1 in order from 0, and its g as every trainer here (for
+// hierarchical softmax g = 0 where |f| >= 6); then for each element e,
+// Uo[r][e] is the sum over c of g*Wi[c][e] as shuffles down by 4, 2, 1
+// add it, ((c0+c4)+(c2+c6)) + ((c1+c5)+(c3+c7)), an idle column adding
+// 0, and Ui[c][e] the sum over r by 16, 8, (r0+r2) + (r1+r3); each goes to
+// its row by one atomicAdd. A pair is the warp layout's dot product, g,
+// then syn0 += g*o and syn1 += g*c(old) element by element (nothing for a
+// skipped hierarchical-softmax pair). A launch trains its tiles, then its
+// pairs. trainPlan is this computation in Go: one warp at a time on the GPU
+// (Device.sequential) gives the same weights bit for bit, where no tile
+// names a row twice (atomics to one address from one instruction land in
+// an order the hardware picks). The CPU trainer with kernel=wombat is
+// Algorithm 1 instead, a whole window per step with the warp layout's dot
+// products: the same draws, not the same sums.
+
+// Tile and pair records, int32s each: a tile is its 4 outputs, 8 contexts
+// (-1: idle column), the outputs' labels as bits, alpha's bits, the number
+// of contexts and a pad (wombat_tile_ints in w2v.cu); a pair is output,
+// context, label's bits and alpha's bits.
+const (
+	wombatTileInts = 16
+	wombatPairInts = 4
+	wombatTileRows = 4
+	wombatTileCols = 8
+)
+
+// wombatPlan is one launch's work.
+type wombatPlan struct {
+	tiles, pairs []int32
+	kept         int64
+}
+
+func (p *wombatPlan) reset() {
+	p.tiles, p.pairs, p.kept = p.tiles[:0], p.pairs[:0], 0
+}
+
+func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
+func (p *wombatPlan) npairs() int { return len(p.pairs) / wombatPairInts }
+
+// addWindow cuts one window (outputs out with labels, contexts ctx) into
+// tiles and pairs (Algorithm 2, lines 3-5).
+func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha float32) {
+	k, n := len(out), len(ctx)
+	if n == 0 {
+		return
+	}
+	ab := int32(math.Float32bits(alpha))
+	full := k / wombatTileRows * wombatTileRows
+	for j := 0; j < full; j += wombatTileRows {
+		var bits int32
+		for r := 0; r < wombatTileRows; r++ {
+			if label[j+r] != 0 {
+				bits |= 1 << r
+			}
+		}
+		for i := 0; i < n; i += wombatTileCols {
+			nc := min(wombatTileCols, n-i)
+			p.tiles = append(p.tiles, out[j], out[j+1], out[j+2], out[j+3])
+			for c := 0; c < wombatTileCols; c++ {
+				if c < nc {
+					p.tiles = append(p.tiles, ctx[i+c])
+				} else {
+					p.tiles = append(p.tiles, -1)
+				}
+			}
+			p.tiles = append(p.tiles, bits, ab, int32(nc), 0)
+		}
+	}
+	for j := full; j < k; j++ {
+		lb := int32(math.Float32bits(label[j]))
+		for _, c := range ctx {
+			p.pairs = append(p.pairs, out[j], c, lb, ab)
+		}
+	}
+}
+
+// addSentence adds a sentence's windows (the fixed window W_f, contexts
+// in ascending position): outputs as the model's objective has them.
+func (p *wombatPlan) addSentence(m *model, toks, negs []int32, n, wf int, alpha float32, sc *wombatScratch) {
+	L := len(toks)
+	p.kept += int64(L)
+	if L < 2 {
+		return
+	}
+	for w := 0; w < L; w++ {
+		k := m.outputs(toks, negs, w, n, sc)
+		nc := 0
+		for q := max(0, w-wf); q <= min(L-1, w+wf); q++ {
+			if q != w {
+				sc.ctx[nc] = toks[q]
+				nc++
+			}
+		}
+		p.addWindow(sc.out[:k], sc.label[:k], sc.ctx[:nc], alpha)
+	}
+}
+
+// wombatGradient is the kernels' g: hierarchical softmax's (0, and no
+// training, outside (-6, 6)) or negative sampling's.
+func (m *model) wombatGradient(f, label, alpha float32) (float32, bool) {
+	if m.hs != nil {
+		return gradientHS(f, label, alpha, m.table)
+	}
+	return gradient(f, label, alpha, m.table), true
+}
+
+// trainPlan is the GPU's computation of a plan, one tile and then one
+// pair at a time (see above), on the model's rows directly: the kernels'
+// reference.
+func (m *model) trainPlan(p *wombatPlan) {
+	d := m.dim
+	var wo [wombatTileRows][]float32
+	var wi [wombatTileCols][]float32
+	for r := range wo {
+		wo[r] = make([]float32, d)
+	}
+	for c := range wi {
+		wi[c] = make([]float32, d)
+	}
+	for t := 0; t < p.ntiles(); t++ {
+		T := p.tiles[t*wombatTileInts : (t+1)*wombatTileInts]
+		nc := int(T[14])
+		alpha := math.Float32frombits(uint32(T[13]))
+		for r := 0; r < wombatTileRows; r++ {
+			copy(wo[r], m.syn1[int(T[r])*d:int(T[r])*d+d])
+		}
+		for c := 0; c < nc; c++ {
+			copy(wi[c], m.syn0[int(T[4+c])*d:int(T[4+c])*d+d])
+		}
+		var g [wombatTileRows][wombatTileCols]float32
+		for r := 0; r < wombatTileRows; r++ {
+			label := float32((T[12] >> r) & 1)
+			for c := 0; c < nc; c++ {
+				var f float32
+				for e := 0; e < d; e++ {
+					f += float32(wo[r][e] * wi[c][e])
+				}
+				g[r][c], _ = m.wombatGradient(f, label, alpha)
+			}
+		}
+		for e := 0; e < d; e++ {
+			for c := 0; c < nc; c++ {
+				var v [4]float32
+				for r := range v {
+					v[r] = float32(g[r][c] * wo[r][e])
+				}
+				m.syn0[int(T[4+c])*d+e] += (v[0] + v[2]) + (v[1] + v[3])
+			}
+			for r := 0; r < wombatTileRows; r++ {
+				var v [8]float32
+				for c := 0; c < nc; c++ {
+					v[c] = float32(g[r][c] * wi[c][e])
+				}
+				m.syn1[int(T[r])*d+e] += ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]))
+			}
+		}
+	}
+	c, o := make([]float32, d), make([]float32, d)
+	lanes := make([]float32, 32*((d+31)/32))
+	for q := 0; q < p.npairs(); q++ {
+		P := p.pairs[q*wombatPairInts : (q+1)*wombatPairInts]
+		out, ctx := int(P[0]), int(P[1])
+		copy(o, m.syn1[out*d:out*d+d])
+		copy(c, m.syn0[ctx*d:ctx*d+d])
+		g, ok := m.wombatGradient(m.lay.dot(c, o, lanes), math.Float32frombits(uint32(P[2])), math.Float32frombits(uint32(P[3])))
+		if !ok {
+			continue
+		}
+		for e := 0; e < d; e++ {
+			m.syn0[ctx*d+e] += float32(g * o[e])
+			m.syn1[out*d+e] += float32(g * c[e])
+		}
+	}
+}
