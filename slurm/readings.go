@@ -11,6 +11,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -113,7 +114,7 @@ func hostsWithout(ctx context.Context, r Readings) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
-		seen[p.Tag("host")] = true
+		seen[p.Tag(schema.TagHost)] = true
 		return nil
 	}, nil)
 	var missing []string

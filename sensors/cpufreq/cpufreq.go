@@ -90,7 +90,7 @@ func (s *Source) discover() ([]*policies, error) {
 			cur:     sysfs.NewAttr(cur),
 			minPath: filepath.Join(pol, "scaling_min_freq"),
 			maxPath: filepath.Join(pol, "scaling_max_freq"),
-			tags:    []point.Tag{{Key: "cpu", Value: e.Name()}},
+			tags:    []point.Tag{{Key: schema.TagCPU, Value: e.Name()}},
 		}})
 	}
 	slices.SortFunc(found, func(a, b numbered) int { return a.n - b.n })
@@ -169,12 +169,12 @@ func (s *Source) read(ctx context.Context, pols *policies, r *sysfs.Reading) {
 			c.hasMax = err == nil
 		}
 		p := point.Point{Measurement: schema.Cpufreq, Tags: c.tags, Time: r.Time, Fields: make([]point.Field, 0, 3)}
-		p.AddFloat("freq_mhz", f)
+		p.AddFloat(schema.FieldFreqMHz, f)
 		if c.hasMin {
-			p.AddFloat("min_mhz", c.min)
+			p.AddFloat(schema.FieldMinMHz, c.min)
 		}
 		if c.hasMax {
-			p.AddFloat("max_mhz", c.max)
+			p.AddFloat(schema.FieldMaxMHz, c.max)
 		}
 		r.Points = append(r.Points, p)
 	}

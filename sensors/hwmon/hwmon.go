@@ -204,11 +204,11 @@ func Class(chipName, label string) string {
 
 func tags(c *chip, ch *Channel) []point.Tag {
 	p := point.Point{Tags: make([]point.Tag, 0, 5)}
-	p.AddTag("chip", c.id)
-	p.AddTag("chip_name", c.name)
-	p.AddTag("sensor", ch.Name)
-	p.AddTag("label", ch.Label)
-	p.AddTag("class", Class(c.name, ch.Label))
+	p.AddTag(schema.TagChip, c.id)
+	p.AddTag(schema.TagChipName, c.name)
+	p.AddTag(schema.TagSensor, ch.Name)
+	p.AddTag(schema.TagLabel, ch.Label)
+	p.AddTag(schema.TagClass, Class(c.name, ch.Label))
 	return p.Tags
 }
 

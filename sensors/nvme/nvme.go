@@ -100,7 +100,7 @@ func (s *Source) discover() ([]*controller, error) {
 				continue
 			}
 			p := point.Point{Tags: make([]point.Tag, 0, 4)}
-			p.AddTag("device", c.name).AddTag("model", c.model).AddTag("serial", c.serial).AddTag("sensor", label)
+			p.AddTag(schema.TagDevice, c.name).AddTag(schema.TagModel, c.model).AddTag(schema.TagSerial, c.serial).AddTag(schema.TagSensor, label)
 			c.sensors = append(c.sensors, &hwmon.Sensor{Channel: ch, Tags: p.Tags})
 			names = append(names, label)
 		}

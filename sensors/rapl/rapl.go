@@ -103,7 +103,7 @@ func (s *Source) discover() ([]*zone, error) {
 			denied = append(denied, err)
 			line += " (energy_uj not readable: " + err.Error() + ")"
 		}
-		z.tags = []point.Tag{{Key: "zone", Value: name}, {Key: "zone_id", Value: z.id}}
+		z.tags = []point.Tag{{Key: schema.TagZone, Value: name}, {Key: schema.TagZoneID, Value: z.id}}
 		if z.c = s.state[z.id]; z.c == nil {
 			z.c = &counter{}
 			s.state[z.id] = z.c
@@ -140,9 +140,9 @@ func (s *Source) read(_ context.Context, z *zone, r *sysfs.Reading) {
 		return
 	}
 	p := point.Point{Measurement: schema.RAPL, Tags: z.tags, Time: r.Time, Fields: make([]point.Field, 0, 2)}
-	p.AddFloat("energy_j", float64(z.c.total)/1e6)
+	p.AddFloat(schema.FieldEnergyJ, float64(z.c.total)/1e6)
 	if hasPower {
-		p.AddFloat("power_w", power)
+		p.AddFloat(schema.FieldPowerW, power)
 	}
 	r.Points = append(r.Points, p)
 }
