@@ -50,7 +50,7 @@ type Component struct {
 func Components(r *Run) []*Component {
 	var out []*Component
 	single := func(kind, id, name, tank string, s *Series) {
-		c := &Component{ID: id, Kind: kind, Host: s.Tag("host"), Name: name, Tank: tank, Sensors: 1}
+		c := &Component{ID: id, Kind: kind, Host: s.Tag(schema.TagHost), Name: name, Tank: tank, Sensors: 1}
 		if err := s.CheckTimes(); err != nil {
 			c.Err = fmt.Errorf("%s: %w", s.Key(), err)
 		} else {
@@ -58,37 +58,37 @@ func Components(r *Run) []*Component {
 		}
 		out = append(out, c)
 	}
-	for _, s := range r.Find(schema.GPU, "temp_c", nil) {
-		single(KindGPUCore, "gpu_core:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
+	for _, s := range r.Find(schema.GPU, schema.FieldTempC, nil) {
+		single(KindGPUCore, "gpu_core:"+s.Tag(schema.TagGPU), strings.TrimSpace(s.Tag(schema.TagModel)+" "+s.Tag(schema.TagUUID)), "", s)
 	}
-	for _, s := range r.Find(schema.GPU, "mem_temp_c", nil) {
-		single(KindGPUMem, "gpu_mem:"+s.Tag("gpu"), strings.TrimSpace(s.Tag("model")+" "+s.Tag("uuid")), "", s)
+	for _, s := range r.Find(schema.GPU, schema.FieldMemTempC, nil) {
+		single(KindGPUMem, "gpu_mem:"+s.Tag(schema.TagGPU), strings.TrimSpace(s.Tag(schema.TagModel)+" "+s.Tag(schema.TagUUID)), "", s)
 	}
 	out = append(out, cpuChips(r)...)
-	nvme := r.Find(schema.NVMe, "temp_c", nil)
+	nvme := r.Find(schema.NVMe, schema.FieldTempC, nil)
 	for _, s := range nvme {
-		id := "nvme:" + s.Tag("device")
-		if sn := s.Tag("sensor"); sn != "Composite" && sn != "" {
+		id := "nvme:" + s.Tag(schema.TagDevice)
+		if sn := s.Tag(schema.TagSensor); sn != "Composite" && sn != "" {
 			id += "/" + sn
 		}
-		single(KindNVMe, id, strings.TrimSpace(s.Tag("model")+" "+s.Tag("sensor")), "", s)
+		single(KindNVMe, id, strings.TrimSpace(s.Tag(schema.TagModel)+" "+s.Tag(schema.TagSensor)), "", s)
 	}
 	if len(nvme) == 0 {
-		for _, s := range r.Find(schema.Hwmon, "temp_c", func(s *Series) bool { return s.Tag("class") == "nvme" }) {
-			label := s.Tag("label")
+		for _, s := range r.Find(schema.Hwmon, schema.FieldTempC, func(s *Series) bool { return s.Tag(schema.TagClass) == "nvme" }) {
+			label := s.Tag(schema.TagLabel)
 			if label == "" {
-				label = s.Tag("sensor")
+				label = s.Tag(schema.TagSensor)
 			}
-			single(KindNVMe, "nvme:"+s.Tag("chip")+"/"+label, s.Tag("chip_name")+" "+label, "", s)
+			single(KindNVMe, "nvme:"+s.Tag(schema.TagChip)+"/"+label, s.Tag(schema.TagChipName)+" "+label, "", s)
 		}
 	}
-	for _, s := range r.Find(schema.Tank, "coolant_temp_c", nil) {
-		single(KindCoolant, "coolant:"+s.Tag("tank"), "coolant of tank "+s.Tag("tank"), s.Tag("tank"), s)
+	for _, s := range r.Find(schema.Tank, schema.FieldCoolantTempC, nil) {
+		single(KindCoolant, "coolant:"+s.Tag(schema.TagTank), "coolant of tank "+s.Tag(schema.TagTank), s.Tag(schema.TagTank), s)
 	}
-	for _, f := range []string{"water_in_c", "water_out_c"} {
+	for _, f := range []string{schema.FieldWaterInC, schema.FieldWaterOutC} {
 		side := strings.TrimSuffix(strings.TrimPrefix(f, "water_"), "_c")
 		for _, s := range r.Find(schema.Tank, f, nil) {
-			single(KindWater, "water_"+side+":"+s.Tag("tank"), "facility water "+side+" of tank "+s.Tag("tank"), s.Tag("tank"), s)
+			single(KindWater, "water_"+side+":"+s.Tag(schema.TagTank), "facility water "+side+" of tank "+s.Tag(schema.TagTank), s.Tag(schema.TagTank), s)
 		}
 	}
 	hosts := map[string]bool{}
@@ -122,12 +122,12 @@ func cpuChips(r *Run) []*Component {
 	type chipKey struct{ host, chip string }
 	byChip := map[chipKey]map[string][]*Series{}
 	var keys []chipKey
-	for _, s := range r.Find(schema.Hwmon, "temp_c", nil) {
-		class := s.Tag("class")
+	for _, s := range r.Find(schema.Hwmon, schema.FieldTempC, nil) {
+		class := s.Tag(schema.TagClass)
 		if class != "cpu_core" && class != "cpu_package" && class != "cpu" {
 			continue
 		}
-		k := chipKey{s.Tag("host"), s.Tag("chip")}
+		k := chipKey{s.Tag(schema.TagHost), s.Tag(schema.TagChip)}
 		if byChip[k] == nil {
 			byChip[k] = map[string][]*Series{}
 			keys = append(keys, k)
@@ -146,7 +146,7 @@ func cpuChips(r *Run) []*Component {
 		if class == "cpu" {
 			members = k10temp(members)
 		}
-		name := members[0].Tag("chip_name")
+		name := members[0].Tag(schema.TagChipName)
 		c := &Component{ID: "cpu:" + k.chip, Kind: KindCPU, Host: k.host, Sensors: len(members),
 			Name: fmt.Sprintf("%s %s, mean of %d %s sensors", name, k.chip, len(members), class)}
 		var ts, vs [][]float64
@@ -176,7 +176,7 @@ func cpuChips(r *Run) []*Component {
 func k10temp(ss []*Series) []*Series {
 	var ccd, die []*Series
 	for _, s := range ss {
-		switch l := s.Tag("label"); {
+		switch l := s.Tag(schema.TagLabel); {
 		case strings.HasPrefix(l, "Tccd"):
 			ccd = append(ccd, s)
 		case l == "Tdie":

@@ -118,7 +118,7 @@ func (a *analyzer) coolingEnergy() {
 	ce := &a.rep.CoolingEnergy
 	r, o := a.r, a.o
 	cooling := r.Meta.Labels["cooling"]
-	tankCons := r.Find(schema.Tank, "consumption_w", nil)
+	tankCons := r.Find(schema.Tank, schema.FieldConsumptionW, nil)
 	node := a.nodePower()
 	if cooling != "immersion" && cooling != "air" {
 		switch {
@@ -190,8 +190,8 @@ func (a *analyzer) coolingEnergy() {
 			return
 		}
 		var partT, partV [][]float64
-		for _, s := range append(r.Find(schema.GPU, "power_w", nil), r.Find(schema.RAPL, "power_w", func(s *Series) bool {
-			z := s.Tag("zone")
+		for _, s := range append(r.Find(schema.GPU, schema.FieldPowerW, nil), r.Find(schema.RAPL, schema.FieldPowerW, func(s *Series) bool {
+			z := s.Tag(schema.TagZone)
 			return strings.HasPrefix(z, "package") || z == "dram"
 		})...) {
 			t, v := Finite(s.T, s.V)
@@ -223,12 +223,14 @@ func (a *analyzer) coolingEnergy() {
 // the PDU reports per outlet, else the whole device, else its phases, else
 // its banks.
 func (a *analyzer) nodePower() []*Series {
-	all := a.r.Find(schema.PDU, "power_w", func(s *Series) bool { return s.CheckTimes() == nil })
+	all := a.r.Find(schema.PDU, schema.FieldPowerW, func(s *Series) bool { return s.CheckTimes() == nil })
 	for _, pick := range []func(*Series) bool{
-		func(s *Series) bool { return s.Tag("outlet") != "" },
-		func(s *Series) bool { return s.Tag("outlet") == "" && s.Tag("phase") == "" && s.Tag("bank") == "" },
-		func(s *Series) bool { return s.Tag("phase") != "" },
-		func(s *Series) bool { return s.Tag("bank") != "" },
+		func(s *Series) bool { return s.Tag(schema.TagOutlet) != "" },
+		func(s *Series) bool {
+			return s.Tag(schema.TagOutlet) == "" && s.Tag(schema.TagPhase) == "" && s.Tag(schema.TagBank) == ""
+		},
+		func(s *Series) bool { return s.Tag(schema.TagPhase) != "" },
+		func(s *Series) bool { return s.Tag(schema.TagBank) != "" },
 	} {
 		var out []*Series
 		for _, s := range all {

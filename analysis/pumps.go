@@ -146,7 +146,7 @@ type PumpCycleFit struct {
 
 // tankSeries returns the series of field of tank, or nil.
 func (a *analyzer) tankSeries(tank, field string) *Series {
-	ss := a.r.Find(schema.Tank, field, func(s *Series) bool { return s.Tag("tank") == tank })
+	ss := a.r.Find(schema.Tank, field, func(s *Series) bool { return s.Tag(schema.TagTank) == tank })
 	if len(ss) == 0 || ss[0].CheckTimes() != nil {
 		return nil
 	}
@@ -158,9 +158,9 @@ func (a *analyzer) tanks() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range a.r.Series {
-		if s.Measurement == schema.Tank && !seen[s.Tag("tank")] {
-			seen[s.Tag("tank")] = true
-			out = append(out, s.Tag("tank"))
+		if s.Measurement == schema.Tank && !seen[s.Tag(schema.TagTank)] {
+			seen[s.Tag(schema.TagTank)] = true
+			out = append(out, s.Tag(schema.TagTank))
 		}
 	}
 	sort.Strings(out)
@@ -230,9 +230,9 @@ func (a *analyzer) tankCycles(tank string) ([]PumpCycle, error) {
 		fields []string
 		thr    float64
 	}{
-		{"pump rpm", []string{"pump1_rpm", "pump2_rpm"}, 0},
-		{"pump status", []string{"pump1_on", "pump2_on"}, 0},
-		{"coolant flow", []string{"coolant_flow_lpm"}, a.o.PumpFlowLPM},
+		{"pump rpm", []string{schema.FieldPump1RPM, schema.FieldPump2RPM}, 0},
+		{"pump status", []string{schema.FieldPump1On, schema.FieldPump2On}, 0},
+		{"coolant flow", []string{schema.FieldCoolantFlowLPM}, a.o.PumpFlowLPM},
 	} {
 		ss := fields(cand.fields...)
 		if len(ss) == 0 {
@@ -254,14 +254,14 @@ func (a *analyzer) tankCycles(tank string) ([]PumpCycle, error) {
 	var heatT []float64
 	var heatMethod, heatWhy string
 	o := a.o
-	if s := a.tankSeries(tank, "dissipation_kw"); s != nil {
+	if s := a.tankSeries(tank, schema.FieldDissipationKW); s != nil {
 		heatT, heatKW, heatMethod = s.T, s.V, "tank dissipation (dissipation_kw) integrated over the cycle"
-	} else if s := a.tankSeries(tank, "dissipation_w"); s != nil {
+	} else if s := a.tankSeries(tank, schema.FieldDissipationW); s != nil {
 		heatT, heatKW, heatMethod = s.T, scale(s.V, 1e-3), "tank dissipation (dissipation_w) integrated over the cycle"
-	} else if in, out := a.tankSeries(tank, "water_in_c"), a.tankSeries(tank, "water_out_c"); in != nil && out != nil &&
-		(a.tankSeries(tank, "water_flow_lpm") != nil || a.tankSeries(tank, "water_flow_m3h") != nil) {
+	} else if in, out := a.tankSeries(tank, schema.FieldWaterInC), a.tankSeries(tank, schema.FieldWaterOutC); in != nil && out != nil &&
+		(a.tankSeries(tank, schema.FieldWaterFlowLPM) != nil || a.tankSeries(tank, "water_flow_m3h") != nil) {
 		var flow []float64
-		if f := a.tankSeries(tank, "water_flow_lpm"); f != nil {
+		if f := a.tankSeries(tank, schema.FieldWaterFlowLPM); f != nil {
 			flow = f.V
 		} else {
 			flow = scale(a.tankSeries(tank, "water_flow_m3h").V, 1000.0/60)
@@ -269,7 +269,7 @@ func (a *analyzer) tankCycles(tank string) ([]PumpCycle, error) {
 		heatT = in.T
 		heatKW = FlowHeatKW(flow, Difference(out.V, in.V), WaterDensityKgPerL, WaterHeatCapacityKJPerKgK)
 		heatMethod = fmt.Sprintf("facility water flow × (water_out_c − water_in_c) × %.3g kg/L × %.4g kJ/(kg·K)", WaterDensityKgPerL, WaterHeatCapacityKJPerKgK)
-	} else if in, out, f := a.tankSeries(tank, "coolant_in_c"), a.tankSeries(tank, "coolant_out_c"), a.tankSeries(tank, "coolant_flow_lpm"); in != nil && out != nil && f != nil {
+	} else if in, out, f := a.tankSeries(tank, schema.FieldCoolantInC), a.tankSeries(tank, schema.FieldCoolantOutC), a.tankSeries(tank, schema.FieldCoolantFlowLPM); in != nil && out != nil && f != nil {
 		heatT = in.T
 		heatKW = FlowHeatKW(f.V, Difference(in.V, out.V), o.CoolantDensityKgPerL, o.CoolantHeatCapacityKJPerKgK)
 		heatMethod = fmt.Sprintf("coolant flow × (coolant_in_c − coolant_out_c) × %.3g kg/L × %.3g kJ/(kg·K)", o.CoolantDensityKgPerL, o.CoolantHeatCapacityKJPerKgK)
@@ -277,13 +277,13 @@ func (a *analyzer) tankCycles(tank string) ([]PumpCycle, error) {
 		heatWhy = "no dissipation, water flow with in/out temperatures, or coolant flow with in/out temperatures recorded"
 	}
 
-	cons := a.tankSeries(tank, "consumption_w")
+	cons := a.tankSeries(tank, schema.FieldConsumptionW)
 	var offW float64
 	var haveOff bool
 	if cons != nil {
 		offW, haveOff = OffMean(cons.V, active, threshold)
 	}
-	coolant := a.tankSeries(tank, "coolant_temp_c")
+	coolant := a.tankSeries(tank, schema.FieldCoolantTempC)
 	var coolT, coolV []float64
 	if coolant != nil {
 		coolT, coolV = Finite(coolant.T, coolant.V)

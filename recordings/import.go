@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -55,7 +56,7 @@ func Import(paths []string, o ImportOptions, w Writer) (*Result, error) {
 	}
 	for _, path := range paths {
 		fr, err := ReadFile(path, o.Options, func(p *point.Point) error {
-			if h := p.Tag("host"); h != "" {
+			if h := p.Tag(schema.TagHost); h != "" {
 				hosts[h] = true
 			}
 			batch = append(batch, *p)

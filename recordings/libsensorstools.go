@@ -54,26 +54,26 @@ var lstGPU = map[string]struct {
 	field string
 	scale float64
 }{
-	"gpu-temperature":    {"temp_c", 1},
-	"temperature":        {"temp_c", 1},
-	"memory-temperature": {"mem_temp_c", 1},
-	"power-usage":        {"power_w", 1e-3},
-	"power-limit":        {"power_limit_w", 1e-3},
-	"utilization-gpu":    {"util_pct", 1},
-	"utilization-memory": {"mem_util_pct", 1},
-	"memory-used":        {"mem_used_bytes", 1},
-	"memory-total":       {"mem_total_bytes", 1},
+	"gpu-temperature":    {schema.FieldTempC, 1},
+	"temperature":        {schema.FieldTempC, 1},
+	"memory-temperature": {schema.FieldMemTempC, 1},
+	"power-usage":        {schema.FieldPowerW, 1e-3},
+	"power-limit":        {schema.FieldPowerLimitW, 1e-3},
+	"utilization-gpu":    {schema.FieldUtilPct, 1},
+	"utilization-memory": {schema.FieldMemUtilPct, 1},
+	"memory-used":        {schema.FieldMemUsedBytes, 1},
+	"memory-total":       {schema.FieldMemTotalBytes, 1},
 	"pstate":             {"pstate", 1},
 }
 
 // lstSubmer maps Submer SmartPod API names onto the tank measurement, as
 // sensors/tank does.
 var lstSubmer = map[string]string{
-	"temperature": "coolant_temp_c", "setpoint": "setpoint_c", "consumption": "consumption_w",
-	"dissipation": "dissipation_kw", "dissipationC": "dissipation_c", "dissipationW": "dissipation_w",
-	"mPUE": "mpue", "mpue": "mpue", "pump1rpm": "pump1_rpm", "pump2rpm": "pump2_rpm",
-	"cti": "coolant_in_c", "cto": "coolant_out_c", "cf": "coolant_flow_lpm",
-	"wti": "water_in_c", "wto": "water_out_c", "wf": "water_flow_lpm",
+	"temperature": schema.FieldCoolantTempC, "setpoint": schema.FieldSetpointC, "consumption": schema.FieldConsumptionW,
+	"dissipation": schema.FieldDissipationKW, "dissipationC": schema.FieldDissipationC, "dissipationW": schema.FieldDissipationW,
+	"mPUE": "mpue", "mpue": "mpue", "pump1rpm": schema.FieldPump1RPM, "pump2rpm": schema.FieldPump2RPM,
+	"cti": schema.FieldCoolantInC, "cto": schema.FieldCoolantOutC, "cf": schema.FieldCoolantFlowLPM,
+	"wti": schema.FieldWaterInC, "wto": schema.FieldWaterOutC, "wf": schema.FieldWaterFlowLPM,
 }
 
 // lstEvents are the events that mark the protocol; the rest of the
@@ -214,7 +214,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 		for i := 0; i+1 < len(tags); i += 2 {
 			p.AddTag(tags[i], tags[i+1])
 		}
-		p.AddTag("host", host)
+		p.AddTag(schema.TagHost, host)
 		byDevice[key] = &p
 		order = append(order, key)
 		return &p
@@ -233,7 +233,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 			if g[2] == "name" {
 				var name string
 				if json.Unmarshal(raw, &name) == nil {
-					get(schema.GPU, "gpu", g[1]).AddTag("model", name)
+					get(schema.GPU, "gpu", g[1]).AddTag(schema.TagModel, name)
 				}
 				continue
 			}
@@ -251,13 +251,13 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
 				n, _ := strconv.Atoi(c[2])
 				chipName, _, _ := strings.Cut(c[1], "-")
-				get(schema.Hwmon, "chip", c[1], "chip_name", chipName, "sensor", fmt.Sprintf("temp%d", n+1), "class", chipClass(chipName)).AddFloat("temp_c", v)
+				get(schema.Hwmon, "chip", c[1], "chip_name", chipName, "sensor", fmt.Sprintf("temp%d", n+1), "class", chipClass(chipName)).AddFloat(schema.FieldTempC, v)
 			}
 			continue
 		}
 		if c := coreKey.FindStringSubmatch(k); c != nil {
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
-				get(schema.Cpufreq, "cpu", "cpu"+c[1]).AddFloat("freq_mhz", v/1e3) // kHz
+				get(schema.Cpufreq, "cpu", "cpu"+c[1]).AddFloat(schema.FieldFreqMHz, v/1e3) // kHz
 			}
 			continue
 		}
@@ -267,7 +267,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 				if c[2] != "0" {
 					sensor = "Sensor " + c[2]
 				}
-				get(schema.NVMe, "device", "nvme"+c[1], "sensor", sensor).AddFloat("temp_c", v)
+				get(schema.NVMe, "device", "nvme"+c[1], "sensor", sensor).AddFloat(schema.FieldTempC, v)
 			}
 			continue
 		}
@@ -289,7 +289,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 					num = "1"
 				}
 				// APC rPDU2 phase and bank loads are in tenths of an ampere.
-				get(schema.PDU, "pdu", "pdu-"+c[1], unit, num).AddFloat("current_a", v/10)
+				get(schema.PDU, "pdu", "pdu-"+c[1], unit, num).AddFloat(schema.FieldCurrentA, v/10)
 			}
 			continue
 		}

@@ -87,9 +87,9 @@ func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Po
 				continue
 			}
 		}
-		if p.Tag("host") == "" {
+		if p.Tag(schema.TagHost) == "" {
 			if o.Host != "" {
-				p.AddTag("host", o.Host)
+				p.AddTag(schema.TagHost, o.Host)
 			} else {
 				noHost = true
 			}
@@ -130,15 +130,15 @@ var telegrafGPUFields = map[string]struct {
 	field string
 	scale float64
 }{
-	"temperature_gpu":       {"temp_c", 1},
-	"power_draw":            {"power_w", 1},
-	"power_limit":           {"power_limit_w", 1},
-	"utilization_gpu":       {"util_pct", 1},
-	"utilization_memory":    {"mem_util_pct", 1},
-	"memory_used":           {"mem_used_bytes", 1 << 20}, // MiB
-	"memory_total":          {"mem_total_bytes", 1 << 20},
-	"clocks_current_sm":     {"sm_clock_mhz", 1},
-	"clocks_current_memory": {"mem_clock_mhz", 1},
+	"temperature_gpu":       {schema.FieldTempC, 1},
+	"power_draw":            {schema.FieldPowerW, 1},
+	"power_limit":           {schema.FieldPowerLimitW, 1},
+	"utilization_gpu":       {schema.FieldUtilPct, 1},
+	"utilization_memory":    {schema.FieldMemUtilPct, 1},
+	"memory_used":           {schema.FieldMemUsedBytes, 1 << 20}, // MiB
+	"memory_total":          {schema.FieldMemTotalBytes, 1 << 20},
+	"clocks_current_sm":     {schema.FieldSMClockMHz, 1},
+	"clocks_current_memory": {schema.FieldMemClockMHz, 1},
 }
 
 func fromTelegrafNvidiaSMI(p *point.Point, res *FileResult, seen map[string]bool) point.Point {
@@ -146,14 +146,14 @@ func fromTelegrafNvidiaSMI(p *point.Point, res *FileResult, seen map[string]bool
 	for _, t := range p.Tags {
 		switch t.Key {
 		case "index":
-			q.AddTag("gpu", t.Value)
+			q.AddTag(schema.TagGPU, t.Value)
 		case "uuid", "host":
 			q.AddTag(t.Key, t.Value)
 		case "name":
-			q.AddTag("model", t.Value)
+			q.AddTag(schema.TagModel, t.Value)
 		case "pstate":
 			if n, ok := parsePstate(t.Value); ok {
-				q.AddInt("pstate", n)
+				q.AddInt(schema.FieldPState, n)
 			}
 		}
 	}

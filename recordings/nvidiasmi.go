@@ -22,23 +22,23 @@ var gpuColumns = map[string]struct {
 	field string
 	scale float64
 }{
-	"temperature.gpu":                {"temp_c", 1},
-	"temperature.memory":             {"mem_temp_c", 1},
-	"power.draw":                     {"power_w", 1},
-	"power.draw.instant":             {"power_w", 1},
-	"power.limit":                    {"power_limit_w", 1},
-	"enforced.power.limit":           {"power_limit_w", 1},
-	"clocks.sm":                      {"sm_clock_mhz", 1},
-	"clocks.current.sm":              {"sm_clock_mhz", 1},
-	"clocks.mem":                     {"mem_clock_mhz", 1},
-	"clocks.current.memory":          {"mem_clock_mhz", 1},
-	"utilization.gpu":                {"util_pct", 1},
-	"utilization.memory":             {"mem_util_pct", 1},
-	"memory.used":                    {"mem_used_bytes", 1 << 20}, // MiB
-	"memory.total":                   {"mem_total_bytes", 1 << 20},
+	"temperature.gpu":                {schema.FieldTempC, 1},
+	"temperature.memory":             {schema.FieldMemTempC, 1},
+	"power.draw":                     {schema.FieldPowerW, 1},
+	"power.draw.instant":             {schema.FieldPowerW, 1},
+	"power.limit":                    {schema.FieldPowerLimitW, 1},
+	"enforced.power.limit":           {schema.FieldPowerLimitW, 1},
+	"clocks.sm":                      {schema.FieldSMClockMHz, 1},
+	"clocks.current.sm":              {schema.FieldSMClockMHz, 1},
+	"clocks.mem":                     {schema.FieldMemClockMHz, 1},
+	"clocks.current.memory":          {schema.FieldMemClockMHz, 1},
+	"utilization.gpu":                {schema.FieldUtilPct, 1},
+	"utilization.memory":             {schema.FieldMemUtilPct, 1},
+	"memory.used":                    {schema.FieldMemUsedBytes, 1 << 20}, // MiB
+	"memory.total":                   {schema.FieldMemTotalBytes, 1 << 20},
 	"pstate":                         {"pstate", 1},
-	"clocks_event_reasons.active":    {"clock_event_reasons", 1},
-	"clocks_throttle_reasons.active": {"clock_event_reasons", 1},
+	"clocks_event_reasons.active":    {schema.FieldClockEventReasons, 1},
+	"clocks_throttle_reasons.active": {schema.FieldClockEventReasons, 1},
 }
 
 // Columns that become tags or the time.
@@ -67,7 +67,7 @@ const (
 // addGPUField adds a gpu field with the type sensors/nvml gives it.
 func addGPUField(p *point.Point, field string, v float64) {
 	switch field {
-	case "mem_used_bytes", "mem_total_bytes", "pstate", "clock_event_reasons":
+	case schema.FieldMemUsedBytes, schema.FieldMemTotalBytes, "pstate", schema.FieldClockEventReasons:
 		p.AddInt(field, int64(math.Round(v)))
 	default:
 		p.AddFloat(field, v)
@@ -130,7 +130,7 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 			continue
 		}
 		if o.Host != "" {
-			p.AddTag("host", o.Host)
+			p.AddTag(schema.TagHost, o.Host)
 		}
 		if err := tr.keep(line, &p, fn); err != nil {
 			return err
@@ -210,7 +210,7 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time
 		return point.Point{}, false
 	}
 	p := point.New(schema.GPU, ts)
-	p.AddTag("gpu", notAvailable(gpu)).AddTag("uuid", notAvailable(uuid)).AddTag("model", notAvailable(model))
+	p.AddTag(schema.TagGPU, notAvailable(gpu)).AddTag(schema.TagUUID, notAvailable(uuid)).AddTag(schema.TagModel, notAvailable(model))
 	for i, c := range cols {
 		if c.field == "" {
 			continue
@@ -226,16 +226,16 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time
 				res.bad(line, fmt.Errorf("column %s: %q is not a performance state", c.name, v))
 				continue
 			}
-			p.AddInt("pstate", n)
-		case "clock_event_reasons":
+			p.AddInt(schema.FieldPState, n)
+		case schema.FieldClockEventReasons:
 			n, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(v), "0x"), 16, 64)
 			if err != nil {
 				res.bad(line, fmt.Errorf("column %s: %q is not a hexadecimal bitmask", c.name, v))
 				continue
 			}
-			p.AddInt("clock_event_reasons", int64(n))
-			p.AddBool("throttle_thermal", n&thermalReasons != 0)
-			p.AddBool("throttle_power", n&powerReasons != 0)
+			p.AddInt(schema.FieldClockEventReasons, int64(n))
+			p.AddBool(schema.FieldThrottleThermal, n&thermalReasons != 0)
+			p.AddBool(schema.FieldThrottlePower, n&powerReasons != 0)
 		default:
 			f, err := strconv.ParseFloat(stripUnit(v), 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {

@@ -12,6 +12,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -126,7 +127,7 @@ func hostsWithout(ctx context.Context, r Readings) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
-		seen[p.Tag("host")] = true
+		seen[p.Tag(schema.TagHost)] = true
 		return nil
 	}, nil)
 	var missing []string

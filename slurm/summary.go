@@ -106,7 +106,7 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		if c.LoadPeakAtS != nil {
 			cs.PeakAtS = ptr(*c.LoadPeakAtS - from)
 		}
-		for json, key := range map[string]string{"idle_mean_c": "idle_mean_c", "peak_c": "load_peak_c", "heat_interval_s_per_c": "heat_interval_s_per_c"} {
+		for json, key := range map[string]string{schema.FieldIdleMeanC: "idle_mean_c", schema.FieldPeakC: "load_peak_c", schema.FieldHeatIntervalSPerC: "heat_interval_s_per_c"} {
 			if why, ok := c.NotComputed[key]; ok {
 				cs.NotComputed[json] = why
 			}
@@ -136,14 +136,14 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		**p += v
 	}
-	for _, sr := range run.Find(schema.GPU, "temp_c", nil) {
-		host := sr.Tag("host")
+	for _, sr := range run.Find(schema.GPU, schema.FieldTempC, nil) {
+		host := sr.Tag(schema.TagHost)
 		if !onNode(host) {
 			continue
 		}
-		e := Energy{Host: host, GPU: sr.Tag("gpu"), UUID: sr.Tag("uuid")}
-		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("gpu") == e.GPU }
-		v, method, err := energy(run.Find(schema.GPU, "energy_j", match), run.Find(schema.GPU, "power_w", match), from, to, maxGap)
+		e := Energy{Host: host, GPU: sr.Tag(schema.TagGPU), UUID: sr.Tag(schema.TagUUID)}
+		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagGPU) == e.GPU }
+		v, method, err := energy(run.Find(schema.GPU, schema.FieldEnergyJ, match), run.Find(schema.GPU, schema.FieldPowerW, match), from, to, maxGap)
 		if err != nil {
 			e.NotComputed = err.Error()
 		} else {
@@ -155,16 +155,16 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		s.GPUs = append(s.GPUs, e)
 	}
-	for _, sr := range run.Find(schema.RAPL, "energy_j", nil) {
-		host, zone, id := sr.Tag("host"), sr.Tag("zone"), sr.Tag("zone_id")
+	for _, sr := range run.Find(schema.RAPL, schema.FieldEnergyJ, nil) {
+		host, zone, id := sr.Tag(schema.TagHost), sr.Tag(schema.TagZone), sr.Tag(schema.TagZoneID)
 		// Top-level zones only (intel-rapl:N, not its subzones intel-rapl:N:M,
 		// which the package already counts), and not psys, the whole
 		// platform, which would count the packages twice.
 		if !onNode(host) || strings.Count(id, ":") != 1 || zone == "psys" {
 			continue
 		}
-		match := func(x *analysis.Series) bool { return x.Tag("host") == host && x.Tag("zone_id") == id }
-		v, _, err := energy([]*analysis.Series{sr}, run.Find(schema.RAPL, "power_w", match), from, to, maxGap)
+		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagZoneID) == id }
+		v, _, err := energy([]*analysis.Series{sr}, run.Find(schema.RAPL, schema.FieldPowerW, match), from, to, maxGap)
 		n := node(host)
 		if err != nil {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s rapl %s: %v", host, zone, err))
@@ -253,10 +253,10 @@ func ptr(v float64) *float64 { return &v }
 
 func definitions() map[string]string {
 	return map[string]string{
-		"idle_mean_c":           "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
-		"peak_c":                "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
-		"heat_interval_s_per_c": "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
-		"energy_j":              "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing); per node the sum of its GPUs and its top-level RAPL zones (CPU packages and DRAM, psys excluded)",
+		schema.FieldIdleMeanC:         "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
+		schema.FieldPeakC:             "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
+		schema.FieldHeatIntervalSPerC: "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
+		schema.FieldEnergyJ:           "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing); per node the sum of its GPUs and its top-level RAPL zones (CPU packages and DRAM, psys excluded)",
 	}
 }
 
@@ -294,8 +294,8 @@ func (s *Summary) Points() []point.Point {
 	}
 	base := func(host, component, kind string) point.Point {
 		p := point.New(schema.JobSummary, s.End)
-		p.AddTag("job", s.Job).AddTag("run", s.Run).AddTag("host", host).AddTag("component", component).AddTag("kind", kind)
-		p.AddFloat("runtime_s", s.RuntimeS)
+		p.AddTag(schema.TagJob, s.Job).AddTag(schema.TagRun, s.Run).AddTag(schema.TagHost, host).AddTag(schema.TagComponent, component).AddTag(schema.TagKind, kind)
+		p.AddFloat(schema.FieldRuntimeS, s.RuntimeS)
 		return p
 	}
 	addOpt := func(p *point.Point, key string, v *float64) {
@@ -305,20 +305,20 @@ func (s *Summary) Points() []point.Point {
 	}
 	for _, c := range s.Components {
 		p := base(c.Host, c.ID, c.Kind)
-		addOpt(&p, "peak_c", c.PeakC)
-		addOpt(&p, "peak_at_s", c.PeakAtS)
-		addOpt(&p, "idle_mean_c", c.IdleMeanC)
-		addOpt(&p, "heat_interval_s_per_c", c.HeatIntervalSPerC)
+		addOpt(&p, schema.FieldPeakC, c.PeakC)
+		addOpt(&p, schema.FieldPeakAtS, c.PeakAtS)
+		addOpt(&p, schema.FieldIdleMeanC, c.IdleMeanC)
+		addOpt(&p, schema.FieldHeatIntervalSPerC, c.HeatIntervalSPerC)
 		if e, ok := gpuEnergy[c.Host+"\x00"+c.ID]; ok {
-			p.AddFloat("energy_j", e)
+			p.AddFloat(schema.FieldEnergyJ, e)
 		}
 		out = append(out, p)
 	}
 	for _, n := range s.NodeEnergy {
 		p := base(n.Host, "node", "node")
-		addOpt(&p, "energy_j", n.EnergyJ)
-		addOpt(&p, "gpu_energy_j", n.GPUEnergyJ)
-		addOpt(&p, "cpu_energy_j", n.CPUEnergyJ)
+		addOpt(&p, schema.FieldEnergyJ, n.EnergyJ)
+		addOpt(&p, schema.FieldGPUEnergyJ, n.GPUEnergyJ)
+		addOpt(&p, schema.FieldCPUEnergyJ, n.CPUEnergyJ)
 		out = append(out, p)
 	}
 	return out

@@ -28,10 +28,10 @@ const (
 // (hwmon classes cpu_package, cpu_core, cpu) and NVMe drives.
 func DefaultWatch() []Selector {
 	return []Selector{
-		{Measurement: schema.GPU, Field: "temp_c"},
-		{Measurement: schema.GPU, Field: "mem_temp_c"},
-		{Measurement: schema.Hwmon, Field: "temp_c", Tags: map[string]string{"class": "cpu_package|cpu_core|cpu"}},
-		{Measurement: schema.NVMe, Field: "temp_c"},
+		{Measurement: schema.GPU, Field: schema.FieldTempC},
+		{Measurement: schema.GPU, Field: schema.FieldMemTempC},
+		{Measurement: schema.Hwmon, Field: schema.FieldTempC, Tags: map[string]string{"class": "cpu_package|cpu_core|cpu"}},
+		{Measurement: schema.NVMe, Field: schema.FieldTempC},
 	}
 }
 
@@ -129,7 +129,7 @@ func (c *RunnerConfig) Validate() error {
 			return err
 		}
 		if l.MaxC <= -273.15 || l.MaxC > 200 {
-			return &ConfigError{Path: []string{"nominal", strconv.Itoa(i), "max_c"}, Msg: fmt.Sprintf("%g °C is not a temperature a sensor can report", l.MaxC)}
+			return &ConfigError{Path: []string{"nominal", strconv.Itoa(i), schema.FieldMaxC}, Msg: fmt.Sprintf("%g °C is not a temperature a sensor can report", l.MaxC)}
 		}
 	}
 	return nil

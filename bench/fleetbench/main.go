@@ -255,48 +255,48 @@ func (n *node) walk(i int) float64 {
 func (n *node) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	for g := 0; g < 8; g++ {
 		p := point.New(schema.GPU, t)
-		p.AddTag("gpu", strconv.Itoa(g)).AddTag("uuid", fmt.Sprintf("GPU-%08x-%d", n.rng.Uint32()&0, g)).AddTag("model", "NVIDIA H100 80GB HBM3")
+		p.AddTag(schema.TagGPU, strconv.Itoa(g)).AddTag(schema.TagUUID, fmt.Sprintf("GPU-%08x-%d", n.rng.Uint32()&0, g)).AddTag(schema.TagModel, "NVIDIA H100 80GB HBM3")
 		n.energy[g] += 400 + 300*n.rng.Float64()
-		p.AddFloat("temp_c", n.walk(g)).AddFloat("mem_temp_c", n.walk(8+g)).AddFloat("power_w", 400+300*n.rng.Float64()).
-			AddFloat("energy_j", n.energy[g]).AddFloat("power_limit_w", 700).AddFloat("util_pct", 100*n.rng.Float64()).
-			AddFloat("mem_util_pct", 100*n.rng.Float64()).AddInt("mem_used_bytes", 60<<30+n.rng.Int64N(1<<30)).
-			AddInt("mem_total_bytes", 80<<30).AddInt("pstate", 0).AddFloat("sm_clock_mhz", 1980).AddFloat("mem_clock_mhz", 2619).
-			AddInt("clock_event_reasons", 0).AddBool("throttle_thermal", false)
+		p.AddFloat(schema.FieldTempC, n.walk(g)).AddFloat(schema.FieldMemTempC, n.walk(8+g)).AddFloat(schema.FieldPowerW, 400+300*n.rng.Float64()).
+			AddFloat(schema.FieldEnergyJ, n.energy[g]).AddFloat(schema.FieldPowerLimitW, 700).AddFloat(schema.FieldUtilPct, 100*n.rng.Float64()).
+			AddFloat(schema.FieldMemUtilPct, 100*n.rng.Float64()).AddInt(schema.FieldMemUsedBytes, 60<<30+n.rng.Int64N(1<<30)).
+			AddInt(schema.FieldMemTotalBytes, 80<<30).AddInt(schema.FieldPState, 0).AddFloat(schema.FieldSMClockMHz, 1980).AddFloat(schema.FieldMemClockMHz, 2619).
+			AddInt(schema.FieldClockEventReasons, 0).AddBool(schema.FieldThrottleThermal, false)
 		buf = append(buf, p)
 	}
 	for c := 0; c < 2; c++ {
 		p := point.New(schema.Hwmon, t)
-		p.AddTag("chip", fmt.Sprintf("platform_coretemp_%d", c)).AddTag("chip_name", "coretemp").AddTag("sensor", "temp1").
-			AddTag("label", fmt.Sprintf("Package id %d", c)).AddTag("class", "cpu_package")
-		p.AddFloat("temp_c", n.walk(16+c))
+		p.AddTag(schema.TagChip, fmt.Sprintf("platform_coretemp_%d", c)).AddTag(schema.TagChipName, "coretemp").AddTag(schema.TagSensor, "temp1").
+			AddTag(schema.TagLabel, fmt.Sprintf("Package id %d", c)).AddTag(schema.TagClass, "cpu_package")
+		p.AddFloat(schema.FieldTempC, n.walk(16+c))
 		buf = append(buf, p)
 		for k := 0; k < 4; k++ { // a few cores per package
 			p := point.New(schema.Hwmon, t)
-			p.AddTag("chip", fmt.Sprintf("platform_coretemp_%d", c)).AddTag("chip_name", "coretemp").AddTag("sensor", fmt.Sprintf("temp%d", k+2)).
-				AddTag("label", fmt.Sprintf("Core %d", k)).AddTag("class", "cpu_core")
-			p.AddFloat("temp_c", n.walk(18+k))
+			p.AddTag(schema.TagChip, fmt.Sprintf("platform_coretemp_%d", c)).AddTag(schema.TagChipName, "coretemp").AddTag(schema.TagSensor, fmt.Sprintf("temp%d", k+2)).
+				AddTag(schema.TagLabel, fmt.Sprintf("Core %d", k)).AddTag(schema.TagClass, "cpu_core")
+			p.AddFloat(schema.FieldTempC, n.walk(18+k))
 			buf = append(buf, p)
 		}
 	}
 	cpu := point.New(schema.CPU, t)
-	cpu.AddTag("cpu", "total").AddFloat("usage_pct", 50+10*n.rng.Float64()).AddFloat("user_pct", 40).AddFloat("system_pct", 5).
-		AddFloat("iowait_pct", 0.5).AddFloat("idle_pct", 44.5)
+	cpu.AddTag(schema.TagCPU, "total").AddFloat(schema.FieldUsagePct, 50+10*n.rng.Float64()).AddFloat(schema.FieldUserPct, 40).AddFloat(schema.FieldSystemPct, 5).
+		AddFloat(schema.FieldIowaitPct, 0.5).AddFloat(schema.FieldIdlePct, 44.5)
 	mem := point.New(schema.Mem, t)
-	mem.AddInt("total_bytes", 2<<40).AddInt("available_bytes", 1<<40).AddInt("used_bytes", 1<<40).AddInt("swap_used_bytes", 0)
+	mem.AddInt(schema.FieldTotalBytes, 2<<40).AddInt(schema.FieldAvailableBytes, 1<<40).AddInt(schema.FieldUsedBytes, 1<<40).AddInt(schema.FieldSwapUsedBytes, 0)
 	load := point.New(schema.Load, t)
-	load.AddFloat("load1", 60).AddFloat("load5", 58).AddFloat("load15", 55).AddInt("procs_running", 64)
+	load.AddFloat(schema.FieldLoad1, 60).AddFloat(schema.FieldLoad5, 58).AddFloat(schema.FieldLoad15, 55).AddInt(schema.FieldProcsRunning, 64)
 	buf = append(buf, cpu, mem, load)
 	for z := 0; z < 2; z++ {
 		n.energy[8+z] += 250 + 50*n.rng.Float64()
 		p := point.New(schema.RAPL, t)
-		p.AddTag("zone", fmt.Sprintf("package-%d", z)).AddTag("zone_id", fmt.Sprintf("intel-rapl:%d", z))
-		p.AddFloat("energy_j", n.energy[8+z]).AddFloat("power_w", 250+50*n.rng.Float64())
+		p.AddTag(schema.TagZone, fmt.Sprintf("package-%d", z)).AddTag(schema.TagZoneID, fmt.Sprintf("intel-rapl:%d", z))
+		p.AddFloat(schema.FieldEnergyJ, n.energy[8+z]).AddFloat(schema.FieldPowerW, 250+50*n.rng.Float64())
 		buf = append(buf, p)
 	}
 	for d := 0; d < 2; d++ {
 		p := point.New(schema.NVMe, t)
-		p.AddTag("device", fmt.Sprintf("nvme%d", d)).AddTag("model", "SAMSUNG MZ1L23T8HBLA").AddTag("serial", "S6").AddTag("sensor", "Composite")
-		p.AddFloat("temp_c", n.walk(24+d)).AddFloat("warn_c", 80).AddFloat("crit_c", 85)
+		p.AddTag(schema.TagDevice, fmt.Sprintf("nvme%d", d)).AddTag(schema.TagModel, "SAMSUNG MZ1L23T8HBLA").AddTag(schema.TagSerial, "S6").AddTag(schema.TagSensor, "Composite")
+		p.AddFloat(schema.FieldTempC, n.walk(24+d)).AddFloat(schema.FieldWarnC, 80).AddFloat(schema.FieldCritC, 85)
 		buf = append(buf, p)
 	}
 	return buf, nil

@@ -127,8 +127,8 @@ func main() {
 // gpuPoint is a reading of typical size (~170 bytes of line protocol).
 func gpuPoint(t time.Time, i int) point.Point {
 	p := point.New(schema.GPU, t)
-	p.AddTag("host", "bench-node").AddTag("gpu", fmt.Sprint(i%8)).AddTag("uuid", fmt.Sprintf("GPU-%08d", i%8)).AddTag("model", "NVIDIA H100 80GB HBM3")
-	p.AddFloat("temp_c", 40+float64(i%50)).AddFloat("power_w", 300.5).AddInt("pstate", 0).AddFloat("util_pct", 99)
+	p.AddTag(schema.TagHost, "bench-node").AddTag(schema.TagGPU, fmt.Sprint(i%8)).AddTag(schema.TagUUID, fmt.Sprintf("GPU-%08d", i%8)).AddTag(schema.TagModel, "NVIDIA H100 80GB HBM3")
+	p.AddFloat(schema.FieldTempC, 40+float64(i%50)).AddFloat(schema.FieldPowerW, 300.5).AddInt(schema.FieldPState, 0).AddFloat(schema.FieldUtilPct, 99)
 	return p
 }
 

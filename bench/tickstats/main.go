@@ -28,18 +28,18 @@ func main() {
 	err := rundir.ForEachPoint(flag.Arg(0), func(p *point.Point) error {
 		switch p.Measurement {
 		case schema.CollectorTick:
-			if v, ok := p.Float("lag_s"); ok {
+			if v, ok := p.Float(schema.FieldLagS); ok {
 				lags = append(lags, v)
 			}
-			if v, ok := p.Float("missed_ticks_total"); ok {
+			if v, ok := p.Float(schema.FieldMissedTicksTotal); ok {
 				missed = v
 			}
-			if v, ok := p.Float("points"); ok {
+			if v, ok := p.Float(schema.FieldPoints); ok {
 				pointsPerTick = append(pointsPerTick, v)
 			}
 		case schema.CollectorSource:
-			if v, ok := p.Float("latency_s"); ok {
-				lat[p.Tag("source")] = append(lat[p.Tag("source")], v)
+			if v, ok := p.Float(schema.FieldLatencyS); ok {
+				lat[p.Tag(schema.TagSource)] = append(lat[p.Tag(schema.TagSource)], v)
 			}
 		}
 		return nil

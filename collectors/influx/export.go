@@ -87,7 +87,7 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 		slices.SortStableFunc(events, func(a, b point.Point) int { return a.Time.Compare(b.Time) })
 		hosts := map[string]bool{}
 		for _, e := range events {
-			if h := e.Tag("host"); h != "" {
+			if h := e.Tag(schema.TagHost); h != "" {
 				hosts[h] = true
 			}
 		}
@@ -145,7 +145,7 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 			case schema.CollectorTick:
 				ticks = append(ticks, p.Time)
 			case schema.Event, schema.Iteration:
-				if o.RunID == "" || p.Tag("run") == o.RunID {
+				if o.RunID == "" || p.Tag(schema.TagRun) == o.RunID {
 					runPoints = append(runPoints, p)
 				}
 			}

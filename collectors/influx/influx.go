@@ -653,16 +653,16 @@ func (s *Sink) report() {
 		return
 	}
 	p := point.New(schema.InfluxSink, now)
-	p.AddInt("spool_bytes", st.Spool.UnsentBytes)
-	p.AddInt("spool_points", st.Spool.UnsentPoints)
+	p.AddInt(schema.FieldSpoolBytes, st.Spool.UnsentBytes)
+	p.AddInt(schema.FieldSpoolPoints, st.Spool.UnsentPoints)
 	if !st.Spool.Oldest.IsZero() {
-		p.AddFloat("oldest_unsent_s", now.Sub(st.Spool.Oldest).Seconds())
+		p.AddFloat(schema.FieldOldestUnsentS, now.Sub(st.Spool.Oldest).Seconds())
 	}
-	p.AddUint("sent_points_total", uint64(st.SentPoints))
-	p.AddUint("retries_total", uint64(st.Retries))
-	p.AddUint("dropped_points_total", uint64(st.Spool.DroppedPoints))
-	p.AddUint("rejected_points_total", uint64(st.RejectedPoints))
-	p.AddBool("ok", s.lastOK.Load())
+	p.AddUint(schema.FieldSentPointsTotal, uint64(st.SentPoints))
+	p.AddUint(schema.FieldRetriesTotal, uint64(st.Retries))
+	p.AddUint(schema.FieldDroppedPointsTotal, uint64(st.Spool.DroppedPoints))
+	p.AddUint(schema.FieldRejectedPointsTotal, uint64(st.RejectedPoints))
+	p.AddBool(schema.FieldOK, s.lastOK.Load())
 	pts := []point.Point{p}
 	switch {
 	case newDrops > 0:

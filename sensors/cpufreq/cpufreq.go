@@ -14,8 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
@@ -33,67 +31,42 @@ const maxKHz = 100_000_000
 
 // Source samples the cpufreq policies of one sysfs tree. Its devices, as
 // the filter sees them, are "cpu0", "cpu1"...; it has no sensors to filter.
+//
+// Name, Discover, Sample, Describe and Close come from the embedded Poller;
+// SetRefresh sets how many samples pass between readings of the policy
+// limits (DefaultRefresh). Its one device is the tree of policies: one
+// stat a sample tells whether the tree is still there, and a CPU that went
+// offline sends the source back to discovery.
 type Source struct {
-	root    string
-	dir     string // <root>/devices/system/cpu
-	filter  filter.Filter
-	refresh int
-
-	cpus    []*cpu
-	samples int
-	rescan  bool
-
-	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
-
-	mu   sync.Mutex
-	desc []string
-}
-
-type cpu struct {
-	name             string // cpu0
-	link             string // cpuN/cpufreq, gone while the CPU is offline
-	cur              *sysfs.Attr
-	minPath, maxPath string
-	tags             []point.Tag
-	min, max         float64 // MHz
-	hasMin, hasMax   bool
+	*sysfs.Poller[*policies]
+	root   string
+	dir    string // <root>/devices/system/cpu
+	filter filter.Filter
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	return &Source{root: sysRoot, dir: filepath.Join(sysRoot, "devices", "system", "cpu"), filter: f, refresh: DefaultRefresh}
+	s := &Source{root: sysRoot, dir: filepath.Join(sysRoot, "devices", "system", "cpu"), filter: f}
+	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*policies]{Name: "cpufreq", Discover: s.discover, Read: s.read,
+		Refresh: DefaultRefresh, Rediscover: true})
+	return s
 }
-
-// SetRefresh sets how many samples pass between readings of the policy
-// limits (DefaultRefresh); 1 reads them every sample.
-func (s *Source) SetRefresh(n int) { s.refresh = max(n, 1) }
-
-// Name implements collectors.Source.
-func (s *Source) Name() string { return "cpufreq" }
 
 var cpuDir = regexp.MustCompile(`^cpu([0-9]+)$`)
 
-// Discover lists the CPUs that have a cpufreq policy. None (a virtual
-// machine, or no cpufreq driver) is errors.ErrUnsupported.
-func (s *Source) Discover(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	return s.discover()
-}
-
-func (s *Source) discover() error {
-	s.closeFiles()
-	s.cpus, s.samples, s.rescan = nil, 0, false
+// discover lists the CPUs that have a cpufreq policy. None (a virtual
+// machine, or no cpufreq driver) is errors.ErrUnsupported. The tree is
+// returned whatever is found in it, so that a sample still tells when it
+// is gone.
+func (s *Source) discover() ([]*policies, error) {
 	dir := s.dir
+	pols := &policies{dir: dir}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no cpu devices at %s: %w", dir, errors.ErrUnsupported)
+			return []*policies{pols}, fmt.Errorf("no cpu devices at %s: %w", dir, errors.ErrUnsupported)
 		}
-		return err
+		return []*policies{pols}, err
 	}
 	type numbered struct {
 		n int
@@ -117,110 +90,94 @@ func (s *Source) discover() error {
 			cur:     sysfs.NewAttr(cur),
 			minPath: filepath.Join(pol, "scaling_min_freq"),
 			maxPath: filepath.Join(pol, "scaling_max_freq"),
-			tags:    []point.Tag{{Key: "cpu", Value: e.Name()}},
+			tags:    []point.Tag{{Key: schema.TagCPU, Value: e.Name()}},
 		}})
 	}
 	slices.SortFunc(found, func(a, b numbered) int { return a.n - b.n })
 	for _, f := range found {
-		s.cpus = append(s.cpus, f.c)
+		pols.cpus = append(pols.cpus, f.c)
 	}
+	cpus := pols.cpus
 	var desc []string
-	if len(s.cpus) > 0 {
-		desc = []string{fmt.Sprintf("%d cpus with a cpufreq policy: %s..%s", len(s.cpus), s.cpus[0].name, s.cpus[len(s.cpus)-1].name)}
-		if drv, err := sysfs.ReadString(filepath.Join(dir, s.cpus[0].name, "cpufreq", "scaling_driver")); err == nil {
+	if len(cpus) > 0 {
+		desc = []string{fmt.Sprintf("%d cpus with a cpufreq policy: %s..%s", len(cpus), cpus[0].name, cpus[len(cpus)-1].name)}
+		if drv, err := sysfs.ReadString(filepath.Join(dir, cpus[0].name, "cpufreq", "scaling_driver")); err == nil {
 			desc[0] += " (" + drv + ")"
 		}
 	}
-	s.mu.Lock()
-	s.desc = desc
-	s.mu.Unlock()
-	if len(s.cpus) == 0 {
-		return fmt.Errorf("no cpu under %s has a cpufreq policy the filter keeps (no cpufreq driver?): %w", dir, errors.ErrUnsupported)
+	s.SetDescription(desc)
+	if len(cpus) == 0 {
+		return []*policies{pols}, fmt.Errorf("no cpu under %s has a cpufreq policy the filter keeps (no cpufreq driver?): %w", dir, errors.ErrUnsupported)
 	}
-	return nil
+	return []*policies{pols}, nil
 }
 
-// Describe implements collectors.Describer.
-func (s *Source) Describe() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.desc...)
+// policies are the cpufreq policies of the CPUs that have one.
+type policies struct {
+	dir  string // <root>/devices/system/cpu
+	cpus []*cpu
 }
 
-// Close closes the files kept open between samples. It does not wait for a
-// sample still in flight: the process is then ending.
-func (s *Source) Close() error {
-	if !s.sampling.TryLock() {
-		return nil
-	}
-	defer s.sampling.Unlock()
-	s.closeFiles()
-	return nil
-}
+func (p *policies) Dir() string    { return p.dir }
+func (p *policies) String() string { return "cpufreq: cpu devices" }
 
-func (s *Source) closeFiles() {
-	for _, c := range s.cpus {
+// Close closes the current-frequency files kept open.
+func (p *policies) Close() {
+	for _, c := range p.cpus {
 		c.cur.Close()
 	}
 }
 
-// Sample appends one point per CPU. A CPU whose frequency cannot be read is
-// left out and its error joined into the result; a CPU that went offline
-// (its cpufreq link is gone; the kernel keeps the policy, which then
-// answers EBUSY) sends the source back to discovery before the next sample.
-func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	if s.rescan {
-		if err := s.discover(); err != nil {
-			return buf, err
-		}
-	}
-	// Kept-open files outlive a removed tree on an ordinary file system
-	// (a fixture); one stat tells the whole tree is gone.
-	if _, err := os.Stat(s.dir); err != nil {
-		s.rescan = true
-		return buf, fmt.Errorf("cpufreq: cpu devices vanished: %w", err)
-	}
-	refresh := s.samples%s.refresh == 0
-	s.samples++
-	var errs []error
-	for i, c := range s.cpus {
+type cpu struct {
+	name             string // cpu0
+	link             string // cpuN/cpufreq, gone while the CPU is offline
+	cur              *sysfs.Attr
+	minPath, maxPath string
+	tags             []point.Tag
+	min, max         float64 // MHz
+	hasMin, hasMax   bool
+}
+
+// read appends one point per CPU. A CPU whose frequency cannot be read is
+// left out and its error recorded; a CPU that went offline (its cpufreq
+// link is gone; the kernel keeps the policy, which then answers EBUSY)
+// sends the source back to discovery before the next sample.
+func (s *Source) read(ctx context.Context, pols *policies, r *sysfs.Reading) {
+	for i, c := range pols.cpus {
 		if i%16 == 0 {
 			if err := ctx.Err(); err != nil {
-				errs = append(errs, err)
+				r.Fail(err)
 				break
 			}
 		}
 		f, err := curMHz(c.cur)
 		if err != nil {
-			if _, lerr := os.Stat(c.link); lerr != nil || sysfs.Gone(err) {
-				s.rescan = true
+			if _, lerr := os.Stat(c.link); lerr != nil {
+				r.Rescan()
 			}
-			errs = append(errs, fmt.Errorf("cpufreq %s: %w", c.name, err))
+			r.FailRead(fmt.Errorf("cpufreq %s: %w", c.name, err))
 			continue
 		}
-		if refresh {
+		if r.Refresh {
 			if c.min, err = readMHz(c.minPath); err != nil {
-				errs = append(errs, fmt.Errorf("cpufreq %s: %w", c.name, err))
+				r.Fail(fmt.Errorf("cpufreq %s: %w", c.name, err))
 			}
 			c.hasMin = err == nil
 			if c.max, err = readMHz(c.maxPath); err != nil {
-				errs = append(errs, fmt.Errorf("cpufreq %s: %w", c.name, err))
+				r.Fail(fmt.Errorf("cpufreq %s: %w", c.name, err))
 			}
 			c.hasMax = err == nil
 		}
-		p := point.Point{Measurement: schema.Cpufreq, Tags: c.tags, Time: t, Fields: make([]point.Field, 0, 3)}
-		p.AddFloat("freq_mhz", f)
+		p := point.Point{Measurement: schema.Cpufreq, Tags: c.tags, Time: r.Time, Fields: make([]point.Field, 0, 3)}
+		p.AddFloat(schema.FieldFreqMHz, f)
 		if c.hasMin {
-			p.AddFloat("min_mhz", c.min)
+			p.AddFloat(schema.FieldMinMHz, c.min)
 		}
 		if c.hasMax {
-			p.AddFloat("max_mhz", c.max)
+			p.AddFloat(schema.FieldMaxMHz, c.max)
 		}
-		buf = append(buf, p)
+		r.Points = append(r.Points, p)
 	}
-	return buf, errors.Join(errs...)
 }
 
 // readMHz reads a frequency attribute (kHz) as MHz.

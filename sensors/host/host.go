@@ -163,11 +163,11 @@ func (s *Source) sampleCPU(t time.Time, buf []point.Point) ([]point.Point, error
 			return nil
 		}
 		p := point.Point{Measurement: schema.CPU, Tags: st.tags, Time: t, Fields: make([]point.Field, 0, 5)}
-		p.AddFloat("usage_pct", u.usage)
-		p.AddFloat("user_pct", u.user)
-		p.AddFloat("system_pct", u.system)
-		p.AddFloat("iowait_pct", u.iowait)
-		p.AddFloat("idle_pct", u.idle)
+		p.AddFloat(schema.FieldUsagePct, u.usage)
+		p.AddFloat(schema.FieldUserPct, u.user)
+		p.AddFloat(schema.FieldSystemPct, u.system)
+		p.AddFloat(schema.FieldIowaitPct, u.iowait)
+		p.AddFloat(schema.FieldIdlePct, u.idle)
 		buf = append(buf, p)
 		return nil
 	})
@@ -182,7 +182,7 @@ func (s *Source) newCPU(name string) *cpuState {
 	if name == "cpu" {
 		tag = "total"
 	}
-	st := &cpuState{keep: s.filter.Device(tag), tags: []point.Tag{{Key: "cpu", Value: tag}}}
+	st := &cpuState{keep: s.filter.Device(tag), tags: []point.Tag{{Key: schema.TagCPU, Value: tag}}}
 	s.prev[name] = st
 	return st
 }
@@ -198,13 +198,13 @@ func (s *Source) sampleMem(t time.Time, buf []point.Point) ([]point.Point, error
 		return buf, fmt.Errorf("%s: %w", s.memPath, err)
 	}
 	p := point.Point{Measurement: schema.Mem, Time: t, Fields: make([]point.Field, 0, 4)}
-	p.AddUint("total_bytes", m.total)
+	p.AddUint(schema.FieldTotalBytes, m.total)
 	if m.haveAvailable {
-		p.AddUint("available_bytes", m.available)
-		p.AddUint("used_bytes", m.total-m.available)
+		p.AddUint(schema.FieldAvailableBytes, m.available)
+		p.AddUint(schema.FieldUsedBytes, m.total-m.available)
 	}
 	if m.haveSwap {
-		p.AddUint("swap_used_bytes", m.swapTotal-m.swapFree)
+		p.AddUint(schema.FieldSwapUsedBytes, m.swapTotal-m.swapFree)
 	}
 	return append(buf, p), nil
 }
@@ -220,9 +220,9 @@ func (s *Source) sampleLoad(t time.Time, buf []point.Point) ([]point.Point, erro
 		return buf, fmt.Errorf("%s: %w", s.loadPath, err)
 	}
 	p := point.Point{Measurement: schema.Load, Time: t, Fields: make([]point.Field, 0, 4)}
-	p.AddFloat("load1", l.load1)
-	p.AddFloat("load5", l.load5)
-	p.AddFloat("load15", l.load15)
-	p.AddInt("procs_running", l.running)
+	p.AddFloat(schema.FieldLoad1, l.load1)
+	p.AddFloat(schema.FieldLoad5, l.load5)
+	p.AddFloat(schema.FieldLoad15, l.load15)
+	p.AddInt(schema.FieldProcsRunning, l.running)
 	return append(buf, p), nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
 )
 
@@ -212,4 +214,52 @@ func ReadLimit(path string) (v float64, ok bool, err error) {
 		return 0, false, nil
 	}
 	return v, true, nil
+}
+
+// Sensor is a channel as a source samples it: kept open, with the tags of
+// its points and the thresholds read last. hwmon samples every channel of
+// a chip this way, and nvme the temperature channels of a drive's hwmon
+// node.
+type Sensor struct {
+	Channel
+	Tags   []point.Tag
+	Limits Limits // re-read when the sample refreshes
+}
+
+// ReadSensors appends to r.Points a point of measurement for each sensor
+// of one device: temp_c with its thresholds (the _max one as maxField:
+// max_c for a chip, warn_c for a drive, which calls it its warning
+// temperature; crit_c), fan_rpm or power_w. A sensor that cannot be read
+// is left out and its error recorded, under the measurement and the
+// device's name; a failed threshold read keeps the reading and the
+// thresholds it could read.
+func ReadSensors(r *sysfs.Reading, measurement, device string, sensors []*Sensor, maxField string) {
+	for _, se := range sensors {
+		v, err := se.Read()
+		if err != nil {
+			r.FailRead(fmt.Errorf("%s %s %s: %w", measurement, device, se.Name, err))
+			continue
+		}
+		if r.Refresh && se.Kind == Temp {
+			if se.Limits, err = se.ReadLimits(); err != nil {
+				r.Fail(fmt.Errorf("%s %s %s: %w", measurement, device, se.Name, err))
+			}
+		}
+		p := point.Point{Measurement: measurement, Tags: se.Tags, Time: r.Time, Fields: make([]point.Field, 0, 3)}
+		switch se.Kind {
+		case Temp:
+			p.AddFloat(schema.FieldTempC, v)
+			if se.Limits.HasMax {
+				p.AddFloat(maxField, se.Limits.MaxC)
+			}
+			if se.Limits.HasCrit {
+				p.AddFloat(schema.FieldCritC, se.Limits.CritC)
+			}
+		case Fan:
+			p.AddFloat(schema.FieldFanRPM, v)
+		case Power:
+			p.AddFloat(schema.FieldPowerW, v)
+		}
+		r.Points = append(r.Points, p)
+	}
 }

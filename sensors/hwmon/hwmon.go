@@ -12,14 +12,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
@@ -35,21 +31,16 @@ const DefaultRefresh = 60
 // Source samples the hwmon chips of one sysfs tree. A chip's devices, as the
 // filter sees them, are its id and its driver name; its sensors are the
 // channel name and the label.
+//
+// Name, Discover, Sample, Describe and Close come from the embedded Poller;
+// SetRefresh sets how many samples pass between readings of the thresholds
+// (DefaultRefresh). A chip that vanished is one error, and the chips are
+// discovered again before the next sample, so a reloaded driver comes back
+// under its new hwmonN.
 type Source struct {
-	root    string
-	filter  filter.Filter
-	refresh int
-
-	chips   []*chip
-	samples int  // since discovery
-	rescan  bool // a chip or channel vanished: discover again before sampling
-
-	// sampling is held by Sample, so Close cannot pull files from under a
-	// sample in flight.
-	sampling sync.Mutex
-
-	mu   sync.Mutex
-	desc []string
+	*sysfs.Poller[*chip]
+	root   string
+	filter filter.Filter
 }
 
 type chip struct {
@@ -57,57 +48,28 @@ type chip struct {
 	name  string // coretemp
 	hwmon string // hwmon3, for messages
 	dir   string // <root>/class/hwmon/hwmon3
-	chans []*channel
-}
-
-type channel struct {
-	Channel
-	tags   []point.Tag
-	limits Limits // read every refresh samples
+	chans []*Sensor
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	return &Source{root: sysRoot, filter: f, refresh: DefaultRefresh}
+	s := &Source{root: sysRoot, filter: f}
+	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*chip]{Name: "hwmon", Discover: s.discover, Read: s.read,
+		Refresh: DefaultRefresh, Rediscover: true})
+	return s
 }
 
-// SetRefresh sets how many samples pass between readings of the thresholds
-// (DefaultRefresh); 1 reads them every sample.
-func (s *Source) SetRefresh(n int) { s.refresh = max(n, 1) }
-
-// Name implements collectors.Source.
-func (s *Source) Name() string { return "hwmon" }
-
-// Discover lists the chips and their channels. No hwmon class, or no
+// discover lists the chips and their channels. No hwmon class, or no
 // channel left after the filter, is errors.ErrUnsupported.
-func (s *Source) Discover(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	return s.discover()
-}
-
-func (s *Source) discover() error {
-	s.closeFiles()
-	s.chips, s.samples, s.rescan = nil, 0, false
-	classDir := filepath.Join(s.root, "class", "hwmon")
-	entries, err := os.ReadDir(classDir)
+func (s *Source) discover() ([]*chip, error) {
+	classDir, names, err := sysfs.ReadClass(s.root, "hwmon", hwmonDir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no hwmon class at %s: %w", classDir, errors.ErrUnsupported)
-		}
-		return err
+		return nil, err
 	}
 	var chips []*chip
-	nchips := 0
-	for _, e := range entries {
-		if !hwmonDir.MatchString(e.Name()) {
-			continue
-		}
-		nchips++
-		c, err := s.readChip(filepath.Join(classDir, e.Name()), e.Name())
+	nchips := len(names)
+	for _, name := range names {
+		c, err := s.readChip(filepath.Join(classDir, name), name)
 		if err != nil {
 			// Vanished between ReadDir and now, or unreadable: skip it.
 			continue
@@ -120,10 +82,9 @@ func (s *Source) discover() error {
 	slices.SortFunc(chips, func(a, b *chip) int { return strings.Compare(a.id, b.id) })
 	for _, c := range chips {
 		for _, ch := range c.chans {
-			ch.tags = tags(c, &ch.Channel)
+			ch.Tags = tags(c, &ch.Channel)
 		}
 	}
-	s.chips = chips
 	desc := make([]string, 0, len(chips))
 	for _, c := range chips {
 		names := make([]string, len(c.chans))
@@ -135,17 +96,15 @@ func (s *Source) discover() error {
 		}
 		desc = append(desc, fmt.Sprintf("%s %s (%s): %s", c.id, c.name, c.hwmon, strings.Join(names, ", ")))
 	}
-	s.mu.Lock()
-	s.desc = desc
-	s.mu.Unlock()
+	s.SetDescription(desc)
 	switch {
 	case nchips == 0:
-		return fmt.Errorf("no hwmon chips under %s: %w", classDir, errors.ErrUnsupported)
+		return chips, fmt.Errorf("no hwmon chips under %s: %w", classDir, errors.ErrUnsupported)
 	case len(chips) == 0:
-		return fmt.Errorf("none of %d hwmon chips under %s has a temperature, fan or power channel the filter keeps: %w",
+		return chips, fmt.Errorf("none of %d hwmon chips under %s has a temperature, fan or power channel the filter keeps: %w",
 			nchips, classDir, errors.ErrUnsupported)
 	}
-	return nil
+	return chips, nil
 }
 
 var hwmonDir = regexp.MustCompile(`^hwmon[0-9]+$`)
@@ -167,7 +126,7 @@ func (s *Source) readChip(dir, hwmon string) (*chip, error) {
 	}
 	for _, ch := range chs {
 		if s.filter.Sensor(ch.Name, ch.Label) {
-			c.chans = append(c.chans, &channel{Channel: ch})
+			c.chans = append(c.chans, &Sensor{Channel: ch})
 		}
 	}
 	if len(c.chans) == 0 {
@@ -245,101 +204,25 @@ func Class(chipName, label string) string {
 
 func tags(c *chip, ch *Channel) []point.Tag {
 	p := point.Point{Tags: make([]point.Tag, 0, 5)}
-	p.AddTag("chip", c.id)
-	p.AddTag("chip_name", c.name)
-	p.AddTag("sensor", ch.Name)
-	p.AddTag("label", ch.Label)
-	p.AddTag("class", Class(c.name, ch.Label))
+	p.AddTag(schema.TagChip, c.id)
+	p.AddTag(schema.TagChipName, c.name)
+	p.AddTag(schema.TagSensor, ch.Name)
+	p.AddTag(schema.TagLabel, ch.Label)
+	p.AddTag(schema.TagClass, Class(c.name, ch.Label))
 	return p.Tags
 }
 
-// Describe implements collectors.Describer: one line per chip with its channels.
-func (s *Source) Describe() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.desc...)
-}
+func (c *chip) Dir() string    { return c.dir }
+func (c *chip) String() string { return fmt.Sprintf("hwmon chip %s (%s)", c.id, c.hwmon) }
 
-// Close closes the files kept open between samples. It does not wait for a
-// sample still in flight (a hung driver): the process is then ending, and
-// its files go with it.
-func (s *Source) Close() error {
-	if !s.sampling.TryLock() {
-		return nil
-	}
-	defer s.sampling.Unlock()
-	s.closeFiles()
-	return nil
-}
-
-func (s *Source) closeFiles() {
-	for _, c := range s.chips {
-		for _, ch := range c.chans {
-			ch.Close()
-		}
+// Close closes the files the chip's channels keep open.
+func (c *chip) Close() {
+	for _, ch := range c.chans {
+		ch.Channel.Close()
 	}
 }
 
-// Sample appends one point per channel. A channel that cannot be read
-// (vanished, empty, not a number, out of physical range) is left out and
-// its error joined into the result; the other channels are kept. A chip that
-// vanished is one error, and the chips are discovered again before the next
-// sample, so a reloaded driver comes back under its new hwmonN.
-func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	if s.rescan {
-		if err := s.discover(); err != nil {
-			return buf, err
-		}
-	}
-	refresh := s.samples%s.refresh == 0
-	s.samples++
-	var errs []error
-	for _, c := range s.chips {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		// sysfs answers ENODEV to a file kept open after its chip is gone,
-		// but a file in an ordinary tree (a fixture) still reads; one stat
-		// a chip tells for sure either way.
-		if _, err := os.Stat(c.dir); err != nil {
-			s.rescan = true
-			errs = append(errs, fmt.Errorf("hwmon chip %s (%s) vanished: %w", c.id, c.hwmon, err))
-			continue
-		}
-		for _, ch := range c.chans {
-			v, err := ch.Read()
-			if err != nil {
-				if sysfs.Gone(err) {
-					s.rescan = true
-				}
-				errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
-				continue
-			}
-			if refresh && ch.Kind == Temp {
-				if ch.limits, err = ch.ReadLimits(); err != nil {
-					errs = append(errs, fmt.Errorf("hwmon %s %s: %w", c.id, ch.Name, err))
-				}
-			}
-			p := point.Point{Measurement: schema.Hwmon, Tags: ch.tags, Time: t, Fields: make([]point.Field, 0, 3)}
-			switch ch.Kind {
-			case Temp:
-				p.AddFloat("temp_c", v)
-				if ch.limits.HasMax {
-					p.AddFloat("max_c", ch.limits.MaxC)
-				}
-				if ch.limits.HasCrit {
-					p.AddFloat("crit_c", ch.limits.CritC)
-				}
-			case Fan:
-				p.AddFloat("fan_rpm", v)
-			case Power:
-				p.AddFloat("power_w", v)
-			}
-			buf = append(buf, p)
-		}
-	}
-	return buf, errors.Join(errs...)
+// read appends one point per channel of the chip.
+func (s *Source) read(_ context.Context, c *chip, r *sysfs.Reading) {
+	ReadSensors(r, schema.Hwmon, c.id, c.chans, schema.FieldMaxC)
 }

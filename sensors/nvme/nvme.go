@@ -8,15 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
@@ -32,80 +29,48 @@ const DefaultRefresh = 60
 // Source samples the NVMe controllers of one sysfs tree. Its devices, as the
 // filter sees them, are the controller (nvme0) and its model; its sensors
 // are the label (Composite, Sensor 1) and the hwmon channel (temp1).
+//
+// Name, Discover, Sample, Describe and Close come from the embedded Poller;
+// SetRefresh sets how many samples pass between readings of the thresholds
+// (DefaultRefresh). A controller that vanished (hot-unplugged, or reset) is
+// one error, and the controllers are discovered again before the next
+// sample.
 type Source struct {
-	root    string
-	filter  filter.Filter
-	refresh int
-
-	ctrls   []*controller
-	samples int
-	rescan  bool
-
-	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
-
-	mu   sync.Mutex
-	desc []string
+	*sysfs.Poller[*controller]
+	root   string
+	filter filter.Filter
 }
 
 type controller struct {
 	name, model, serial string
 	hwmonDir            string
-	sensors             []*sensor
-}
-
-type sensor struct {
-	*hwmon.Channel
-	tags   []point.Tag
-	limits hwmon.Limits // MaxC is the drive's warning threshold
+	sensors             []*hwmon.Sensor // Limits.MaxC is the drive's warning threshold
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	return &Source{root: sysRoot, filter: f, refresh: DefaultRefresh}
+	s := &Source{root: sysRoot, filter: f}
+	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*controller]{Name: "nvme", Discover: s.discover, Read: s.read,
+		Refresh: DefaultRefresh, Rediscover: true})
+	return s
 }
-
-// SetRefresh sets how many samples pass between readings of the thresholds
-// (DefaultRefresh); 1 reads them every sample.
-func (s *Source) SetRefresh(n int) { s.refresh = max(n, 1) }
-
-// Name implements collectors.Source.
-func (s *Source) Name() string { return "nvme" }
 
 var ctrlDir = regexp.MustCompile(`^nvme([0-9]+)$`)
 
-// Discover lists the controllers and their temperature sensors. No NVMe
+// discover lists the controllers and their temperature sensors. No NVMe
 // class, or no controller with a hwmon node (a kernel built without
 // CONFIG_NVME_HWMON), is errors.ErrUnsupported.
-func (s *Source) Discover(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	return s.discover()
-}
-
-func (s *Source) discover() error {
-	s.closeFiles()
-	s.ctrls, s.samples, s.rescan = nil, 0, false
-	dir := filepath.Join(s.root, "class", "nvme")
-	entries, err := os.ReadDir(dir)
+func (s *Source) discover() ([]*controller, error) {
+	dir, names, err := sysfs.ReadClass(s.root, "nvme", ctrlDir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no nvme class at %s: %w", dir, errors.ErrUnsupported)
-		}
-		return err
+		return nil, err
 	}
+	var ctrls []*controller
 	var desc []string
-	nctrl := 0
-	for _, e := range entries {
-		m := ctrlDir.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		nctrl++
-		cdir := filepath.Join(dir, e.Name())
-		c := &controller{name: e.Name()}
+	nctrl := len(names)
+	for _, name := range names {
+		cdir := filepath.Join(dir, name)
+		c := &controller{name: name}
 		c.model, _ = sysfs.ReadString(filepath.Join(cdir, "model"))
 		c.serial, _ = sysfs.ReadString(filepath.Join(cdir, "serial"))
 		if !s.filter.Device(c.name, c.model) {
@@ -135,8 +100,8 @@ func (s *Source) discover() error {
 				continue
 			}
 			p := point.Point{Tags: make([]point.Tag, 0, 4)}
-			p.AddTag("device", c.name).AddTag("model", c.model).AddTag("serial", c.serial).AddTag("sensor", label)
-			c.sensors = append(c.sensors, &sensor{Channel: &ch, tags: p.Tags})
+			p.AddTag(schema.TagDevice, c.name).AddTag(schema.TagModel, c.model).AddTag(schema.TagSerial, c.serial).AddTag(schema.TagSensor, label)
+			c.sensors = append(c.sensors, &hwmon.Sensor{Channel: ch, Tags: p.Tags})
 			names = append(names, label)
 		}
 		if len(c.sensors) == 0 {
@@ -144,18 +109,16 @@ func (s *Source) discover() error {
 			continue
 		}
 		desc = append(desc, fmt.Sprintf("%s, %s: %s", line, filepath.Base(c.hwmonDir), strings.Join(names, ", ")))
-		s.ctrls = append(s.ctrls, c)
+		ctrls = append(ctrls, c)
 	}
-	s.mu.Lock()
-	s.desc = desc
-	s.mu.Unlock()
+	s.SetDescription(desc)
 	switch {
 	case nctrl == 0:
-		return fmt.Errorf("no nvme controllers under %s: %w", dir, errors.ErrUnsupported)
-	case len(s.ctrls) == 0:
-		return fmt.Errorf("none of %d nvme controllers has a hwmon temperature sensor the filter keeps: %w", nctrl, errors.ErrUnsupported)
+		return ctrls, fmt.Errorf("no nvme controllers under %s: %w", dir, errors.ErrUnsupported)
+	case len(ctrls) == 0:
+		return ctrls, fmt.Errorf("none of %d nvme controllers has a hwmon temperature sensor the filter keeps: %w", nctrl, errors.ErrUnsupported)
 	}
-	return nil
+	return ctrls, nil
 }
 
 var hwmonName = regexp.MustCompile(`^hwmon([0-9]+)$`)
@@ -189,83 +152,17 @@ func num(hwmon string) int {
 	return n
 }
 
-// Describe implements collectors.Describer.
-func (s *Source) Describe() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.desc...)
-}
+func (c *controller) Dir() string    { return c.hwmonDir }
+func (c *controller) String() string { return "nvme " + c.name }
 
-// Close closes the files kept open between samples. It does not wait for a
-// sample still in flight (a hung drive): the process is then ending.
-func (s *Source) Close() error {
-	if !s.sampling.TryLock() {
-		return nil
-	}
-	defer s.sampling.Unlock()
-	s.closeFiles()
-	return nil
-}
-
-func (s *Source) closeFiles() {
-	for _, c := range s.ctrls {
-		for _, se := range c.sensors {
-			se.Close()
-		}
+// Close closes the files the controller's sensors keep open.
+func (c *controller) Close() {
+	for _, se := range c.sensors {
+		se.Channel.Close()
 	}
 }
 
-// Sample appends one point per sensor. A sensor that cannot be read is left
-// out and its error joined into the result; a controller that vanished
-// (hot-unplugged, or reset) is one error, and the controllers are discovered
-// again before the next sample.
-func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	if s.rescan {
-		if err := s.discover(); err != nil {
-			return buf, err
-		}
-	}
-	refresh := s.samples%s.refresh == 0
-	s.samples++
-	var errs []error
-	for _, c := range s.ctrls {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		// One stat a controller: a file kept open may still read after
-		// the drive is gone (sysfs says ENODEV, a fixture tree does not).
-		if _, err := os.Stat(c.hwmonDir); err != nil {
-			s.rescan = true
-			errs = append(errs, fmt.Errorf("nvme %s vanished: %w", c.name, err))
-			continue
-		}
-		for _, se := range c.sensors {
-			v, err := se.Read()
-			if err != nil {
-				if sysfs.Gone(err) {
-					s.rescan = true
-				}
-				errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
-				continue
-			}
-			if refresh {
-				if se.limits, err = se.ReadLimits(); err != nil {
-					errs = append(errs, fmt.Errorf("nvme %s %s: %w", c.name, se.Name, err))
-				}
-			}
-			p := point.Point{Measurement: schema.NVMe, Tags: se.tags, Time: t, Fields: make([]point.Field, 0, 3)}
-			p.AddFloat("temp_c", v)
-			if se.limits.HasMax {
-				p.AddFloat("warn_c", se.limits.MaxC)
-			}
-			if se.limits.HasCrit {
-				p.AddFloat("crit_c", se.limits.CritC)
-			}
-			buf = append(buf, p)
-		}
-	}
-	return buf, errors.Join(errs...)
+// read appends one point per temperature sensor of the controller.
+func (s *Source) read(_ context.Context, c *controller, r *sysfs.Reading) {
+	hwmon.ReadSensors(r, schema.NVMe, c.name, c.sensors, schema.FieldWarnC)
 }

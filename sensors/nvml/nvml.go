@@ -147,17 +147,17 @@ func (c call) String() string {
 
 // callFields lists the fields each call produces, for the sensor filter.
 var callFields = map[call][]string{
-	callTemp:         {"temp_c"},
-	callMemTemp:      {"mem_temp_c"},
-	callPower:        {"power_w"},
-	callEnergy:       {"energy_j"},
-	callPowerLimit:   {"power_limit_w"},
-	callUtil:         {"util_pct", "mem_util_pct"},
-	callMemory:       {"mem_used_bytes", "mem_total_bytes"},
+	callTemp:         {schema.FieldTempC},
+	callMemTemp:      {schema.FieldMemTempC},
+	callPower:        {schema.FieldPowerW},
+	callEnergy:       {schema.FieldEnergyJ},
+	callPowerLimit:   {schema.FieldPowerLimitW},
+	callUtil:         {schema.FieldUtilPct, schema.FieldMemUtilPct},
+	callMemory:       {schema.FieldMemUsedBytes, schema.FieldMemTotalBytes},
 	callPstate:       {"pstate"},
-	callSMClock:      {"sm_clock_mhz"},
-	callMemClock:     {"mem_clock_mhz"},
-	callClockReasons: {"clock_event_reasons", "throttle_thermal", "throttle_power"},
+	callSMClock:      {schema.FieldSMClockMHz},
+	callMemClock:     {schema.FieldMemClockMHz},
+	callClockReasons: {schema.FieldClockEventReasons, schema.FieldThrottleThermal, schema.FieldThrottlePower},
 }
 
 // thresholds are read once at discovery, in field order.
@@ -165,10 +165,10 @@ var thresholds = []struct {
 	field string
 	kind  gonvml.TemperatureThresholds
 }{
-	{"slowdown_c", gonvml.TEMPERATURE_THRESHOLD_SLOWDOWN},
-	{"shutdown_c", gonvml.TEMPERATURE_THRESHOLD_SHUTDOWN},
-	{"gpu_max_c", gonvml.TEMPERATURE_THRESHOLD_GPU_MAX},
-	{"mem_max_c", gonvml.TEMPERATURE_THRESHOLD_MEM_MAX},
+	{schema.FieldSlowdownC, gonvml.TEMPERATURE_THRESHOLD_SLOWDOWN},
+	{schema.FieldShutdownC, gonvml.TEMPERATURE_THRESHOLD_SHUTDOWN},
+	{schema.FieldGPUMaxC, gonvml.TEMPERATURE_THRESHOLD_GPU_MAX},
+	{schema.FieldMemMaxC, gonvml.TEMPERATURE_THRESHOLD_MEM_MAX},
 }
 
 // Clock event reason bits, as nvml.h defines them. The thermal set is what
@@ -381,9 +381,9 @@ func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
 	p := point.New(schema.GPU, t)
 	p.Tags = make([]point.Tag, 0, 3)
 	p.Fields = make([]point.Field, 0, 20)
-	p.AddTag("gpu", strconv.Itoa(g.index))
-	p.AddTag("uuid", g.uuid)
-	p.AddTag("model", g.model)
+	p.AddTag(schema.TagGPU, strconv.Itoa(g.index))
+	p.AddTag(schema.TagUUID, g.uuid)
+	p.AddTag(schema.TagModel, g.model)
 	add := func(key string, v float64) {
 		if s.fieldWanted(key) {
 			p.AddFloat(key, v)
@@ -405,44 +405,44 @@ func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
 	if r.want(callTemp) {
 		v, ret := d.GetTemperature(gonvml.TEMPERATURE_GPU)
 		if r.ok(callTemp, ret) {
-			add("temp_c", float64(v))
+			add(schema.FieldTempC, float64(v))
 		}
 	}
 	if r.want(callMemTemp) {
 		if v, ok := r.memTemp(d); ok {
-			add("mem_temp_c", v)
+			add(schema.FieldMemTempC, v)
 		}
 	}
 	if r.want(callPower) {
 		v, ret := d.GetPowerUsage()
 		if r.ok(callPower, ret) {
-			add("power_w", float64(v)/1e3)
+			add(schema.FieldPowerW, float64(v)/1e3)
 		}
 	}
 	if r.want(callEnergy) {
 		v, ret := d.GetTotalEnergyConsumption()
 		if r.ok(callEnergy, ret) {
-			add("energy_j", float64(v)/1e3)
+			add(schema.FieldEnergyJ, float64(v)/1e3)
 		}
 	}
 	if r.want(callPowerLimit) {
 		s.readPowerLimit(&r, t)
 		if g.limitValid {
-			add("power_limit_w", g.limitW)
+			add(schema.FieldPowerLimitW, g.limitW)
 		}
 	}
 	if r.want(callUtil) {
 		u, ret := d.GetUtilizationRates()
 		if r.ok(callUtil, ret) {
-			add("util_pct", float64(u.Gpu))
-			add("mem_util_pct", float64(u.Memory))
+			add(schema.FieldUtilPct, float64(u.Gpu))
+			add(schema.FieldMemUtilPct, float64(u.Memory))
 		}
 	}
 	if r.want(callMemory) {
 		m, ret := d.GetMemoryInfo()
 		if r.ok(callMemory, ret) {
-			addInt("mem_used_bytes", int64(m.Used))
-			addInt("mem_total_bytes", int64(m.Total))
+			addInt(schema.FieldMemUsedBytes, int64(m.Used))
+			addInt(schema.FieldMemTotalBytes, int64(m.Total))
 		}
 	}
 	if r.want(callPstate) {
@@ -455,13 +455,13 @@ func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
 	if r.want(callSMClock) {
 		v, ret := d.GetClockInfo(gonvml.CLOCK_SM)
 		if r.ok(callSMClock, ret) {
-			add("sm_clock_mhz", float64(v))
+			add(schema.FieldSMClockMHz, float64(v))
 		}
 	}
 	if r.want(callMemClock) {
 		v, ret := d.GetClockInfo(gonvml.CLOCK_MEM)
 		if r.ok(callMemClock, ret) {
-			add("mem_clock_mhz", float64(v))
+			add(schema.FieldMemClockMHz, float64(v))
 		}
 	}
 	if r.want(callClockReasons) {
@@ -474,9 +474,9 @@ func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
 		}
 		if r.ok(callClockReasons, ret) {
 			thermal, power := DecodeClockEvents(v)
-			addInt("clock_event_reasons", int64(v))
-			addBool("throttle_thermal", thermal)
-			addBool("throttle_power", power)
+			addInt(schema.FieldClockEventReasons, int64(v))
+			addBool(schema.FieldThrottleThermal, thermal)
+			addBool(schema.FieldThrottlePower, power)
 		}
 	}
 	if r.lost != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/units"
 )
 
@@ -43,28 +44,28 @@ func presetOIDs(c Config) []OID {
 	case PresetAPCRPDU2:
 		if c.Device == nil || *c.Device {
 			out = append(out,
-				OID{OID: idx(oidRPDU2DeviceStatusPower, 1), Field: "power_w", Unit: "kW", Scale: 0.01, Name: "rPDU2DeviceStatusPower.1"},
-				OID{OID: idx(oidRPDU2DeviceStatusEnergy, 1), Field: "energy_j", Unit: "kWh", Scale: 0.1, Name: "rPDU2DeviceStatusEnergy.1"})
+				OID{OID: idx(oidRPDU2DeviceStatusPower, 1), Field: schema.FieldPowerW, Unit: "kW", Scale: 0.01, Name: "rPDU2DeviceStatusPower.1"},
+				OID{OID: idx(oidRPDU2DeviceStatusEnergy, 1), Field: schema.FieldEnergyJ, Unit: "kWh", Scale: 0.1, Name: "rPDU2DeviceStatusEnergy.1"})
 		}
 		for p := 1; p <= c.Phases; p++ {
 			out = append(out,
-				OID{OID: idx(oidRPDU2PhaseStatusCurrent, p), Field: "current_a", Unit: "A", Scale: 0.1, Phase: p, Name: fmt.Sprintf("rPDU2PhaseStatusCurrent.%d", p)},
-				OID{OID: idx(oidRPDU2PhaseStatusPower, p), Field: "power_w", Unit: "kW", Scale: 0.01, Phase: p, Name: fmt.Sprintf("rPDU2PhaseStatusPower.%d", p)})
+				OID{OID: idx(oidRPDU2PhaseStatusCurrent, p), Field: schema.FieldCurrentA, Unit: "A", Scale: 0.1, Phase: p, Name: fmt.Sprintf("rPDU2PhaseStatusCurrent.%d", p)},
+				OID{OID: idx(oidRPDU2PhaseStatusPower, p), Field: schema.FieldPowerW, Unit: "kW", Scale: 0.01, Phase: p, Name: fmt.Sprintf("rPDU2PhaseStatusPower.%d", p)})
 		}
 		for b := 1; b <= c.Banks; b++ {
 			out = append(out,
-				OID{OID: idx(oidRPDU2BankStatusCurrent, b), Field: "current_a", Unit: "A", Scale: 0.1, Bank: b, Name: fmt.Sprintf("rPDU2BankStatusCurrent.%d", b)})
+				OID{OID: idx(oidRPDU2BankStatusCurrent, b), Field: schema.FieldCurrentA, Unit: "A", Scale: 0.1, Bank: b, Name: fmt.Sprintf("rPDU2BankStatusCurrent.%d", b)})
 		}
 	case PresetAPCRPDU:
 		// rPDULoadStatusTable lists the phases first, then the banks.
 		for p := 1; p <= c.Phases; p++ {
 			out = append(out,
-				OID{OID: idx(oidRPDULoadStatusLoad, p), Field: "current_a", Unit: "A", Scale: 0.1, Phase: p, Name: fmt.Sprintf("rPDULoadStatusLoad.%d", p)})
+				OID{OID: idx(oidRPDULoadStatusLoad, p), Field: schema.FieldCurrentA, Unit: "A", Scale: 0.1, Phase: p, Name: fmt.Sprintf("rPDULoadStatusLoad.%d", p)})
 		}
 		for b := 1; b <= c.Banks; b++ {
 			n := c.Phases + b
 			out = append(out,
-				OID{OID: idx(oidRPDULoadStatusLoad, n), Field: "current_a", Unit: "A", Scale: 0.1, Bank: b, Name: fmt.Sprintf("rPDULoadStatusLoad.%d", n)})
+				OID{OID: idx(oidRPDULoadStatusLoad, n), Field: schema.FieldCurrentA, Unit: "A", Scale: 0.1, Bank: b, Name: fmt.Sprintf("rPDULoadStatusLoad.%d", n)})
 		}
 	}
 	return out
@@ -111,9 +112,9 @@ func compile(c Config) ([]reading, []group, error) {
 			}
 		}
 		switch o.Field {
-		case "current_a":
+		case schema.FieldCurrentA:
 			gs[g].current = true
-		case "power_w":
+		case schema.FieldPowerW:
 			gs[g].power = true
 		}
 		name := o.Name

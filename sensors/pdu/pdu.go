@@ -359,7 +359,7 @@ func (s *Source) names(idx []int) []string {
 func (s *Source) points(t time.Time, buf []point.Point, vals []float64, got []bool) []point.Point {
 	for g, grp := range s.groups {
 		p := point.New(schema.PDU, t)
-		p.AddTag("pdu", s.cfg.Name)
+		p.AddTag(schema.TagPDU, s.cfg.Name)
 		if grp.tagKey != "" {
 			p.AddTag(grp.tagKey, grp.tagValue)
 		}
@@ -372,15 +372,15 @@ func (s *Source) points(t time.Time, buf []point.Point, vals []float64, got []bo
 			continue
 		}
 		if grp.power {
-			if _, ok := p.Field("power_w"); ok {
-				p.AddBool("power_derived", false)
+			if _, ok := p.Field(schema.FieldPowerW); ok {
+				p.AddBool(schema.FieldPowerDerived, false)
 			}
 		} else if grp.current {
-			if a, ok := p.Float("current_a"); ok {
+			if a, ok := p.Float(schema.FieldCurrentA); ok {
 				// Rounded to the milliwatt: 3.8 A x 208 V is 790.4 W, not
 				// its binary neighbour 790.4000000000001.
-				p.AddFloat("power_w", math.Round(a*s.cfg.VoltageV*1000)/1000)
-				p.AddBool("power_derived", true)
+				p.AddFloat(schema.FieldPowerW, math.Round(a*s.cfg.VoltageV*1000)/1000)
+				p.AddBool(schema.FieldPowerDerived, true)
 			}
 		}
 		buf = append(buf, p)

@@ -11,10 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
@@ -33,19 +31,19 @@ const maxGap = 2 * time.Minute
 // Source samples the RAPL zones of one sysfs tree. Its devices, as the
 // filter sees them, are the zone id (intel-rapl:0:1) and the zone name
 // (dram); it has no sensors to filter.
+//
+// Name, Discover, Sample, Describe and Close come from the embedded Poller. A
+// zone that vanished is an error every sample until the source is
+// discovered again: zones come with the CPU, they are not hot-plugged.
 type Source struct {
+	*sysfs.Poller[*zone]
 	root   string
 	filter filter.Filter
 	now    func() time.Time
 
-	zones    []*zone
-	sampling sync.Mutex // held by Sample, so Close cannot pull files from under it
 	// Counter state by zone id, kept across re-discovery so energy_j stays
 	// monotonic for the whole run.
 	state map[string]*counter
-
-	mu   sync.Mutex
-	desc []string
 }
 
 type zone struct {
@@ -67,48 +65,34 @@ type counter struct {
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	return &Source{root: sysRoot, filter: f, now: time.Now, state: map[string]*counter{}}
+	s := &Source{root: sysRoot, filter: f, now: time.Now, state: map[string]*counter{}}
+	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*zone]{Name: "rapl", Discover: s.discover, Read: s.read})
+	return s
 }
-
-// Name implements collectors.Source.
-func (s *Source) Name() string { return "rapl" }
 
 var zoneDir = regexp.MustCompile(`^intel-rapl(:[0-9]+)+$`)
 
-// Discover lists the zones. No powercap zones is errors.ErrUnsupported, and
+// discover lists the zones. No powercap zones is errors.ErrUnsupported, and
 // so is a machine where no zone's energy_uj can be read: since Linux 5.10
 // (CVE-2020-8694) only root may read it.
-func (s *Source) Discover(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	s.closeFiles()
-	s.zones = nil
-	dir := filepath.Join(s.root, "class", "powercap")
-	entries, err := os.ReadDir(dir)
+func (s *Source) discover() ([]*zone, error) {
+	dir, ids, err := sysfs.ReadClass(s.root, "powercap", zoneDir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no powercap class at %s: %w", dir, errors.ErrUnsupported)
-		}
-		return err
+		return nil, err
 	}
+	var zones []*zone
 	var desc []string
 	var denied []error
-	for _, e := range entries {
-		if !zoneDir.MatchString(e.Name()) {
-			continue
-		}
-		zdir := filepath.Join(dir, e.Name())
+	for _, id := range ids {
+		zdir := filepath.Join(dir, id)
 		name, err := sysfs.ReadString(filepath.Join(zdir, "name"))
 		if err != nil {
 			continue // vanished, or not a zone
 		}
-		if !s.filter.Device(e.Name(), name) {
+		if !s.filter.Device(id, name) {
 			continue
 		}
-		z := &zone{id: e.Name(), name: name, dir: zdir, energy: sysfs.NewAttr(filepath.Join(zdir, "energy_uj"))}
+		z := &zone{id: id, name: name, dir: zdir, energy: sysfs.NewAttr(filepath.Join(zdir, "energy_uj"))}
 		line := z.id + " " + name
 		if r, err := sysfs.ReadUint(filepath.Join(zdir, "max_energy_range_uj")); err == nil && r > 0 {
 			z.maxRange = r
@@ -119,87 +103,48 @@ func (s *Source) Discover(ctx context.Context) error {
 			denied = append(denied, err)
 			line += " (energy_uj not readable: " + err.Error() + ")"
 		}
-		z.tags = []point.Tag{{Key: "zone", Value: name}, {Key: "zone_id", Value: z.id}}
+		z.tags = []point.Tag{{Key: schema.TagZone, Value: name}, {Key: schema.TagZoneID, Value: z.id}}
 		if z.c = s.state[z.id]; z.c == nil {
 			z.c = &counter{}
 			s.state[z.id] = z.c
 		}
-		s.zones = append(s.zones, z)
+		zones = append(zones, z)
 		desc = append(desc, line)
 	}
-	s.mu.Lock()
-	s.desc = desc
-	s.mu.Unlock()
+	s.SetDescription(desc)
 	switch {
-	case len(s.zones) == 0:
-		return fmt.Errorf("no intel-rapl zones the filter keeps under %s: %w", dir, errors.ErrUnsupported)
-	case len(denied) == len(s.zones):
-		return fmt.Errorf("no RAPL zone's energy_uj is readable (root only since Linux 5.10): %w", errors.Join(append(denied, errors.ErrUnsupported)...))
+	case len(zones) == 0:
+		return zones, fmt.Errorf("no intel-rapl zones the filter keeps under %s: %w", dir, errors.ErrUnsupported)
+	case len(denied) == len(zones):
+		return zones, fmt.Errorf("no RAPL zone's energy_uj is readable (root only since Linux 5.10): %w", errors.Join(append(denied, errors.ErrUnsupported)...))
 	}
-	return nil
+	return zones, nil
 }
 
-// Describe implements collectors.Describer.
-func (s *Source) Describe() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.desc...)
-}
+func (z *zone) Dir() string    { return z.dir }
+func (z *zone) String() string { return fmt.Sprintf("rapl %s (%s)", z.id, z.name) }
+func (z *zone) Close()         { z.energy.Close() }
 
-// Close closes the files kept open between samples. It does not wait for a
-// sample still in flight: the process is then ending.
-func (s *Source) Close() error {
-	if !s.sampling.TryLock() {
-		return nil
+// read appends the zone's point: energy_j always, power_w from the second
+// reading on.
+func (s *Source) read(_ context.Context, z *zone, r *sysfs.Reading) {
+	raw, err := z.energy.ReadUint()
+	now := s.now()
+	if err != nil {
+		r.Fail(fmt.Errorf("rapl %s (%s): %w", z.id, z.name, err))
+		return
 	}
-	defer s.sampling.Unlock()
-	s.closeFiles()
-	return nil
-}
-
-func (s *Source) closeFiles() {
-	for _, z := range s.zones {
-		z.energy.Close()
+	power, hasPower, err := z.c.add(raw, z.maxRange, now)
+	if err != nil {
+		r.Fail(fmt.Errorf("rapl %s (%s): %s: %w", z.id, z.name, z.energy.Path(), err))
+		return
 	}
-}
-
-// Sample appends one point per zone: energy_j always, power_w from the
-// second reading on. A zone that cannot be read is left out and its error
-// joined into the result.
-func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
-	s.sampling.Lock()
-	defer s.sampling.Unlock()
-	var errs []error
-	for _, z := range s.zones {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		// A file kept open may still read after its zone is gone from an
-		// ordinary tree (a fixture; sysfs says ENODEV): one stat tells.
-		if _, err := os.Stat(z.dir); err != nil {
-			errs = append(errs, fmt.Errorf("rapl %s (%s) vanished: %w", z.id, z.name, err))
-			continue
-		}
-		raw, err := z.energy.ReadUint()
-		now := s.now()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("rapl %s (%s): %w", z.id, z.name, err))
-			continue
-		}
-		power, hasPower, err := z.c.add(raw, z.maxRange, now)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("rapl %s (%s): %s: %w", z.id, z.name, z.energy.Path(), err))
-			continue
-		}
-		p := point.Point{Measurement: schema.RAPL, Tags: z.tags, Time: t, Fields: make([]point.Field, 0, 2)}
-		p.AddFloat("energy_j", float64(z.c.total)/1e6)
-		if hasPower {
-			p.AddFloat("power_w", power)
-		}
-		buf = append(buf, p)
+	p := point.Point{Measurement: schema.RAPL, Tags: z.tags, Time: r.Time, Fields: make([]point.Field, 0, 2)}
+	p.AddFloat(schema.FieldEnergyJ, float64(z.c.total)/1e6)
+	if hasPower {
+		p.AddFloat(schema.FieldPowerW, power)
 	}
-	return buf, errors.Join(errs...)
+	r.Points = append(r.Points, p)
 }
 
 // add takes a new reading of energy_uj at time now and returns the power

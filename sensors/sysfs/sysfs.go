@@ -9,6 +9,10 @@
 // An attribute sampled every tick is kept open (Attr) and re-read at offset
 // 0, which makes the kernel format a fresh value: one system call a reading
 // instead of three.
+//
+// Poller is the lifecycle the sysfs sources (hwmon, nvme, cpufreq, rapl)
+// embed: discovery, rediscovery when a device vanishes or on an interval,
+// the refresh cadence of slow-changing attributes, Describe and Close.
 package sysfs
 
 import (

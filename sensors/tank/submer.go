@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // submerField maps one key of the SmartPod's realTime "data" object (see
@@ -34,26 +35,26 @@ const (
 // pod has no value for it (test and maintenance are null on production
 // pods), and the field is left out.
 var submerFields = []submerField{
-	{"temperature", "coolant_temp_c", kindNumber},
-	{"setpoint", "setpoint_c", kindNumber},
-	{"consumption", "consumption_w", kindNumber},
-	{"dissipation", "dissipation_kw", kindNumber},
-	{"dissipationC", "dissipation_c", kindNumber},
-	{"dissipationW", "dissipation_w", kindNumber},
+	{"temperature", schema.FieldCoolantTempC, kindNumber},
+	{"setpoint", schema.FieldSetpointC, kindNumber},
+	{"consumption", schema.FieldConsumptionW, kindNumber},
+	{"dissipation", schema.FieldDissipationKW, kindNumber},
+	{"dissipationC", schema.FieldDissipationC, kindNumber},
+	{"dissipationW", schema.FieldDissipationW, kindNumber},
 	{"mpue", "mpue", kindNumber},
-	{"pump1status", "pump1_on", kindPump},
-	{"pump1rpm", "pump1_rpm", kindNumber},
-	{"pump2status", "pump2_on", kindPump},
-	{"pump2rpm", "pump2_rpm", kindNumber},
-	{"cti", "coolant_in_c", kindNumber},
-	{"cto", "coolant_out_c", kindNumber},
-	{"cf", "coolant_flow_lpm", kindNumber},
-	{"wti", "water_in_c", kindNumber},
-	{"wto", "water_out_c", kindNumber},
-	{"wf", "water_flow_lpm", kindNumber}, // converted from water_flow_unit
-	{"alarm", "alarm_c", kindNumber},
-	{"cpu0temp", "controller_cpu0_c", kindNumber},
-	{"cpu1temp", "controller_cpu1_c", kindNumber},
+	{"pump1status", schema.FieldPump1On, kindPump},
+	{"pump1rpm", schema.FieldPump1RPM, kindNumber},
+	{"pump2status", schema.FieldPump2On, kindPump},
+	{"pump2rpm", schema.FieldPump2RPM, kindNumber},
+	{"cti", schema.FieldCoolantInC, kindNumber},
+	{"cto", schema.FieldCoolantOutC, kindNumber},
+	{"cf", schema.FieldCoolantFlowLPM, kindNumber},
+	{"wti", schema.FieldWaterInC, kindNumber},
+	{"wto", schema.FieldWaterOutC, kindNumber},
+	{"wf", schema.FieldWaterFlowLPM, kindNumber}, // converted from water_flow_unit
+	{"alarm", schema.FieldAlarmC, kindNumber},
+	{"cpu0temp", schema.FieldControllerCPU0C, kindNumber},
+	{"cpu1temp", schema.FieldControllerCPU1C, kindNumber},
 	{"mode", "mode", kindString},
 	{"demo", "demo", kindFlag},
 	{"factory", "factory", kindFlag},

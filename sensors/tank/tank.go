@@ -75,13 +75,13 @@ func (s *Source) Discover(ctx context.Context) error {
 	}
 	d := fmt.Sprintf("%s %s %s", s.cfg.Name, s.cfg.Vendor, redacted(s.cfg.URL))
 	var notes []string
-	if v, ok := p.Field("mode"); ok {
+	if v, ok := p.Field(schema.FieldMode); ok {
 		notes = append(notes, "mode "+v.StringV())
 	}
-	if v, ok := p.Field("demo"); ok && v.BoolV() {
+	if v, ok := p.Field(schema.FieldDemo); ok && v.BoolV() {
 		notes = append(notes, "DEMO MODE")
 	}
-	if v, ok := p.Float("setpoint_c"); ok {
+	if v, ok := p.Float(schema.FieldSetpointC); ok {
 		notes = append(notes, fmt.Sprintf("setpoint %g °C", v))
 	}
 	notes = append(notes, fmt.Sprintf("%d fields", len(p.Fields)))
@@ -123,8 +123,8 @@ func (s *Source) read(ctx context.Context, t time.Time) (point.Point, error) {
 		return point.Point{}, fmt.Errorf("tank %s: %w", s.cfg.Name, err)
 	}
 	p := point.New(schema.Tank, t)
-	p.AddTag("tank", s.cfg.Name)
-	p.AddTag("vendor", s.cfg.Vendor)
+	p.AddTag(schema.TagTank, s.cfg.Name)
+	p.AddTag(schema.TagVendor, s.cfg.Vendor)
 	if err := s.decode(body, &p); err != nil {
 		return point.Point{}, fmt.Errorf("tank %s: answer of %s: %w", s.cfg.Name, redacted(s.cfg.URL), err)
 	}
