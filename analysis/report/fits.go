@@ -24,7 +24,7 @@ func fitSections(rep *analysis.Report) []section {
 			load.Table.Rows = append(load.Table.Rows, []string{c.ID, f.Model, interval(f.TauS, f.TauLoS, f.TauHiS, 1),
 				interval(f.RiseC, f.RiseLoC, f.RiseHiC, 1), fmt.Sprintf("%.1f", f.PlateauC), fast(f.TauFastS, f.FastShare),
 				fmt.Sprintf("%.3f", f.FitR2), fmt.Sprintf("%.2f", f.RMSC), num(c.HeatIntervalSPerC, 2), band})
-		} else if c.HeatIntervalSPerC != nil {
+		} else if c.HeatIntervalBand != nil {
 			load.Table.Rows = append(load.Table.Rows, []string{c.ID, dash, dash, dash, dash, dash, dash, dash, num(c.HeatIntervalSPerC, 2), band})
 		}
 		if f := c.CooldownFit; f != nil {
