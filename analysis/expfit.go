@@ -180,7 +180,7 @@ func minimise1D(f func(float64) float64, lo, hi float64, steps int) (arg, val fl
 			d = a + phi*(b-a)
 			fd = f(math.Exp(d))
 		}
-		if b-a < 1e-6 {
+		if b-a < 1e-4 { // 0.01 % in τ: far inside any interval
 			break
 		}
 	}
@@ -305,7 +305,7 @@ func fitExp(b basis, x, y []float64, nTau int, tauMin, tauMax, level float64) (*
 			}
 			in = out
 		}
-		for range 30 {
+		for range 20 {
 			m := math.Sqrt(in * out)
 			if prof(m) > limit {
 				out = m

@@ -328,3 +328,49 @@ func TestReportJSONHasTheFitsAndNoNonFiniteNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A first-order fit assumes one heat input: a GPU whose power drops by half
+// for the last third of the load gets no load fit, with the reason, while
+// the same run at one power gets one; the cooldown is fitted either way.
+func TestLoadFitRefusesALoadInPhasesOfDifferentPower(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		power  func(s float64) float64
+		reason string
+	}{
+		{"steady 700 W", func(float64) float64 { return 700 }, ""},
+		{"700 W then 350 W", func(s float64) float64 {
+			if s >= 90 {
+				return 350
+			}
+			return 700
+		}, "power changed during the load"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newRun(t)
+			b.phases(30, 90, 60)
+			m := thermalRun{T0: 40, DT: 30, Tau: 10, LoadS: 90, CoolTau: 15}
+			for s := 0.0; s <= 180; s++ {
+				p := 100.0
+				if s >= 30 && s < 120 {
+					p = tc.power(s)
+				}
+				v := math.Round(m.clean(s - 30))
+				b.write(gpuPoint(b.at(s), "0", v, v, p))
+			}
+			rep := Analyze(b.done(), DefaultOptions())
+			c := rep.Components[0]
+			if c.CooldownFit == nil {
+				t.Errorf("no cooldown fit: %s", c.NotComputed["cooldown_fit"])
+			}
+			switch {
+			case tc.reason == "" && c.LoadFit == nil:
+				t.Errorf("no load fit: %s", c.NotComputed["load_fit"])
+			case tc.reason != "" && c.LoadFit != nil:
+				t.Errorf("fitted %+v, want a refusal", c.LoadFit)
+			case tc.reason != "" && !strings.Contains(c.NotComputed["load_fit"], tc.reason):
+				t.Errorf("reason %q does not say %q", c.NotComputed["load_fit"], tc.reason)
+			}
+		})
+	}
+}

@@ -19,10 +19,10 @@ go build -o "$work/heatsink" ./cmd/heatsink
 hs=$work/heatsink
 
 # One table row per component of a report: jq over the report JSON.
-rows() { # RECORDING_NAME REPORT_JSON
-  jq -r --arg rec "$1" '
+rows() { # WORKLOAD RECORDING_NAME REPORT_JSON
+  jq -r --arg w "$1" --arg rec "$2" '
     def f(p): if . == null then "—" else (. * pow(10; p) | round / pow(10; p) | tostring) end;
-    .run.workload as $w | .components[] | select(.kind == "gpu_core" or .kind == "gpu_mem") |
+    .components[] | select(.kind == "gpu_core" or .kind == "gpu_mem") |
     [$w, $rec, .id,
      (if .load_fit then "\(.load_fit.tau_s | f(2)) [\(.load_fit.tau_lo_s | f(2)), \(.load_fit.tau_hi_s | f(2))]" else "— (\(.not_computed.load_fit))" end),
      (if .load_fit then "\(.load_fit.rise_c | f(2)) ± \((.load_fit.rise_hi_c - .load_fit.rise_c) | f(2))" else "—" end),
@@ -31,7 +31,7 @@ rows() { # RECORDING_NAME REPORT_JSON
      (if .cooldown_fit then (.cooldown_fit.model | sub("-exponential"; "")) + (if .cooldown_fit.fast_share then " (fast \(.cooldown_fit.fast_share * 100 | round) %)" else "" end) else "—" end),
      (.heat_interval_s_per_c | f(2)),
      (if .heat_interval_band then "\(.heat_interval_band.lo_s_per_c | f(2))–\(.heat_interval_band.hi_s_per_c | f(2))" else "—" end)
-    ] | @tsv' "$2"
+    ] | @tsv' "$3"
 }
 
 {
@@ -45,10 +45,12 @@ rows() { # RECORDING_NAME REPORT_JSON
     done < <(jq -r '.phases[] | [.name, .start, .end] | @tsv' "$run/run.json")
     host=$(jq -r '.host' "$run/run.json")
     imp=$work/$(basename "$run")-smi
-    "$hs" import "$csv" --out "$imp" --host "$host" --timezone UTC "${args[@]}" >/dev/null
+    "$hs" import "$csv" --out "$imp" --host "$host" --timezone UTC "${args[@]}" >/dev/null 2>"$work/import.log" ||
+      { cat "$work/import.log" >&2; exit 1; }
     "$hs" report "$run" --format json >"$work/a.json"
     "$hs" report "$imp" --format json >"$work/b.json"
-    rows heatsink "$work/a.json"
-    rows nvidia-smi "$work/b.json"
+    workload=$(jq -r '.workload.name // "-"' "$run/run.json")
+    rows "$workload" heatsink "$work/a.json"
+    rows "$workload" nvidia-smi "$work/b.json"
   done
 } | column -t -s $'\t'

@@ -65,6 +65,7 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	}
 	legend := map[string]bool{}
 	n, entries := 0, 0
+	var fitLine *plotter.Line
 	for _, sp := range []*analysis.Span{rep.Phases.Baseline, rep.Phases.Load, rep.Phases.Cooldown} {
 		if sp != nil {
 			entries++
@@ -99,6 +100,11 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(l)
+		if fl, err := overlayFits(p, c, scale); err != nil {
+			return nil, err
+		} else if fl != nil {
+			fitLine = fl
+		}
 		switch {
 		case !byKind:
 			p.Legend.Add(c.ID, l)
@@ -112,6 +118,10 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("temperatures: %w", ErrNothingToPlot)
+	}
+	if fitLine != nil {
+		p.Legend.Add("fitted model", fitLine)
+		entries++
 	}
 	p.Add(plotter.NewGrid())
 	// Headroom above the hottest curve for the legend, a line per entry.

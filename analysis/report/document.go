@@ -59,6 +59,7 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
 	}
 	d.Sections = append(d.Sections, componentSection(rep, ""))
+	d.Sections = append(d.Sections, fitSections(rep)...)
 	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
