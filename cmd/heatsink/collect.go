@@ -1,13 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +45,7 @@ Prolog recorded there (heatsink slurm prolog).`,
 			return cobra.NoArgs(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd, configPath)
+			cfg, err := loadCollectConfig(cmd, configPath)
 			if err != nil {
 				return err
 			}
@@ -54,52 +56,27 @@ Prolog recorded there (heatsink slurm prolog).`,
 					return err
 				}
 			}
-			if err := applyInfluxFlags(cmd, cfg); err != nil {
-				return err
-			}
-			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !cfg.Sinks.Influx.Enabled() {
+			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
 				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
 			}
-			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			ctx := sigCtx
 			// --duration counts ticks, so 10s at 1 Hz is 10 samples however
-			// long start-up took.
+			// long start-up took. Alert rules are evaluated here too, so a
+			// node agent alerts without a job; it reloads them with the rest
+			// on SIGHUP.
 			ticks := 0
 			if duration > 0 {
 				ticks = max(1, int((duration+cfg.Interval-1)/cfg.Interval))
 			}
-			// Alert rules are evaluated here too, so a node agent alerts
-			// without a job; the agent reloads them with the rest on SIGHUP.
-			ag := newNodeAgent(cmd, configPath, listen, jobsDir, cfg)
-			if ag.engine, err = ag.alertSinks(cfg); err != nil {
-				return err
-			}
-			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: ag.extraSinks(), ticks: ticks, handoff: true})
+			st, err := node.Collect(ctx, cfg, node.Options{OutDir: out, Stdout: stdout, Ticks: ticks, Command: os.Args, Versions: versions()},
+				node.AgentOptions{Listen: listen, JobsDir: jobsDir, ConfigPath: configPath, Load: func() (*configs.Config, error) {
+					return loadCollectConfig(cmd, configPath)
+				}})
 			if err != nil {
 				return err
 			}
-			agentCtx, stopAgent := context.WithCancel(ctx)
-			defer stopAgent()
-			if err := ag.start(agentCtx, c); err != nil {
-				c.finish("failed")
-				return err
-			}
-			runErr := c.collector.Run(ctx)
-			stopAgent()
-			ag.stop()
-			status := "complete"
-			if sigCtx.Err() != nil {
-				status = "interrupted" // by a signal: still a clean close, exit 0
-			}
-			if err := c.finish(status); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return runErr
-			}
 			if out != "" {
-				st := c.collector.Stats()
 				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
 					st.Ticks, st.Points, st.MissedTicks, absDir(out))
 			}
@@ -118,4 +95,16 @@ Prolog recorded there (heatsink slurm prolog).`,
 	addRootFlags(cmd)
 	addInfluxFlags(cmd)
 	return cmd
+}
+
+// loadCollectConfig is loadConfig with the influx flags over it.
+func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
+	cfg, err := loadConfig(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyInfluxFlags(cmd, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }

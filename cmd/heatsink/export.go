@@ -37,7 +37,7 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err
 			}
-			if !cfg.Sinks.Influx.Enabled() {
+			if !influx.ConfigOf(cfg).Enabled() {
 				return errors.New("no InfluxDB to export from: give --influx-url and --influx-bucket, or a config with sinks.influx")
 			}
 			if out == "" {
@@ -69,7 +69,7 @@ The server comes from --influx-* flags or the sinks.influx section of --config.`
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := influx.Export(ctx, cfg.Sinks.Influx, o, out)
+			res, err := influx.Export(ctx, *influx.ConfigOf(cfg), o, out)
 			if errors.Is(err, rundir.ErrRunExists) {
 				return fmt.Errorf("%w; export into a new directory", err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/recordings"
 	"github.com/heatsink-hpc/heatsink/rundir"
@@ -76,7 +77,7 @@ that cannot be read is reported with its file and line and skipped.`,
 			if err := applyInfluxFlags(cmd, cfg); err != nil {
 				return err
 			}
-			if to == "" && !cfg.Sinks.Influx.Enabled() {
+			if to == "" && !influx.ConfigOf(cfg).Enabled() {
 				return errors.New("nowhere to write: give --out RUN_DIR, --influx-url, or both")
 			}
 			if err := recordings.Preflight(args, o.Options); err != nil {
@@ -130,8 +131,8 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 	}
 	var sink *influx.Sink
 	tempSpool := ""
-	if cfg.Sinks.Influx.Enabled() {
-		if cfg.Sinks.Influx.SpoolDir == "" {
+	if influx.ConfigOf(cfg).Enabled() {
+		if influx.ConfigOf(cfg).SpoolDir == "" {
 			// Its own spool, so an import never waits behind (or locks out)
 			// a running collector's.
 			dir, err := os.MkdirTemp("", "heatsink-import-spool-")
@@ -139,9 +140,9 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 				return err
 			}
 			tempSpool = dir
-			cfg.Sinks.Influx.SpoolDir = dir
+			influx.ConfigOf(cfg).SpoolDir = dir
 		}
-		s, err := startInfluxSink(cfg)
+		s, err := node.StartInflux(influx.ConfigOf(cfg))
 		if err != nil {
 			if runW != nil {
 				runW.Close()
@@ -177,7 +178,7 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 	}
 	if sink != nil {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-		fmt.Fprintf(stderr, "heatsink: sending to %s (Ctrl-C stops; what is unsent stays in %s)\n", cfg.Sinks.Influx.URL, sink.SpoolDir())
+		fmt.Fprintf(stderr, "heatsink: sending to %s (Ctrl-C stops; what is unsent stays in %s)\n", influx.ConfigOf(cfg).URL, sink.SpoolDir())
 		drainErr := sink.Drain(ctx)
 		stop()
 		st := sink.Stats()
