@@ -15,27 +15,11 @@ import (
 )
 
 func newCollectCmd() *cobra.Command {
-	var (
-		configPath string
-		duration   time.Duration
-		out        string
-		stdout     string
-		listen     string
-		jobsDir    string
-	)
+	var cf collectFlags
 	cmd := &cobra.Command{
 		Use:   "collect",
 		Short: "Sample every source at a fixed interval into a run directory, stdout or InfluxDB",
-		Long: `collect samples every configured source once per interval (1 s by default),
-aligned to the wall clock, until --duration has passed or it receives SIGINT or
-SIGTERM; then it flushes every sink, closes the run and exits 0.
-
-Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
-SIGHUP between two ticks, keeping the sources and sinks whose settings did not
-change; --listen serves /healthz (the collector and each source), /metrics
-(every latest reading for Prometheus, and the alert states) and /alerts (read
-by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
-Prolog recorded there (heatsink slurm prolog).`,
+		Long:  collectLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			// --stdout alone means lp, so "--stdout json" leaves json as an
 			// argument: say what was meant.
@@ -44,57 +28,66 @@ Prolog recorded there (heatsink slurm prolog).`,
 			}
 			return cobra.NoArgs(cmd, args)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadCollectConfig(cmd, configPath)
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				// A run directory is one recording: appending a second to it
-				// would leave run.json describing only the last.
-				if err := checkNewRunDir(out); err != nil {
-					return err
-				}
-			}
-			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
-				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			// --duration counts ticks, so 10s at 1 Hz is 10 samples however
-			// long start-up took. Alert rules are evaluated here too, so a
-			// node agent alerts without a job; it reloads them with the rest
-			// on SIGHUP.
-			ticks := 0
-			if duration > 0 {
-				ticks = max(1, int((duration+cfg.Interval-1)/cfg.Interval))
-			}
-			st, err := node.Collect(ctx, cfg, node.Options{OutDir: out, Stdout: stdout, Ticks: ticks, Command: os.Args, Versions: versions()},
-				node.AgentOptions{Listen: listen, JobsDir: jobsDir, ConfigPath: configPath, Load: func() (*configs.Config, error) {
-					return loadCollectConfig(cmd, configPath)
-				}})
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
-					st.Ticks, st.Points, st.MissedTicks, absDir(out))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCollect(cmd, &cf) },
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&cf.configPath, "config", "", "configuration file (YAML)")
 	cmd.Flags().Duration("interval", time.Second, "sampling interval")
 	cmd.Flags().Duration("deadline", 0, "per-source deadline (default half the interval)")
-	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
-	cmd.Flags().StringVar(&out, "out", "", "write a run directory here")
-	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
-	cmd.Flags().StringVar(&listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
-	cmd.Flags().StringVar(&jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
+	cmd.Flags().DurationVar(&cf.duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	cmd.Flags().StringVar(&cf.out, "out", "", "write a run directory here")
+	cmd.Flags().StringVar(&cf.stdout, "stdout", "", "also print points: lp (line protocol) or json")
+	cmd.Flags().StringVar(&cf.listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&cf.jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
 	addInfluxFlags(cmd)
 	return cmd
+}
+
+// collectFlags are heatsink collect's flags.
+type collectFlags struct {
+	configPath, out, stdout, listen, jobsDir string
+	duration                                 time.Duration
+}
+
+// runCollect is heatsink collect: the flags checked, one call, the counts printed.
+func runCollect(cmd *cobra.Command, cf *collectFlags) error {
+	cfg, err := loadCollectConfig(cmd, cf.configPath)
+	if err != nil {
+		return err
+	}
+	if cf.out != "" {
+		// A run directory is one recording: appending a second to it
+		// would leave run.json describing only the last.
+		if err := checkNewRunDir(cf.out); err != nil {
+			return err
+		}
+	}
+	if cf.out == "" && cf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
+		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// --duration counts ticks, so 10s at 1 Hz is 10 samples however
+	// long start-up took. Alert rules are evaluated here too, so a
+	// node agent alerts without a job; it reloads them with the rest
+	// on SIGHUP.
+	ticks := 0
+	if cf.duration > 0 {
+		ticks = max(1, int((cf.duration+cfg.Interval-1)/cfg.Interval))
+	}
+	st, err := node.Collect(ctx, cfg, node.Options{OutDir: cf.out, Stdout: cf.stdout, Ticks: ticks, Command: os.Args, Versions: versions()},
+		node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath, Load: func() (*configs.Config, error) {
+			return loadCollectConfig(cmd, cf.configPath)
+		}})
+	if err != nil {
+		return err
+	}
+	if cf.out != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
+			st.Ticks, st.Points, st.MissedTicks, absDir(cf.out))
+	}
+	return nil
 }
 
 // loadCollectConfig is loadConfig with the influx flags over it.
@@ -108,3 +101,14 @@ func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error)
 	}
 	return cfg, nil
 }
+
+const collectLong = `collect samples every configured source once per interval (1 s by default),
+aligned to the wall clock, until --duration has passed or it receives SIGINT or
+SIGTERM; then it flushes every sink, closes the run and exits 0.
+
+Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
+SIGHUP between two ticks, keeping the sources and sinks whose settings did not
+change; --listen serves /healthz (the collector and each source), /metrics
+(every latest reading for Prometheus, and the alert states) and /alerts (read
+by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
+Prolog recorded there (heatsink slurm prolog).`
