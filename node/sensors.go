@@ -39,6 +39,12 @@ func Sensors(ctx context.Context, cfg *configs.Config) ([]SourceSnapshot, error)
 		return nil, err
 	}
 	defer CloseSources(srcs)
+	return sensorsOf(ctx, min(4*cfg.Deadline, cfg.Interval), cfg.Interval, srcs...), nil
+}
+
+// sensorsOf snapshots srcs with a collector of the interval, each step
+// under deadline.
+func sensorsOf(ctx context.Context, deadline, interval time.Duration, srcs ...collectors.Source) []SourceSnapshot {
 	taps := make([]*tap, len(srcs))
 	wrapped := make([]collectors.Source, len(srcs))
 	for i, s := range srcs {
@@ -47,18 +53,16 @@ func Sensors(ctx context.Context, cfg *configs.Config) ([]SourceSnapshot, error)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	deadline := min(4*cfg.Deadline, cfg.Interval)
 	col := collectors.New(collectors.Options{
-		Interval: cfg.Interval, Deadline: deadline, Host: HostOf(cfg), Ticks: sensorTicks, Logger: slog.New(slog.DiscardHandler),
+		Interval: interval, Deadline: deadline, Ticks: sensorTicks, Logger: slog.New(slog.DiscardHandler),
 	}, wrapped, []collectors.Sink{untilDone{taps: taps, done: cancel}})
-	if err := col.Run(ctx); err != nil {
-		return nil, err
-	}
+	// Run's error is a sink's flush; the snapshot's sink has none.
+	col.Run(ctx)
 	out := make([]SourceSnapshot, len(taps))
 	for i, t := range taps {
 		out[i] = t.snapshot(deadline)
 	}
-	return out, nil
+	return out
 }
 
 // tap is a source as the collector samples it, keeping what `sensors`
