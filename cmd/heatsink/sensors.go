@@ -22,9 +22,10 @@ func newSensorsCmd() *cobra.Command {
 		Use:   "sensors",
 		Short: "Discover every source and print one sample (like sensors + nvidia-smi)",
 		Long: `sensors discovers every configured source, says what it found (or why a
-source is unavailable here), and prints one sample of each. It samples twice,
-one interval apart with the collector that collect uses, and prints the second sample, so that readings derived
-from two (CPU utilisation, RAPL power) are there too. --sysfs-root and
+source is unavailable here), and prints one sample of each. It samples with
+the collector collect uses, twice, one interval apart, and prints the second
+sample, so that readings derived from two (CPU utilisation, RAPL power) are
+there too. --sysfs-root and
 --proc-root read another machine's tree, such as the fixtures under
 sensors/testdata.`,
 		Args: cobra.NoArgs,
