@@ -4,6 +4,13 @@
 // Loading is strict: an unknown key or a value of the wrong type is an error
 // naming the file, the line and the key. Every option has a default, so a
 // single node needs no configuration at all.
+//
+// Besides the core (host, interval, roots, labels), the file's sections
+// belong to the packages that registered them (package registry): a source
+// under sources:, the InfluxDB sink under sinks:, the alert rules, the
+// runner. The loader asks the registry for their types and imports none of
+// those packages; Config.Section returns a section, and each owner has a
+// typed accessor (alerts.ConfigOf, influx.ConfigOf...).
 package configs
 
 import (
