@@ -23,16 +23,13 @@ type SourceSnapshot struct {
 	Points    []point.Point `json:"-"`
 }
 
-// sensorTicks bounds a snapshot: two samples, and room for a source whose
-// discovery took a whole interval.
-const sensorTicks = 4
-
 // Sensors discovers every source cfg configures and samples it with the
 // collector that `collect` uses, until each has given two samples one
 // interval apart (or failed to discover its devices), keeping the second:
 // a rate (CPU utilisation, RAPL power) needs a reading before it. A source
-// gets four deadlines, up to the interval, for each step, so one hung
-// source holds up nothing else.
+// gets four deadlines, up to the interval, for each step, and the whole
+// snapshot two steps and two intervals (and a second), so one hung source
+// holds up nothing else for long.
 func Sensors(ctx context.Context, cfg *configs.Config) ([]SourceSnapshot, error) {
 	srcs, err := BuildSources(cfg)
 	if err != nil {
@@ -51,10 +48,10 @@ func sensorsOf(ctx context.Context, deadline, interval time.Duration, srcs ...co
 		taps[i] = &tap{Source: s}
 		wrapped[i] = taps[i]
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, 2*deadline+2*interval+time.Second)
 	defer cancel()
 	col := collectors.New(collectors.Options{
-		Interval: interval, Deadline: deadline, Ticks: sensorTicks, Logger: slog.New(slog.DiscardHandler),
+		Interval: interval, Deadline: deadline, Logger: slog.New(slog.DiscardHandler),
 	}, wrapped, []collectors.Sink{untilDone{taps: taps, done: cancel}})
 	// Run's error is a sink's flush; the snapshot's sink has none.
 	col.Run(ctx)
@@ -103,8 +100,12 @@ func (t *tap) Sample(ctx context.Context, ts time.Time, buf []point.Point) ([]po
 		kept[i] = p
 	}
 	t.mu.Lock()
-	t.samples++
-	t.points, t.err, t.latency = kept, err, lat
+	// The second sample is the one shown; a third, cut short when the
+	// snapshot ends, would hide it.
+	if t.samples < 2 {
+		t.samples++
+		t.points, t.err, t.latency = kept, err, lat
+	}
 	t.mu.Unlock()
 	return pts, err
 }

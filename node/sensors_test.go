@@ -39,9 +39,11 @@ func TestSensorsSamplesEverySourceTwiceWithTheCollector(t *testing.T) {
 			t.Errorf("source %d: %+v", i, s)
 		}
 	}
-	rapl := snap[3].Points[0]
-	if _, ok := rapl.Field("power_w"); !ok {
-		t.Errorf("rapl point without power_w: %s", rapl)
+	if len(snap[3].Points) == 0 {
+		t.Fatal("no rapl points")
+	}
+	if _, ok := snap[3].Points[0].Field("power_w"); !ok {
+		t.Errorf("rapl point without power_w: %s", snap[3].Points[0])
 	}
 }
 
