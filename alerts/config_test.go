@@ -148,10 +148,10 @@ func TestShippedRulesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Alerts.Rules) < 10 {
-		t.Errorf("%d default rules", len(cfg.Alerts.Rules))
+	if len(alerts.ConfigOf(cfg).Rules) < 10 {
+		t.Errorf("%d default rules", len(alerts.ConfigOf(cfg).Rules))
 	}
-	for _, r := range cfg.Alerts.Rules {
+	for _, r := range alerts.ConfigOf(cfg).Rules {
 		if s := r.String(); !strings.HasPrefix(s, r.Name+" [") {
 			t.Errorf("rule description %q", s)
 		}
@@ -172,7 +172,7 @@ func FuzzRuleConfig(f *testing.F) {
 			return
 		}
 		// What the loader accepts, the engine runs.
-		e, err := alerts.NewEngine(cfg.Alerts, alerts.Options{Logger: quietLogger()})
+		e, err := alerts.NewEngine(*alerts.ConfigOf(cfg), alerts.Options{Logger: quietLogger()})
 		if err != nil {
 			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "url") {
 				return // a secret from an unset environment variable or missing file

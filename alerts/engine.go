@@ -33,11 +33,16 @@ type Job interface {
 	Stop() error
 }
 
+// Emitter stores points with the next tick: a collectors.Outbox, made
+// before the collector so the engine can be built first.
+type Emitter interface {
+	Emit(points ...point.Point)
+}
+
 // Options connect an Engine to the rest of heatsink. All are optional.
 type Options struct {
-	// Emit receives the alert points, to be stored with the next tick
-	// (collectors.Collector.Emit).
-	Emit func(points ...point.Point)
+	// Emit receives the alert points, to be stored with the next tick.
+	Emit Emitter
 	// OnEvent receives every firing, clearing and guard action, for run.json.
 	// It is called from Write's and SetJob's goroutines.
 	OnEvent func(rundir.Event)
@@ -769,7 +774,7 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 		a.EndsAt = t
 	}
 	if e.opts.Emit != nil {
-		e.opts.Emit(a.point())
+		e.opts.Emit.Emit(a.point())
 	}
 	kind := schema.KindAlertFired
 	level := map[string]slog.Level{"info": slog.LevelInfo, "warning": slog.LevelWarn, "critical": slog.LevelError}[rs.Severity]

@@ -74,7 +74,7 @@ type recorder struct {
 	events []rundir.Event
 }
 
-func (r *recorder) emit(ps ...point.Point) {
+func (r *recorder) Emit(ps ...point.Point) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.points = append(r.points, ps...)
@@ -122,7 +122,7 @@ func parseRules(t testing.TB, yaml string) alerts.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg.Alerts
+	return *alerts.ConfigOf(cfg)
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -134,7 +134,7 @@ func replay(t *testing.T, yaml string, steps []step) *recorder {
 	rec := &recorder{}
 	var now time.Time
 	e, err := alerts.NewEngine(parseRules(t, yaml), alerts.Options{
-		Emit: rec.emit, OnEvent: rec.event, Logger: quietLogger(),
+		Emit: rec, OnEvent: rec.event, Logger: quietLogger(),
 		Now: func() time.Time { return now },
 	})
 	if err != nil {

@@ -143,9 +143,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func runGuard(t *testing.T, rules string, src *gpuSource, job alerts.Job) *recorder {
 	t.Helper()
 	rec := &recorder{}
-	var col *collectors.Collector
+	box := &collectors.Outbox{}
 	eng, err := alerts.NewEngine(parseRules(t, rules), alerts.Options{
-		Emit:     func(ps ...point.Point) { col.Emit(ps...) },
+		Emit:     box,
 		OnEvent:  rec.event,
 		Logger:   quietLogger(),
 		Interval: 100 * time.Millisecond,
@@ -154,7 +154,7 @@ func runGuard(t *testing.T, rules string, src *gpuSource, job alerts.Job) *recor
 		t.Fatal(err)
 	}
 	eng.SetJob(job)
-	col = collectors.New(collectors.Options{Interval: 100 * time.Millisecond, Host: "n1", Logger: quietLogger()},
+	col := collectors.New(collectors.Options{Interval: 100 * time.Millisecond, Host: "n1", Logger: quietLogger(), Outbox: box},
 		[]collectors.Source{src}, []collectors.Sink{eng})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

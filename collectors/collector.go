@@ -31,6 +31,9 @@ type Options struct {
 	Ticks int
 	// Logger receives source failures and recoveries; default slog.Default.
 	Logger *slog.Logger
+	// Outbox receives the points emitted from outside the tick loop; a
+	// new one when nil. Give one to build what emits before the collector.
+	Outbox *Outbox
 }
 
 func (o *Options) fill() {
@@ -52,6 +55,9 @@ func (o *Options) fill() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Outbox == nil {
+		o.Outbox = &Outbox{}
+	}
 }
 
 // Collector samples sources on a fixed tick and writes the points to sinks.
@@ -61,11 +67,10 @@ type Collector struct {
 	sinks   []Sink
 	results chan result
 
-	mu      sync.Mutex
-	pending []point.Point // points emitted from outside the tick loop (events, alerts)
-	tags    []point.Tag   // Options.Tags, replaced by SetTags
-	next    *reconfig     // set by Reconfigure, applied by the tick loop
-	snap    snapshot      // what Stats and SourceStatus report while Run runs
+	mu   sync.Mutex
+	tags []point.Tag // Options.Tags, replaced by SetTags
+	next *reconfig   // set by Reconfigure, applied by the tick loop
+	snap snapshot    // what Stats and SourceStatus report while Run runs
 
 	stats Stats
 	batch []point.Point
@@ -252,11 +257,7 @@ func (c *Collector) Interval() time.Duration { return c.opts.Interval }
 
 // Emit queues points for the sinks; they are written with the next tick, or
 // when Run returns. Safe for concurrent use.
-func (c *Collector) Emit(points ...point.Point) {
-	c.mu.Lock()
-	c.pending = append(c.pending, points...)
-	c.mu.Unlock()
-}
+func (c *Collector) Emit(points ...point.Point) { c.opts.Outbox.Emit(points...) }
 
 // Stats returns counters of the run so far, as of the last tick. Safe for
 // concurrent use.
@@ -411,10 +412,12 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	tp.AddUint("missed_ticks_total", uint64(c.stats.MissedTicks))
 	tp.AddInt("points", int64(len(batch)))
 	batch = append(batch, tp)
-	c.mu.Lock()
-	batch = append(batch, c.pending...)
-	c.pending = c.pending[:0]
-	c.mu.Unlock()
+	for _, k := range c.sinks {
+		if r, ok := k.(SelfReporter); ok {
+			batch = r.SelfMetrics(stamp, batch)
+		}
+	}
+	batch = c.opts.Outbox.drain(batch)
 	c.write(batch)
 	c.stats.Ticks++
 	c.batch = batch
@@ -575,11 +578,7 @@ func (c *Collector) finish() error {
 	// A reconfiguration that missed the last tick still takes effect, so
 	// the caller's new sinks are the ones flushed and its old ones closed.
 	c.applyReconfig()
-	c.mu.Lock()
-	rest := c.pending
-	c.pending = nil
-	c.mu.Unlock()
-	if len(rest) > 0 {
+	if rest := c.opts.Outbox.drain(nil); len(rest) > 0 {
 		c.write(rest)
 	}
 	var errs []error

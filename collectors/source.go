@@ -39,6 +39,15 @@ type Sink interface {
 	Close() error
 }
 
+// SelfReporter is implemented by sinks with a health of their own to
+// record (the InfluxDB sink's spool depth, retries, losses). The collector
+// asks every such sink on each tick, beside its own collector_tick and
+// collector_source points, and writes what it appends to buf to every
+// sink; a sink reports only when it has something new.
+type SelfReporter interface {
+	SelfMetrics(now time.Time, buf []point.Point) []point.Point
+}
+
 // Describer is implemented by sources that can list what they discovered
 // (chips, devices, endpoints), shown by `heatsink sensors`.
 type Describer interface {

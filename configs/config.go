@@ -4,28 +4,33 @@
 // Loading is strict: an unknown key or a value of the wrong type is an error
 // naming the file, the line and the key. Every option has a default, so a
 // single node needs no configuration at all.
+//
+// Besides the core (host, interval, roots, labels), the file's sections
+// belong to the packages that registered them (package registry): a source
+// under sources:, the InfluxDB sink under sinks:, the alert rules, the
+// runner. The loader asks the registry for their types and imports none of
+// those packages; Config.Section returns a section, and each owner has a
+// typed accessor (alerts.ConfigOf, influx.ConfigOf...).
 package configs
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/alerts"
-	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
-	"github.com/heatsink-hpc/heatsink/sensors/pdu"
-	"github.com/heatsink-hpc/heatsink/sensors/tank"
-	"github.com/heatsink-hpc/heatsink/workloads"
+	"github.com/heatsink-hpc/heatsink/registry"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,8 +39,9 @@ import (
 //go:embed *.yaml
 var Examples embed.FS
 
-// Config is the whole configuration.
-type Config struct {
+// Core is the part of the configuration that is the node's own, whatever
+// sources and sinks are compiled in.
+type Core struct {
 	// Host overrides the host tag; default the machine's hostname.
 	Host string `yaml:"host"`
 	// Interval between samples; default 1s.
@@ -46,29 +52,11 @@ type Config struct {
 	SysfsRoot  string `yaml:"sysfs_root"`
 	ProcfsRoot string `yaml:"procfs_root"`
 	// Labels are copied into every run's run.json (cooling: immersion|air, site...).
-	Labels  map[string]string `yaml:"labels"`
-	Sources Sources           `yaml:"sources"`
-	Sinks   Sinks             `yaml:"sinks"`
-	// Alerts are the rules evaluated on every tick (alerts).
-	Alerts alerts.Config `yaml:"alerts"`
-	// Runner configures `heatsink run`: the temperatures that gate and end
-	// its phases, tolerances, and the grace period of a stopped job.
-	Runner workloads.RunnerConfig `yaml:"runner"`
+	Labels map[string]string `yaml:"labels"`
 }
 
-// Sources configures the sensor sources. Node sources are on by default.
-type Sources struct {
-	Host    NodeSource `yaml:"host"`
-	Hwmon   NodeSource `yaml:"hwmon"`
-	Cpufreq NodeSource `yaml:"cpufreq"`
-	Rapl    NodeSource `yaml:"rapl"`
-	Nvme    NodeSource `yaml:"nvme"`
-	Nvml    NodeSource `yaml:"nvml"`
-	// PDUs are rack PDUs read over SNMP (sensors/pdu); facility devices, so
-	// usually one collector polls them for many nodes.
-	PDUs []pdu.Config `yaml:"pdus"`
-	// Tanks are immersion tanks or CDUs read over HTTP (sensors/tank).
-	Tanks []tank.Config `yaml:"tanks"`
+// SourcesCore is what sources: holds besides the registered sources' sections.
+type SourcesCore struct {
 	// FacilityHosts names the hosts that poll the PDUs and tanks, so that
 	// one configuration can be shared by every node of a site and the
 	// shared devices are still polled once. Empty: every host whose
@@ -77,40 +65,39 @@ type Sources struct {
 }
 
 // PollsFacility reports whether host polls the PDUs and tanks.
-func (s *Sources) PollsFacility(host string) bool {
+func (s *SourcesCore) PollsFacility(host string) bool {
 	return len(s.FacilityHosts) == 0 || slices.Contains(s.FacilityHosts, host)
 }
 
-// NodeSource switches a node source and filters what it reports. Include and
-// Exclude are regular expressions on a device ("chip") and on a sensor, so a
-// site can silence a broken sensor without code.
-type NodeSource struct {
-	Disabled      bool   `yaml:"disabled"`
-	DeviceInclude string `yaml:"device_include"`
-	DeviceExclude string `yaml:"device_exclude"`
-	SensorInclude string `yaml:"sensor_include"`
-	SensorExclude string `yaml:"sensor_exclude"`
-}
-
-// filters lists the expressions under their keys, device ones first.
-func (s NodeSource) filters() []struct{ key, re string } {
-	return []struct{ key, re string }{
-		{"device_include", s.DeviceInclude}, {"device_exclude", s.DeviceExclude},
-		{"sensor_include", s.SensorInclude}, {"sensor_exclude", s.SensorExclude},
-	}
-}
-
-// Sinks configures where points go besides the run directory.
-type Sinks struct {
+// SinksCore is what sinks: holds besides the registered sinks' sections.
+type SinksCore struct {
 	// Stdout writes every point to standard output: "", "lp" or "json".
 	Stdout string `yaml:"stdout"`
-	// Influx sends every point to InfluxDB through a durable spool; on when url is set.
-	Influx influx.Config `yaml:"influx"`
 }
+
+// Config is the whole configuration: the core, and a section for every
+// registered source (under sources:) and section (alerts, runner,
+// sinks.influx...), found with Section. A Config is one document: the
+// core's fields and the sections are the document's, so what a command
+// changes (a flag) is what JSON shows.
+type Config struct {
+	*Core
+	Sources *SourcesCore
+	Sinks   *SinksCore
+
+	doc      reflect.Value // *struct{...} built by documentType
+	sections map[string]any
+}
+
+// Section returns the section at key ("alerts", "sinks.influx", or
+// "sources." and a source kind's name) as the pointer its New returned,
+// holding what the file said (the defaults when it said nothing). It is nil
+// for a key nothing registered.
+func (c *Config) Section(key string) any { return c.sections[key] }
 
 // Default returns the configuration used when no file is given.
 func Default() *Config {
-	c := &Config{}
+	c := newConfig()
 	c.fill()
 	return c
 }
@@ -128,7 +115,11 @@ func (c *Config) fill() {
 	if c.ProcfsRoot == "" {
 		c.ProcfsRoot = "/proc"
 	}
-	c.Runner.Fill()
+	for _, s := range c.sections {
+		if f, ok := s.(interface{ Fill() }); ok {
+			f.Fill()
+		}
+	}
 }
 
 // Load reads and validates the configuration file at path.
@@ -144,12 +135,12 @@ func Load(path string) (*Config, error) {
 func Parse(name string, b []byte) (*Config, error) {
 	// Decoded twice: into the struct with unknown keys refused (yaml.Node.Decode
 	// would not refuse them), and into a node tree to find lines for ValueErrors.
-	c := &Config{}
+	c := newConfig()
 	var root yaml.Node
 	rootErr := yaml.Unmarshal(b, &root)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(c.doc.Interface()); err != nil && !errors.Is(err, io.EOF) {
 		return nil, keyError(yamlError(name, err), &root)
 	}
 	if rootErr != nil {
@@ -191,7 +182,7 @@ func yamlError(name string, err error) error {
 
 var (
 	fileLine    = regexp.MustCompile(`(?m)^(\s*)(\S+?):(\d+): (.*)$`)
-	unknownKey  = regexp.MustCompile("^field (\\S+) not found in type \\S+$")
+	unknownKey  = regexp.MustCompile("^field (\\S+) not found in type .+$")
 	wrongType   = regexp.MustCompile("^cannot unmarshal !!\\w+ `(.*)` into (\\S+)$")
 	typeAsWords = map[string]string{
 		"time.Duration": "a duration (such as 500ms or 2m)", "bool": "true or false",
@@ -202,7 +193,7 @@ var (
 )
 
 // keyError names the key of each decoding error yamlError located: yaml.v3
-// says "field X not found in type configs.NodeSource" or "cannot unmarshal
+// says "field X not found in type struct { ... }" or "cannot unmarshal
 // !!str `soon` into time.Duration", which name a Go type, not the key.
 func keyError(err error, root *yaml.Node) error {
 	msg := fileLine.ReplaceAllStringFunc(err.Error(), func(l string) string {
@@ -332,57 +323,53 @@ func (c *Config) validate() error {
 	if c.Deadline <= 0 || c.Deadline > c.Interval {
 		return &ValueError{Path: []string{"deadline"}, Msg: fmt.Sprintf("%v must be positive and at most the interval (%v)", c.Deadline, c.Interval)}
 	}
-	if err := c.Alerts.Validate(c.Interval); err != nil {
-		return InSection(err, "alerts")
+	for _, s := range registry.Sections() {
+		if s.Validate == nil {
+			continue
+		}
+		if err := s.Validate(c.sections[s.Key], c.Interval); err != nil {
+			return InSection(err, strings.Split(s.Key, ".")...)
+		}
 	}
-	if err := c.Runner.Validate(); err != nil {
-		return InSection(err, "runner")
-	}
-	if err := c.Sinks.Influx.Validate(); err != nil {
-		return InSection(err, "sinks", "influx")
-	}
-	if err := c.Sources.validateFacility(); err != nil {
-		return err
+	for i, h := range c.Sources.FacilityHosts {
+		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " ,") {
+			return &ValueError{Path: []string{"sources", "facility_hosts", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a host name", h)}
+		}
 	}
 	switch c.Sinks.Stdout {
 	case "", "lp", "json":
 	default:
 		return &ValueError{Path: []string{"sinks", "stdout"}, Msg: fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
 	}
-	// In a fixed order, that of Sources, so that of two bad values the
-	// same one is named on every run (ranging over a map was random).
-	nodes := []struct {
-		name string
-		src  NodeSource
-		// sensors is false for sources whose devices (cpuN, zones,
-		// mem/load) have no sensors of their own: a sensor filter there
-		// would be silently ignored.
-		sensors bool
-	}{
-		{"host", c.Sources.Host, false}, {"hwmon", c.Sources.Hwmon, true}, {"cpufreq", c.Sources.Cpufreq, false},
-		{"rapl", c.Sources.Rapl, false}, {"nvme", c.Sources.Nvme, true}, {"nvml", c.Sources.Nvml, true},
-	}
-	for _, n := range nodes {
-		for _, e := range n.src.filters() {
-			if _, err := regexp.Compile(e.re); err != nil {
-				return &ValueError{Path: []string{"sources", n.name, e.key}, Msg: fmt.Sprintf("bad regular expression: %v", err)}
-			}
+	// Facility devices first, then the node's own sources, each in the
+	// registry's order, so that of two bad values the same one is named
+	// on every run.
+	kinds := registry.SourceKinds()
+	slices.SortStableFunc(kinds, func(a, b registry.SourceKind) int {
+		return cmp.Compare(btoi(!a.Facility), btoi(!b.Facility))
+	})
+	for _, k := range kinds {
+		if k.Validate == nil {
+			continue
 		}
-	}
-	for _, n := range nodes {
-		for _, e := range n.src.filters() {
-			if !n.sensors && strings.HasPrefix(e.key, "sensor_") && e.re != "" {
-				return &ValueError{Path: []string{"sources", n.name, e.key}, Msg: n.name + " has no sensors to filter; use device_include or device_exclude"}
-			}
+		if err := k.Validate(c.sections["sources."+k.Name]); err != nil {
+			return InSection(err, "sources", k.Name)
 		}
 	}
 	return nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // JSON renders the configuration as JSON with its YAML keys (so run.json
 // shows what a user would write), durations as strings and secrets redacted.
 func JSON(c *Config) ([]byte, error) {
-	y, err := yaml.Marshal(c)
+	y, err := yaml.Marshal(c.doc.Interface())
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
@@ -391,36 +378,4 @@ func JSON(c *Config) ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return json.Marshal(m)
-}
-
-// validateFacility checks the PDU and tank entries; each must have a name of
-// its own, since the name tags its points and names its source.
-func (s *Sources) validateFacility() error {
-	for i, h := range s.FacilityHosts {
-		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " ,") {
-			return &ValueError{Path: []string{"sources", "facility_hosts", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a host name", h)}
-		}
-	}
-	names := map[string]bool{}
-	for i := range s.PDUs {
-		at := []string{"sources", "pdus", strconv.Itoa(i)}
-		if err := s.PDUs[i].Validate(); err != nil {
-			return InSection(err, at...)
-		}
-		if names["pdu:"+s.PDUs[i].Name] {
-			return &ValueError{Path: append(at, "name"), Msg: fmt.Sprintf("a second PDU named %q", s.PDUs[i].Name)}
-		}
-		names["pdu:"+s.PDUs[i].Name] = true
-	}
-	for i := range s.Tanks {
-		at := []string{"sources", "tanks", strconv.Itoa(i)}
-		if err := s.Tanks[i].Validate(); err != nil {
-			return InSection(err, at...)
-		}
-		if names["tank:"+s.Tanks[i].Name] {
-			return &ValueError{Path: append(at, "name"), Msg: fmt.Sprintf("a second tank named %q", s.Tanks[i].Name)}
-		}
-		names["tank:"+s.Tanks[i].Name] = true
-	}
-	return nil
 }

@@ -1,11 +1,14 @@
-package configs
+package configs_test
 
 import (
-	"gopkg.in/yaml.v3"
 	"io/fs"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/configs"
+	_ "github.com/heatsink-hpc/heatsink/node" // registers every source and section
+	"gopkg.in/yaml.v3"
 )
 
 func TestParseErrorsNameFileLineAndKey(t *testing.T) {
@@ -29,7 +32,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("c.yaml", []byte(tt.yaml))
+			_, err := configs.Parse("c.yaml", []byte(tt.yaml))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -43,7 +46,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 }
 
 func TestDefaultsNeedNoFile(t *testing.T) {
-	c, err := Parse("empty.yaml", nil)
+	c, err := configs.Parse("empty.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +56,13 @@ func TestDefaultsNeedNoFile(t *testing.T) {
 }
 
 func TestExamplesParse(t *testing.T) {
-	names, _ := fs.Glob(Examples, "*.yaml")
+	names, _ := fs.Glob(configs.Examples, "*.yaml")
 	if len(names) == 0 {
 		t.Fatal("no example configurations embedded")
 	}
 	for _, n := range names {
-		b, _ := fs.ReadFile(Examples, n)
-		if _, err := Parse(n, b); err != nil {
+		b, _ := fs.ReadFile(configs.Examples, n)
+		if _, err := configs.Parse(n, b); err != nil {
 			t.Errorf("example %s: %v", n, err)
 		}
 	}
@@ -77,8 +80,8 @@ func TestSectionErrorsMapToLines(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
 		t.Fatal(err)
 	}
-	pe := InSection(sectionErr{}, "alerts").(PathError)
-	if got := LineOf(&root, pe.ConfigPath()...); got != 6 {
+	pe := configs.InSection(sectionErr{}, "alerts").(configs.PathError)
+	if got := configs.LineOf(&root, pe.ConfigPath()...); got != 6 {
 		t.Errorf("line %d, want 6 (path %v)", got, pe.ConfigPath())
 	}
 }
@@ -86,14 +89,14 @@ func TestSectionErrorsMapToLines(t *testing.T) {
 func TestOfTwoBadFiltersTheSameIsNamedEveryTime(t *testing.T) {
 	doc := "sources:\n  host:\n    device_include: \"(\"\n  hwmon:\n    sensor_exclude: \"[\"\n  rapl:\n    sensor_include: x\n  cpufreq:\n    sensor_include: x\n"
 	for range 20 {
-		_, err := Parse("node.yaml", []byte(doc))
+		_, err := configs.Parse("node.yaml", []byte(doc))
 		if err == nil || !strings.HasPrefix(err.Error(), "node.yaml:3: sources.host.device_include: bad regular expression") {
 			t.Fatalf("err = %v, want the host's device_include at line 3", err)
 		}
 	}
 	doc = "sources:\n  rapl:\n    sensor_include: x\n  cpufreq:\n    sensor_exclude: x\n"
 	for range 20 {
-		_, err := Parse("node.yaml", []byte(doc))
+		_, err := configs.Parse("node.yaml", []byte(doc))
 		if err == nil || !strings.HasPrefix(err.Error(), "node.yaml:5: sources.cpufreq.sensor_exclude: cpufreq has no sensors to filter") {
 			t.Fatalf("err = %v, want cpufreq's sensor_exclude at line 5", err)
 		}

@@ -1,8 +1,11 @@
-package configs
+package configs_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/heatsink-hpc/heatsink/configs"
+	_ "github.com/heatsink-hpc/heatsink/node" // registers every source and section
 )
 
 // FuzzParse: any input is a configuration or an error that names the file;
@@ -15,7 +18,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Parse("c.yaml", b)
+		c, err := configs.Parse("c.yaml", b)
 		if err == nil && c == nil {
 			t.Fatal("no configuration and no error")
 		}

@@ -14,7 +14,7 @@ func TestRunnerDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := c.Runner
+	r := workloads.RunnerConfigOf(c)
 	if r.ToleranceC != 2 || r.Hold != time.Minute || r.CooldownMax != time.Hour || r.NominalMax != 30*time.Minute ||
 		r.Grace != 10*time.Second || len(r.Watch) != len(workloads.DefaultWatch()) || len(r.Nominal) != 0 {
 		t.Errorf("defaults %+v", r)
@@ -38,7 +38,7 @@ func TestRunnerSectionParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := c.Runner
+	r := workloads.RunnerConfigOf(c)
 	if len(r.Watch) != 1 || r.Watch[0].Tags["gpu"] != "0|1" || r.ToleranceC != 1.5 || r.Hold != 30*time.Second ||
 		r.CooldownMax != 2*time.Hour || r.Grace != 3*time.Second || len(r.Nominal) != 1 || r.Nominal[0].MaxC != 40 ||
 		r.Nominal[0].Measurement != "gpu" {

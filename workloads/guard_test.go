@@ -92,7 +92,7 @@ func TestGuardPausesResumesAndStopsARealJob(t *testing.T) {
 	pr, pw := io.Pipe()
 	quiet := slog.New(slog.DiscardHandler)
 	r, err := workloads.NewRunner(context.Background(), workloads.Options{
-		Command: cmd, Config: cfg.Runner, Stdout: pw, Logger: quiet,
+		Command: cmd, Config: *workloads.RunnerConfigOf(cfg), Stdout: pw, Logger: quiet,
 		Protocol: workloads.Protocol{Load: time.Hour, Cooldown: 500 * time.Millisecond},
 	})
 	if err != nil {
@@ -105,9 +105,9 @@ func TestGuardPausesResumesAndStopsARealJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var coll *collectors.Collector
-	eng, err := alerts.NewEngine(cfg.Alerts, alerts.Options{
-		Emit: func(ps ...point.Point) { coll.Emit(ps...) }, OnEvent: r.Event, Logger: quiet, Interval: cfg.Interval,
+	box := &collectors.Outbox{}
+	eng, err := alerts.NewEngine(*alerts.ConfigOf(cfg), alerts.Options{
+		Emit: box, OnEvent: r.Event, Logger: quiet, Interval: cfg.Interval,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestGuardPausesResumesAndStopsARealJob(t *testing.T) {
 	eng.SetJob(r)
 	src := &gpu{}
 	src.set(40)
-	coll = collectors.New(collectors.Options{Interval: cfg.Interval, Host: "test", Logger: quiet},
+	coll := collectors.New(collectors.Options{Interval: cfg.Interval, Host: "test", Logger: quiet, Outbox: box},
 		[]collectors.Source{src}, []collectors.Sink{w, r.Latest(), eng})
 	meta := &rundir.Meta{ID: "guard-run", Start: time.Now()}
 

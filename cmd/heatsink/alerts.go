@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 
 	"github.com/heatsink-hpc/heatsink/alerts"
-	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/point"
-	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +28,7 @@ The rule language is described in configs/alerts.yaml, the default rules.`,
 			if err != nil {
 				return err
 			}
-			a := cfg.Alerts
+			a := alerts.ConfigOf(cfg)
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: %d rules, %d webhooks, %d commands\n", check, len(a.Rules), len(a.Webhooks), len(a.Commands))
 			for _, r := range a.Rules {
@@ -54,25 +50,4 @@ The rule language is described in configs/alerts.yaml, the default rules.`,
 	}
 	cmd.Flags().StringVar(&check, "check", "", "configuration file (YAML) whose alert rules to validate")
 	return cmd
-}
-
-// alertSinks returns the alert engine of cfg's rules as a sink list for
-// collectionOptions.sinks, and the engine (nil, with no sinks, when cfg has
-// no rules). emit puts alert points into the store (the collection's
-// collector.Emit, which exists only once startCollection returns: pass a
-// closure); onEvent records firings, clearings and guard actions.
-func alertSinks(cfg *configs.Config, emit func(...point.Point), onEvent func(rundir.Event)) ([]collectors.Sink, *alerts.Engine, error) {
-	if len(cfg.Alerts.Rules) == 0 {
-		return nil, nil, nil
-	}
-	eng, err := alerts.NewEngine(cfg.Alerts, alerts.Options{
-		Emit:     emit,
-		OnEvent:  onEvent,
-		Logger:   slog.Default(),
-		Interval: cfg.Interval,
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return []collectors.Sink{eng}, eng, nil
 }

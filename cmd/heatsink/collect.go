@@ -1,39 +1,25 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
 )
 
 func newCollectCmd() *cobra.Command {
-	var (
-		configPath string
-		duration   time.Duration
-		out        string
-		stdout     string
-		listen     string
-		jobsDir    string
-	)
+	var cf collectFlags
 	cmd := &cobra.Command{
 		Use:   "collect",
 		Short: "Sample every source at a fixed interval into a run directory, stdout or InfluxDB",
-		Long: `collect samples every configured source once per interval (1 s by default),
-aligned to the wall clock, until --duration has passed or it receives SIGINT or
-SIGTERM; then it flushes every sink, closes the run and exits 0.
-
-Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
-SIGHUP between two ticks, keeping the sources and sinks whose settings did not
-change; --listen serves /healthz (the collector and each source), /metrics
-(every latest reading for Prometheus, and the alert states) and /alerts (read
-by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
-Prolog recorded there (heatsink slurm prolog).`,
+		Long:  collectLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			// --stdout alone means lp, so "--stdout json" leaves json as an
 			// argument: say what was meant.
@@ -42,80 +28,87 @@ Prolog recorded there (heatsink slurm prolog).`,
 			}
 			return cobra.NoArgs(cmd, args)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd, configPath)
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				// A run directory is one recording: appending a second to it
-				// would leave run.json describing only the last.
-				if err := checkNewRunDir(out); err != nil {
-					return err
-				}
-			}
-			if err := applyInfluxFlags(cmd, cfg); err != nil {
-				return err
-			}
-			if out == "" && stdout == "" && cfg.Sinks.Stdout == "" && !cfg.Sinks.Influx.Enabled() {
-				return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
-			}
-			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			ctx := sigCtx
-			// --duration counts ticks, so 10s at 1 Hz is 10 samples however
-			// long start-up took.
-			ticks := 0
-			if duration > 0 {
-				ticks = max(1, int((duration+cfg.Interval-1)/cfg.Interval))
-			}
-			// Alert rules are evaluated here too, so a node agent alerts
-			// without a job; the agent reloads them with the rest on SIGHUP.
-			ag := newNodeAgent(cmd, configPath, listen, jobsDir, cfg)
-			if ag.engine, err = ag.alertSinks(cfg); err != nil {
-				return err
-			}
-			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: ag.extraSinks(), ticks: ticks, handoff: true})
-			if err != nil {
-				return err
-			}
-			agentCtx, stopAgent := context.WithCancel(ctx)
-			defer stopAgent()
-			if err := ag.start(agentCtx, c); err != nil {
-				c.finish("failed")
-				return err
-			}
-			runErr := c.collector.Run(ctx)
-			stopAgent()
-			ag.stop()
-			status := "complete"
-			if sigCtx.Err() != nil {
-				status = "interrupted" // by a signal: still a clean close, exit 0
-			}
-			if err := c.finish(status); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if out != "" {
-				st := c.collector.Stats()
-				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
-					st.Ticks, st.Points, st.MissedTicks, absDir(out))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCollect(cmd, &cf) },
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&cf.configPath, "config", "", "configuration file (YAML)")
 	cmd.Flags().Duration("interval", time.Second, "sampling interval")
 	cmd.Flags().Duration("deadline", 0, "per-source deadline (default half the interval)")
-	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
-	cmd.Flags().StringVar(&out, "out", "", "write a run directory here")
-	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
-	cmd.Flags().StringVar(&listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
-	cmd.Flags().StringVar(&jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
+	cmd.Flags().DurationVar(&cf.duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	cmd.Flags().StringVar(&cf.out, "out", "", "write a run directory here")
+	cmd.Flags().StringVar(&cf.stdout, "stdout", "", "also print points: lp (line protocol) or json")
+	cmd.Flags().StringVar(&cf.listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&cf.jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
 	addInfluxFlags(cmd)
 	return cmd
 }
+
+// collectFlags are heatsink collect's flags.
+type collectFlags struct {
+	configPath, out, stdout, listen, jobsDir string
+	duration                                 time.Duration
+}
+
+// runCollect is heatsink collect: the flags checked, one call, the counts printed.
+func runCollect(cmd *cobra.Command, cf *collectFlags) error {
+	cfg, err := loadCollectConfig(cmd, cf.configPath)
+	if err != nil {
+		return err
+	}
+	if cf.out != "" {
+		// A run directory is one recording: appending a second to it
+		// would leave run.json describing only the last.
+		if err := checkNewRunDir(cf.out); err != nil {
+			return err
+		}
+	}
+	if cf.out == "" && cf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
+		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// --duration counts ticks, so 10s at 1 Hz is 10 samples however
+	// long start-up took. Alert rules are evaluated here too, so a
+	// node agent alerts without a job; it reloads them with the rest
+	// on SIGHUP.
+	ticks := 0
+	if cf.duration > 0 {
+		ticks = max(1, int((cf.duration+cfg.Interval-1)/cfg.Interval))
+	}
+	st, err := node.Collect(ctx, cfg, node.Options{OutDir: cf.out, Stdout: cf.stdout, Ticks: ticks, Command: os.Args, Versions: versions()},
+		node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath, Load: func() (*configs.Config, error) {
+			return loadCollectConfig(cmd, cf.configPath)
+		}})
+	if err != nil {
+		return err
+	}
+	if cf.out != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
+			st.Ticks, st.Points, st.MissedTicks, absDir(cf.out))
+	}
+	return nil
+}
+
+// loadCollectConfig is loadConfig with the influx flags over it.
+func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
+	cfg, err := loadConfig(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyInfluxFlags(cmd, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+const collectLong = `collect samples every configured source once per interval (1 s by default),
+aligned to the wall clock, until --duration has passed or it receives SIGINT or
+SIGTERM; then it flushes every sink, closes the run and exits 0.
+
+Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
+SIGHUP between two ticks, keeping the sources and sinks whose settings did not
+change; --listen serves /healthz (the collector and each source), /metrics
+(every latest reading for Prometheus, and the alert states) and /alerts (read
+by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
+Prolog recorded there (heatsink slurm prolog).`

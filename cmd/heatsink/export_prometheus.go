@@ -30,6 +30,15 @@ func (p *promExport) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&p.vocab, "prometheus-metrics", nil, "with --prometheus: which metrics to read, of heatsink, dcgm, node_exporter (default all; heatsink's own win where two give one field)")
 }
 
+// runFlags runs an export from Prometheus with export's other flags.
+func (p *promExport) runFlags(cmd *cobra.Command, xf *exportFlags) error {
+	loc, err := location(xf.tz)
+	if err != nil {
+		return err
+	}
+	return p.run(cmd, xf.hosts, xf.from, xf.to, loc, xf.out)
+}
+
 // run exports [from, to] of the hosts (or the job) from Prometheus into out.
 func (p *promExport) run(cmd *cobra.Command, hosts []string, from, to string, loc *time.Location, out string) error {
 	if out == "" {

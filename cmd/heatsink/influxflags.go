@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
@@ -29,7 +26,7 @@ func addInfluxFlags(cmd *cobra.Command) {
 // validates the result.
 func applyInfluxFlags(cmd *cobra.Command, cfg *configs.Config) error {
 	f := cmd.Flags()
-	ic := &cfg.Sinks.Influx
+	ic := influx.ConfigOf(cfg)
 	for name, dst := range map[string]*string{
 		"influx-url": &ic.URL, "influx-org": &ic.Org, "influx-bucket": &ic.Bucket, "influx-spool": &ic.SpoolDir,
 	} {
@@ -55,25 +52,4 @@ func applyInfluxFlags(cmd *cobra.Command, cfg *configs.Config) error {
 
 var influxFlagOf = map[string]string{
 	"url": "--influx-url", "org": "--influx-org", "bucket": "--influx-bucket", "spool_dir": "--influx-spool",
-}
-
-// startInfluxSink opens the InfluxDB sink configured in cfg and checks the
-// server, so that an unreachable server or a token that may not write is a
-// clear error before collecting starts; later outages are retried, never
-// fatal. It returns nil when no InfluxDB is configured.
-func startInfluxSink(cfg *configs.Config) (*influx.Sink, error) {
-	if !cfg.Sinks.Influx.Enabled() {
-		return nil, nil
-	}
-	s, err := influx.New(influx.Options{Config: cfg.Sinks.Influx, Logger: slog.Default()})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Check(ctx); err != nil {
-		s.Abort()
-		return nil, err
-	}
-	return s, nil
 }

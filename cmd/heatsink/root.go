@@ -7,9 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func newRootCmd() *cobra.Command {
 	var logLevel string
 	root := &cobra.Command{

@@ -51,67 +51,72 @@ func newW2VEvalCmd() *cobra.Command {
 }
 
 func newW2VTrainCmd() *cobra.Command {
-	var (
-		sets                 []string
-		out, format, saveVoc string
-		eval                 bool
-		evalDir              string
-	)
+	var xf w2vTrainFlags
 	cmd := &cobra.Command{
 		Use:   "w2v-train --set key=value... --out VECTORS",
 		Short: "Train word vectors once with the full-w2v workload's parameters (see heatsink workloads) and write them in word2vec's format",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := workloads.ParseSet(sets)
-			if err != nil {
-				return err
-			}
-			v, err := workloads.ParseValues(w2v.Workload{}.Params(), set)
-			if err != nil {
-				return fmt.Errorf("workload full-w2v: %w", err)
-			}
-			tr, err := w2v.Train(cmd.Context(), v)
-			if err != nil {
-				return err
-			}
-			if saveVoc != "" {
-				if err := tr.Corpus.Vocab.Save(saveVoc); err != nil {
-					return err
-				}
-			}
-			if err := tr.Vectors.Save(out, w2v.Format(format)); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d vectors of dimension %d written to %s (%s)\n", len(tr.Vectors.Words), tr.Vectors.Dim, out, tr.Stats.Device)
-			m := tr.Stats.Metrics()
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(w, "  %-20s %.4g\n", k, m[k])
-			}
-			if !eval && tr.Truth == nil {
-				return nil
-			}
-			o := w2v.EvalOptions{Truth: tr.Truth}
-			if eval {
-				o.Dir = evalDir
-			}
-			r, err := w2v.Evaluate(tr.Vectors, o)
-			if err != nil {
-				return err
-			}
-			return r.WriteText(w)
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return runW2vTrain(cmd, args, &xf) },
 	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "a workload parameter key=value (repeatable; heatsink workloads lists them)")
-	cmd.Flags().StringVar(&out, "out", "vectors.txt", "where to write the vectors")
-	cmd.Flags().StringVar(&format, "format", string(w2v.FormatText), "vector file format: "+strings.Join([]string{string(w2v.FormatText), string(w2v.FormatBinary)}, " or "))
-	cmd.Flags().StringVar(&saveVoc, "save-vocab", "", "also write the vocabulary (word2vec's -save-vocab format; --set vocab= reuses it)")
-	cmd.Flags().BoolVar(&eval, "eval", false, "score the vectors on the evaluation sets in --sets")
-	cmd.Flags().StringVar(&evalDir, "sets", defaultEvalDir, "directory of the evaluation sets")
+	cmd.Flags().StringArrayVar(&xf.sets, "set", nil, "a workload parameter key=value (repeatable; heatsink workloads lists them)")
+	cmd.Flags().StringVar(&xf.out, "out", "vectors.txt", "where to write the vectors")
+	cmd.Flags().StringVar(&xf.format, "format", string(w2v.FormatText), "vector file format: "+strings.Join([]string{string(w2v.FormatText), string(w2v.FormatBinary)}, " or "))
+	cmd.Flags().StringVar(&xf.saveVoc, "save-vocab", "", "also write the vocabulary (word2vec's -save-vocab format; --set vocab= reuses it)")
+	cmd.Flags().BoolVar(&xf.eval, "eval", false, "score the vectors on the evaluation sets in --sets")
+	cmd.Flags().StringVar(&xf.evalDir, "sets", defaultEvalDir, "directory of the evaluation sets")
 	return cmd
+}
+
+// w2vTrainFlags are the command's flags.
+type w2vTrainFlags struct {
+	sets                 []string
+	out, format, saveVoc string
+	eval                 bool
+	evalDir              string
+}
+
+func runW2vTrain(cmd *cobra.Command, args []string, xf *w2vTrainFlags) error {
+	set, err := workloads.ParseSet(xf.sets)
+	if err != nil {
+		return err
+	}
+	v, err := workloads.ParseValues(w2v.Workload{}.Params(), set)
+	if err != nil {
+		return fmt.Errorf("workload full-w2v: %w", err)
+	}
+	tr, err := w2v.Train(cmd.Context(), v)
+	if err != nil {
+		return err
+	}
+	if xf.saveVoc != "" {
+		if err := tr.Corpus.Vocab.Save(xf.saveVoc); err != nil {
+			return err
+		}
+	}
+	if err := tr.Vectors.Save(xf.out, w2v.Format(xf.format)); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%d vectors of dimension %d written to %s (%s)\n", len(tr.Vectors.Words), tr.Vectors.Dim, xf.out, tr.Stats.Device)
+	m := tr.Stats.Metrics()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-20s %.4g\n", k, m[k])
+	}
+	if !xf.eval && tr.Truth == nil {
+		return nil
+	}
+	o := w2v.EvalOptions{Truth: tr.Truth}
+	if xf.eval {
+		o.Dir = xf.evalDir
+	}
+	r, err := w2v.Evaluate(tr.Vectors, o)
+	if err != nil {
+		return err
+	}
+	return r.WriteText(w)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/point"
@@ -51,6 +52,17 @@ func (h *Handoff) Write(points []point.Point) error {
 		return nil
 	}
 	return h.cur.Write(points)
+}
+
+// SelfMetrics passes the collector's question on to the sink in use, so
+// an InfluxDB sink behind a handoff reports itself as it would alone.
+func (h *Handoff) SelfMetrics(now time.Time, buf []point.Point) []point.Point {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r, ok := h.cur.(collectors.SelfReporter); ok {
+		return r.SelfMetrics(now, buf)
+	}
+	return buf
 }
 
 // Flush flushes the sink in use.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 )
 
@@ -29,8 +30,8 @@ func TestConfigTokenIsNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Sinks.Influx.Enabled() || c.Sinks.Influx.Token.Reveal() != "user:hunter2" {
-		t.Fatalf("parsed %+v", c.Sinks.Influx)
+	if !influx.ConfigOf(c).Enabled() || influx.ConfigOf(c).Token.Reveal() != "user:hunter2" {
+		t.Fatalf("parsed %+v", influx.ConfigOf(c))
 	}
 	b, err := configs.JSON(c)
 	if err != nil {

@@ -40,7 +40,7 @@ type Options struct {
 	// Logger receives outages, recoveries and losses; default slog.Default.
 	Logger *slog.Logger
 	// MetricsEvery is how often the sink reports itself (influx_sink points
-	// and spool alerts) to the function set with SetMetrics; default 10s.
+	// and spool alerts) when the collector asks (SelfMetrics); default 10s.
 	MetricsEvery time.Duration
 	// DrainTimeout bounds how long Close waits for unsent points to go out;
 	// what is left stays in the spool for the next start. Default 10s.
@@ -78,9 +78,6 @@ type Sink struct {
 	enc     point.Encoder
 	scratch []point.Field
 
-	mmu     sync.Mutex
-	metrics func(...point.Point)
-
 	flushNow chan struct{}
 	// abortCtx ends when Close gives up waiting: stop sending now.
 	abortCtx context.Context
@@ -95,7 +92,8 @@ type Sink struct {
 	rejected atomic.Int64
 	lastOK   atomic.Bool
 
-	// Reporter-only state.
+	// SelfMetrics' state; only the collector's tick goroutine calls it.
+	lastReport  time.Time
 	lastDropped int64
 	alerting    bool
 }
@@ -154,8 +152,8 @@ func New(o Options) (*Sink, error) {
 	s.abort = s.abortCtx.Done()
 	s.lastOK.Store(true)
 	s.lastDropped = sp.Stats().DroppedPoints
+	s.lastReport = time.Now()
 	go s.ship()
-	go s.reportEvery(o.MetricsEvery)
 	return s, nil
 }
 
@@ -173,16 +171,6 @@ func newClient(cfg Config) (influxdb2.Client, error) {
 		copts.SetTLSConfig(tlsCfg)
 	}
 	return influxdb2.NewClientWithOptions(strings.TrimRight(cfg.URL, "/"), cfg.Token.Reveal(), copts), nil
-}
-
-// SetMetrics sets where the sink reports itself every MetricsEvery: an
-// influx_sink point (spool depth, points sent, retries, oldest unsent
-// age...) and, while points are being dropped, an alert point. The CLI
-// passes the collector's Emit, so the reports reach every sink.
-func (s *Sink) SetMetrics(fn func(...point.Point)) {
-	s.mmu.Lock()
-	s.metrics = fn
-	s.mmu.Unlock()
 }
 
 // SpoolDir returns the directory of the sink's spool.
@@ -623,35 +611,20 @@ func (s *Sink) sleep(d time.Duration) bool {
 	}
 }
 
-// reportEvery reports the sink every interval until it is closed; it runs
-// beside the shipper so that reports go on while the shipper waits out an
-// outage, when they matter most.
-func (s *Sink) reportEvery(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.abort:
-			return
-		case <-t.C:
-			s.report()
-		}
+// SelfMetrics appends, every MetricsEvery, the sink's report: an
+// influx_sink point (spool depth, points sent, retries, age of the oldest
+// unsent point...) and, while the spool is dropping points, an alert point.
+// It implements collectors.SelfReporter: the collector asks on every tick,
+// whose loop goes on while the shipper waits out an outage, when the
+// report matters most.
+func (s *Sink) SelfMetrics(now time.Time, buf []point.Point) []point.Point {
+	if now.Sub(s.lastReport) < s.opts.MetricsEvery {
+		return buf
 	}
-}
-
-// report sends the sink's self-metrics, and an alert while the spool is
-// dropping points, to the metrics function.
-func (s *Sink) report() {
-	s.mmu.Lock()
-	fn := s.metrics
-	s.mmu.Unlock()
+	s.lastReport = now
 	st := s.Stats()
-	now := time.Now()
 	newDrops := st.Spool.DroppedPoints - s.lastDropped
 	s.lastDropped = st.Spool.DroppedPoints
-	if fn == nil {
-		return
-	}
 	p := point.New(schema.InfluxSink, now)
 	p.AddInt(schema.FieldSpoolBytes, st.Spool.UnsentBytes)
 	p.AddInt(schema.FieldSpoolPoints, st.Spool.UnsentPoints)
@@ -663,17 +636,17 @@ func (s *Sink) report() {
 	p.AddUint(schema.FieldDroppedPointsTotal, uint64(st.Spool.DroppedPoints))
 	p.AddUint(schema.FieldRejectedPointsTotal, uint64(st.RejectedPoints))
 	p.AddBool(schema.FieldOK, s.lastOK.Load())
-	pts := []point.Point{p}
+	buf = append(buf, p)
 	switch {
 	case newDrops > 0:
 		s.alerting = true
-		pts = append(pts, s.spoolAlert(now, schema.StateFiring, st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
+		buf = append(buf, s.spoolAlert(now, schema.StateFiring, st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
 			s.spool.Dir(), newDrops, s.opts.MetricsEvery, st.Spool.DroppedPoints)))
 	case s.alerting:
 		s.alerting = false
-		pts = append(pts, s.spoolAlert(now, schema.StateCleared, st, "InfluxDB spool accepts points again"))
+		buf = append(buf, s.spoolAlert(now, schema.StateCleared, st, "InfluxDB spool accepts points again"))
 	}
-	fn(pts...)
+	return buf
 }
 
 // spoolAlert is the alert point of a spool that drops points (state firing)

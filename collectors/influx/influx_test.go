@@ -147,8 +147,7 @@ func TestOutageLosesNothing(t *testing.T) {
 	mem := &memSink{}
 	c := collectors.New(collectors.Options{Interval: 100 * time.Millisecond, Host: "node1", Logger: quietLogger(t)},
 		[]collectors.Source{&genSource{}}, []collectors.Sink{mem, sink})
-	// The sink reports itself through the collector, as the CLI wires it.
-	sink.SetMetrics(c.Emit)
+	// The sink reports itself through the collector's self-metric path.
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
@@ -277,13 +276,6 @@ func TestFullSpoolIsACountedLossAndAnAlert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var reports []point.Point
-	sink.SetMetrics(func(p ...point.Point) {
-		mu.Lock()
-		reports = append(reports, p...)
-		mu.Unlock()
-	})
 	batch := make([]point.Point, 100)
 	for i := range batch {
 		batch[i] = point.New("cpu", time.Unix(1700000000, int64(i)))
@@ -298,16 +290,17 @@ func TestFullSpoolIsACountedLossAndAnAlert(t *testing.T) {
 	if st.Spool.DroppedPoints == 0 || st.Spool.DroppedPoints+st.Spool.UnsentPoints != 40000 {
 		t.Fatalf("stats %+v: want drops, and drops + unsent = 40000", st)
 	}
+	// The collector asks on every tick; here the test asks.
 	deadline := time.Now().Add(10 * time.Second)
+	var reports []point.Point
 	for {
-		mu.Lock()
+		reports = sink.SelfMetrics(time.Now(), reports)
 		var firing *point.Point
 		for i := range reports {
 			if reports[i].Measurement == "alert" && reports[i].Tag("rule") == "influx_spool_full" {
 				firing = &reports[i]
 			}
 		}
-		mu.Unlock()
 		if firing != nil {
 			if v, _ := firing.Field("state"); v.StringV() != "firing" {
 				t.Errorf("alert %s", firing)

@@ -1,9 +1,10 @@
 // Package keypath is the error a configuration section returns for a value
 // that decoded but makes no sense. It carries the chain of keys that leads
-// to the value, so that the configuration loader (package configs), which
-// the sections' packages cannot import, can name the file and the line.
-// Every section (sinks.influx, sources.pdus, runner, alerts...) returns
-// the same type, so one loader reads them all.
+// to the value, so that the configuration loader (package configs) can name
+// the file and the line. Every section (sinks.influx, sources.pdus, runner,
+// alerts...) returns the same type, so one loader reads them all. It is a
+// leaf of its own, rather than part of configs, so a section's package
+// (which registers through the registry) need not import the YAML loader.
 package keypath
 
 import "strings"

@@ -41,10 +41,11 @@ func TestAirNodeExampleV3EntryParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Sources.PDUs) != 2 {
-		t.Fatalf("%d PDUs, want 2", len(cfg.Sources.PDUs))
+	pdus := *cfg.Section("sources.pdus").(*[]pdu.Config)
+	if len(pdus) != 2 {
+		t.Fatalf("%d PDUs, want 2", len(pdus))
 	}
-	v3 := cfg.Sources.PDUs[1]
+	v3 := pdus[1]
 	if v3.Version != "3" || v3.V3.AuthProtocol != "SHA-256" || len(v3.OIDs) != 1 {
 		t.Errorf("v3 entry: %+v", v3)
 	}

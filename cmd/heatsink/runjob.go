@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/node"
+	"github.com/heatsink-hpc/heatsink/workloads"
+	"github.com/spf13/cobra"
+)
+
+// runJob is heatsink run: the flags checked, one call, the outcome printed.
+func runJob(cmd *cobra.Command, rf *runFlags, args []string) error {
+	cfg, err := runConfig(cmd, rf, args)
+	if err != nil {
+		return err
+	}
+	ro, err := runOptions(cmd, rf, cfg, args)
+	if err != nil {
+		return err
+	}
+	res, err := node.Run(cmd.Context(), cfg, ro)
+	if err != nil {
+		return err
+	}
+	code := 0
+	if res.JobStatus != nil {
+		code = *res.JobStatus
+	}
+	if res.Status == workloads.StatusInterrupted && code == 0 {
+		code = 128 + int(res.Signal)
+	}
+	summary := fmt.Sprintf("heatsink: run %s: %s, %s", res.RunID, res.Status, count(res.Iterations, "iteration"))
+	if res.JobStatus != nil {
+		summary += fmt.Sprintf(", job exit status %d", *res.JobStatus)
+	}
+	if res.Dir != "" {
+		summary += " -> " + absDir(res.Dir)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), summary)
+	var reportErr error
+	if rf.withReport && res.Dir != "" {
+		reportErr = reportRun(cmd, res.Dir)
+	}
+	if err := errors.Join(res.Err, reportErr); err != nil {
+		return &exitError{code: max(code, 1), err: err}
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// runConfig loads the configuration with the flags over it and refuses
+// what cannot make a run.
+func runConfig(cmd *cobra.Command, rf *runFlags, args []string) (*configs.Config, error) {
+	cfg, err := loadConfig(cmd, rf.configPath)
+	if err != nil {
+		return nil, err
+	}
+	if cmd.Flags().Changed("grace") {
+		workloads.RunnerConfigOf(cfg).Grace = rf.grace
+	}
+	if err := applyInfluxFlags(cmd, cfg); err != nil {
+		return nil, err
+	}
+	if rf.out == "" && rf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
+		return nil, fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+	}
+	if rf.withReport && rf.out == "" {
+		return nil, errors.New("--report analyses the run directory: give --out DIR too")
+	}
+	if rf.out != "" {
+		if err := checkNewRunDir(rf.out); err != nil {
+			return nil, err
+		}
+	}
+	// --stdout alone means lp, so "--stdout json" leaves json as the
+	// command to run: say what was meant instead of running it.
+	if f := cmd.Flags().Lookup("stdout"); f.Changed && rf.stdout == f.NoOptDefVal && len(args) > 0 &&
+		cmd.ArgsLenAtDash() != 0 && (args[0] == "lp" || args[0] == "json") {
+		return nil, fmt.Errorf("--stdout takes its format after '=': --stdout=%s", args[0])
+	}
+	return cfg, nil
+}
+
+// runOptions resolves the job: everything that can be wrong with it is
+// found now, before the run directory exists and before the baseline.
+func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []string) (node.RunOptions, error) {
+	ro := node.RunOptions{Options: node.Options{OutDir: rf.out, Stdout: rf.stdout, Command: os.Args, Versions: versions()}}
+	opts, err := jobOptions(rf.workload, rf.sets, args)
+	if err != nil {
+		return ro, err
+	}
+	// With --launcher slurm the job becomes an srun over an allocation.
+	if ro.Launch, err = node.NewSlurmLaunch(rf.launcher, rf.nodes, rf.partition, cfg, &opts); err != nil {
+		return ro, err
+	}
+	cd, auto, err := workloads.ParseCooldown(rf.cooldown)
+	if err != nil {
+		return ro, err
+	}
+	opts.Protocol = workloads.Protocol{Baseline: rf.baseline, Load: rf.load, Cooldown: cd, CooldownAuto: auto, WaitNominal: rf.waitNominal}
+	opts.Config = *workloads.RunnerConfigOf(cfg)
+	opts.Stdout, opts.Stderr = io.Writer(os.Stdout), io.Writer(os.Stderr)
+	if rf.stdout != "" || cfg.Sinks.Stdout != "" {
+		opts.Stdout = os.Stderr // stdout carries the points,
+		cmd.SetOut(os.Stderr)   // and so not the report either
+	}
+	ro.Runner = opts
+	return ro, nil
+}

@@ -1,0 +1,143 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/alerts"
+	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/collectors/prom"
+	"github.com/heatsink-hpc/heatsink/configs"
+)
+
+// AgentOptions make a collection a node agent: a service that reloads its
+// configuration on SIGHUP, serves /healthz, /metrics and /alerts, and tags
+// every point with the Slurm job on the node.
+type AgentOptions struct {
+	// Listen is the address of /healthz, /metrics and /alerts; "" serves none.
+	Listen string
+	// JobsDir is the directory the Slurm Prolog and Epilog maintain; ""
+	// tags nothing.
+	JobsDir string
+	// Load reads the configuration again on SIGHUP (the file and the
+	// flags over it); ConfigPath names it in the log.
+	Load       func() (*configs.Config, error)
+	ConfigPath string
+}
+
+// Agent runs beside a Collection: the endpoint, the SIGHUP watcher, the
+// jobs watcher.
+type Agent struct {
+	o       AgentOptions
+	log     *slog.Logger
+	c       *Collection
+	metrics *prom.Sink // nil without Listen
+	srv     *http.Server
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex // guards what a reload replaces
+	cfg    *configs.Config
+	engine *alerts.Engine
+	built  []built
+	sinks  []collectors.Sink
+	jobs   []string
+}
+
+// NewAgent returns an agent for a collection of cfg; give Sinks to the
+// collection's Options, then Start it once the collection exists.
+func NewAgent(cfg *configs.Config, o AgentOptions) *Agent {
+	a := &Agent{o: o, cfg: cfg, log: slog.Default()}
+	if o.Listen != "" {
+		// Readings stay for five intervals, and at least a minute, after
+		// their source last produced them.
+		a.metrics = prom.New(prom.Options{Staleness: max(prom.DefaultStaleness, 5*cfg.Interval), Alerts: a.promAlerts})
+	}
+	return a
+}
+
+// Sinks are the sinks the agent adds to the collection's own.
+func (a *Agent) Sinks() []collectors.Sink {
+	if a.metrics == nil {
+		return nil
+	}
+	return []collectors.Sink{a.metrics}
+}
+
+// Start begins serving and watching.
+func (a *Agent) Start(ctx context.Context, c *Collection) error {
+	a.c = c
+	a.mu.Lock()
+	a.engine = c.engine
+	a.built = append([]built(nil), c.built...)
+	a.sinks = append([]collectors.Sink(nil), c.sinks...)
+	a.mu.Unlock()
+	if a.o.Listen != "" {
+		if err := a.serve(); err != nil {
+			return err
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := a.reload(); err != nil {
+					a.log.Error("reload failed; the running configuration stays", "config", a.o.ConfigPath, "err", err)
+				}
+			}
+		}
+	}()
+	if a.o.JobsDir != "" {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.watchJobs(ctx)
+		}()
+	}
+	return nil
+}
+
+func (a *Agent) serve() error {
+	l, err := net.Listen("tcp", a.o.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	a.srv = &http.Server{Handler: agent.Handler(agent.Options{
+		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
+	}), ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info("agent listening", "addr", l.Addr().String())
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("agent endpoint stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Stop ends the endpoint and the watchers; Start's ctx must be done.
+func (a *Agent) Stop() {
+	if a.srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a.srv.Shutdown(sctx)
+		cancel()
+	}
+	a.wg.Wait()
+}

@@ -1,0 +1,12 @@
+package cpufreq
+
+import (
+	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/sensors/filter"
+)
+
+func init() {
+	registry.RegisterSource(filter.Kind("cpufreq", 30, false, func(env registry.Env, f filter.Filter) registry.Source {
+		return New(env.SysfsRoot, f)
+	}))
+}

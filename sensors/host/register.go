@@ -1,0 +1,12 @@
+package host
+
+import (
+	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/sensors/filter"
+)
+
+func init() {
+	registry.RegisterSource(filter.Kind("host", 10, false, func(env registry.Env, f filter.Filter) registry.Source {
+		return New(env.ProcfsRoot, f)
+	}))
+}
