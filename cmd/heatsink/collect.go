@@ -63,6 +63,7 @@ Prolog recorded there (heatsink slurm prolog).`,
 			sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx := sigCtx
+			trimResidency(ctx, 3*cfg.Interval)
 			// --duration counts ticks, so 10s at 1 Hz is 10 samples however
 			// long start-up took.
 			ticks := 0
