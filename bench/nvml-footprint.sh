@@ -12,6 +12,11 @@
 # node) and, given HEATSINK_BEFORE, another build to compare.
 #
 #   bench/nvml-footprint.sh [HEATSINK_BIN (default .devcarry/heatsink)] [DURATION_S (default 60)]
+#
+# NVML_SENSOR_EXCLUDE (a regular expression on field names) leaves readings
+# out: on an H100 (driver 580) nvmlDeviceGetTotalEnergyConsumption alone
+# costs 3.9 ms of CPU a call (bench/nvmlcalls), five times nvidia-smi's
+# whole loop, which does not read energy; ^energy_j$ compares like with like.
 set -euo pipefail
 heatsink=${1:-.devcarry/heatsink}
 duration=${2:-60}
@@ -33,6 +38,7 @@ sources:
   cpufreq: {disabled: true}
   rapl: {disabled: true}
   nvme: {disabled: true}
+  nvml: {sensor_exclude: "${NVML_SENSOR_EXCLUDE:-}"}
 YAML
 # The readings heatsink's nvml source takes each tick.
 query=timestamp,temperature.gpu,temperature.memory,power.draw,power.limit,utilization.gpu,utilization.memory,memory.used,memory.total,clocks.sm,clocks.mem
