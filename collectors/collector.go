@@ -60,8 +60,6 @@ type Collector struct {
 	sources []*sourceState
 	sinks   []Sink
 	results chan result
-	// deadline times each tick's samples; made by Run.
-	deadline *time.Timer
 
 	mu      sync.Mutex
 	pending []point.Point // points emitted from outside the tick loop (events, alerts)
@@ -112,21 +110,9 @@ type sourceState struct {
 	timeouts    uint64
 	buf         []point.Point
 
-	// work hands the source's sampler goroutine one tick's request; nil
-	// until the source first samples, and again once the sampler is
-	// stopped (the source removed, or Run returned).
-	work chan sampleRequest
-
 	// Of the current tick:
 	launched bool
 	res      *result
-}
-
-// sampleRequest asks a source's sampler for one tick's sample.
-type sampleRequest struct {
-	ctx   context.Context
-	tick  int
-	stamp time.Time
 }
 
 type result struct {
@@ -254,7 +240,6 @@ func (c *Collector) Sources() []Source {
 func (c *Collector) Sinks() []Sink { return append([]Sink(nil), c.sinks...) }
 
 func (c *Collector) closeSource(s *sourceState) {
-	stopSampler(s)
 	if cl, ok := s.src.(Closer); ok {
 		if err := cl.Close(); err != nil {
 			c.opts.Logger.Warn("closing a source removed by reconfiguration", "source", s.src.Name(), "err", err)
@@ -310,9 +295,6 @@ func (c *Collector) Run(ctx context.Context) error {
 	base := nextBoundary(time.Now(), iv)
 	timer := time.NewTimer(time.Until(base))
 	defer timer.Stop()
-	// One timer serves every tick's sample deadline.
-	c.deadline = time.NewTimer(time.Hour)
-	c.deadline.Stop()
 	lastFlush := time.Now()
 	var tickNo int
 	for k := 0; ; {
@@ -378,15 +360,10 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 		}
 		s.busy, s.launched = true, true
 		launched++
-		if s.work == nil {
-			s.work = make(chan sampleRequest, 1)
-			go c.sampler(s, s.work)
-		}
-		s.work <- sampleRequest{ctx: tctx, tick: tickNo, stamp: stamp}
+		go c.sample(tctx, s, tickNo, stamp)
 	}
 	// Results of earlier ticks' late samples are drained here too.
-	deadline := c.deadline
-	deadline.Reset(time.Until(woke.Add(c.opts.Deadline)))
+	deadline := time.NewTimer(time.Until(woke.Add(c.opts.Deadline)))
 	defer deadline.Stop()
 	for got := 0; got < launched; {
 		select {
@@ -442,26 +419,6 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	c.stats.Ticks++
 	c.batch = batch
 	c.updateSnapshot(stamp)
-}
-
-// sampler takes a source's samples, one tick's request at a time, until work
-// is closed. One long-lived goroutine per source, rather than one per
-// sample, keeps the stack a source's Sample has grown and spares the
-// runtime a goroutine start every tick; a source is never asked again
-// while busy, so the buffered request never waits.
-func (c *Collector) sampler(s *sourceState, work <-chan sampleRequest) {
-	for r := range work {
-		c.sample(r.ctx, s, r.tick, r.stamp)
-	}
-}
-
-// stopSampler ends s's sampler once its sample in flight, if any, returns;
-// a later tick starts a new one.
-func stopSampler(s *sourceState) {
-	if s.work != nil {
-		close(s.work)
-		s.work = nil
-	}
 }
 
 func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stamp time.Time) {
@@ -632,12 +589,6 @@ func (c *Collector) finish() error {
 		}
 	}
 	c.closing.Wait() // sinks removed by Reconfigure
-	for _, s := range c.sources {
-		stopSampler(s)
-	}
-	for s := range c.retired {
-		stopSampler(s)
-	}
 	c.updateSnapshot(time.Time{})
 	return errors.Join(errs...)
 }
