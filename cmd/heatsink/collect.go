@@ -68,6 +68,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	trimResidency(ctx, 3*cfg.Interval)
 	// --duration counts ticks, so 10s at 1 Hz is 10 samples however
 	// long start-up took. Alert rules are evaluated here too, so a
 	// node agent alerts without a job; it reloads them with the rest
