@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // Options configure a Collector. The zero value samples every second.
@@ -407,10 +408,10 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 		c.settle(*r, woke, true)
 		batch = append(batch, c.sourceHealth(s, stamp, r))
 	}
-	tp := point.New("collector_tick", stamp)
-	tp.AddFloat("lag_s", lag.Seconds())
-	tp.AddUint("missed_ticks_total", uint64(c.stats.MissedTicks))
-	tp.AddInt("points", int64(len(batch)))
+	tp := point.New(schema.CollectorTick, stamp)
+	tp.AddFloat(schema.FieldLagS, lag.Seconds())
+	tp.AddUint(schema.FieldMissedTicksTotal, uint64(c.stats.MissedTicks))
+	tp.AddInt(schema.FieldPoints, int64(len(batch)))
 	batch = append(batch, tp)
 	for _, k := range c.sinks {
 		if r, ok := k.(SelfReporter); ok {
@@ -525,15 +526,15 @@ func (c *Collector) buildStatus(out []SourceStatus) []SourceStatus {
 }
 
 func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) point.Point {
-	p := point.New("collector_source", stamp)
-	p.Tags = []point.Tag{{Key: "source", Value: s.src.Name()}}
+	p := point.New(schema.CollectorSource, stamp)
+	p.Tags = []point.Tag{{Key: schema.TagSource, Value: s.src.Name()}}
 	if r != nil {
-		p.AddFloat("latency_s", r.latency.Seconds())
-		p.AddInt("points", int64(len(r.points)))
+		p.AddFloat(schema.FieldLatencyS, r.latency.Seconds())
+		p.AddInt(schema.FieldPoints, int64(len(r.points)))
 	}
-	p.AddBool("ok", r != nil && r.err == nil)
-	p.AddUint("errors_total", s.errors)
-	p.AddUint("timeouts_total", s.timeouts)
+	p.AddBool(schema.FieldOK, r != nil && r.err == nil)
+	p.AddUint(schema.FieldErrorsTotal, s.errors)
+	p.AddUint(schema.FieldTimeoutsTotal, s.timeouts)
 	return p
 }
 
