@@ -304,6 +304,7 @@ func TestParsePhase(t *testing.T) {
 		{spec: "load=0s-1h", err: "needs .."},
 		{spec: "=0s..1h", err: "NAME=START..END"},
 		{spec: "load=soon..1h", err: "neither a duration nor a time"},
+		{spec: "bseline=0s..1h", err: `unknown phase "bseline"; the phases are baseline, wait_nominal, load, cooldown`},
 	}
 	for _, tc := range cases {
 		ps, err := ParsePhase(tc.spec, time.UTC)

@@ -97,7 +97,7 @@ that cannot be read is reported with its file and line and skipped.`,
 	f.StringVar(&precision, "precision", "", "line protocol timestamp precision: ns, us, ms or s (default: detected per file)")
 	f.StringVar(&format, "format", "", "force the format: lp, nvidia-smi-csv or libsensorstools-json (default: detected)")
 	f.StringVar(&runID, "run-id", "", "run ID (default START-HOST)")
-	f.StringArrayVar(&phases, "phase", nil, "a phase, NAME=START..END (repeatable)")
+	f.StringArrayVar(&phases, "phase", nil, "a phase, NAME=START..END, NAME one of baseline, wait_nominal, load, cooldown (repeatable)")
 	addInfluxFlags(cmd)
 	return cmd
 }
