@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/buildinfo"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
@@ -178,18 +178,7 @@ func (c *collection) close() error {
 	return errors.Join(errs...)
 }
 
-func versions() map[string]string {
-	v := map[string]string{"heatsink": version}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v["go"] = bi.GoVersion
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v["revision"] = s.Value
-			}
-		}
-	}
-	return v
-}
+func versions() map[string]string { return buildinfo.Read().Versions() }
 
 func absDir(dir string) string {
 	if a, err := filepath.Abs(dir); err == nil {

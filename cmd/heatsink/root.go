@@ -4,11 +4,9 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/heatsink-hpc/heatsink/buildinfo"
 	"github.com/spf13/cobra"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func newRootCmd() *cobra.Command {
 	var logLevel string
@@ -24,7 +22,7 @@ takes to return to idle, and what cooling cost.
   heatsink run --workload cpu-stream --baseline 30s --load 2m --cooldown 2m --out run1 --report
                           idle, load, cooldown recorded into run1, then the report
   heatsink report run1    the report again (--format md, html or json)`,
-		Version:       version,
+		Version:       buildinfo.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -36,6 +34,7 @@ takes to return to idle, and what cooling cost.
 			return nil
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	// One line per command; each lives in the file named for it.
 	root.AddCommand(
@@ -55,6 +54,7 @@ takes to return to idle, and what cooling cost.
 		newHealthCheckCmd(),
 		newW2VTrainCmd(),
 		newW2VEvalCmd(),
+		newVersionCmd(),
 	)
 	return root
 }
