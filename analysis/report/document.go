@@ -58,7 +58,7 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 	if len(rep.Notes) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
 	}
-	d.Sections = append(d.Sections, componentSection(rep, ""))
+	d.Sections = append(d.Sections, componentSection(rep, ""), workloadSection(rep))
 	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
