@@ -144,6 +144,11 @@ type Runner struct {
 	stopped    bool
 	stopc      chan struct{}
 	cancelLoad context.CancelFunc
+	// What Progress reports.
+	phaseStart time.Time
+	done       int                // iterations finished
+	failed     int                // of which failed
+	metrics    map[string]float64 // the last successful iteration's
 }
 
 type limitMatcher struct {
@@ -534,6 +539,18 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 		it.Metrics["paused_s"] = p.Seconds()
 	}
 	r.log.Debug("iteration", "n", n, "exit_status", it.ExitStatus, "runtime_s", it.RuntimeS, "err", it.Error)
+	r.mu.Lock()
+	r.done++
+	if it.ExitStatus != 0 || it.Error != "" {
+		r.failed++
+	} else {
+		r.metrics = maps.Clone(it.Metrics)
+		if r.metrics == nil {
+			r.metrics = map[string]float64{}
+		}
+		r.metrics["runtime_s"] = it.RuntimeS
+	}
+	r.mu.Unlock()
 	r.j.iteration(r.name, it)
 	return it
 }
@@ -730,7 +747,7 @@ func (r *Runner) tolerance() string { return fmt.Sprintf("%g °C", r.o.Config.To
 func (r *Runner) enter(phase, msg string) time.Time {
 	now := time.Now()
 	r.mu.Lock()
-	r.phase = phase
+	r.phase, r.phaseStart = phase, now
 	r.mu.Unlock()
 	r.log.Info("phase start", "phase", phase, "plan", msg)
 	r.j.phaseStart(now, phase, msg)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/progress"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
 )
@@ -75,7 +76,13 @@ Prolog recorded there (heatsink slurm prolog).`,
 			if ag.engine, err = ag.alertSinks(cfg); err != nil {
 				return err
 			}
-			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: ag.extraSinks(), ticks: ticks, handoff: true})
+			sinks := ag.extraSinks()
+			var disp *progress.Display
+			if listen == "" { // a node agent has /healthz, not a progress line every 10 s
+				disp = newProgress(cmd)
+				sinks = append(sinks, disp)
+			}
+			c, err := startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: sinks, ticks: ticks, handoff: true})
 			if err != nil {
 				return err
 			}
@@ -85,7 +92,12 @@ Prolog recorded there (heatsink slurm prolog).`,
 				c.finish("failed")
 				return err
 			}
+			stopProgress := func() {}
+			if disp != nil {
+				stopProgress = showProgress(ctx, disp, collectStatus(time.Now(), duration))
+			}
 			runErr := c.collector.Run(ctx)
+			stopProgress()
 			stopAgent()
 			ag.stop()
 			status := "complete"

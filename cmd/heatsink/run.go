@@ -115,7 +115,8 @@ with other thresholds.`,
 			}
 			opts.Protocol = workloads.Protocol{Baseline: baseline, Load: load, Cooldown: cd, CooldownAuto: auto, WaitNominal: waitNominal}
 			opts.Config = cfg.Runner
-			opts.Stdout, opts.Stderr = io.Writer(os.Stdout), io.Writer(os.Stderr)
+			disp := newProgress(cmd)
+			opts.Stdout, opts.Stderr = io.Writer(os.Stdout), disp.LogWriter()
 			if stdout != "" || cfg.Sinks.Stdout != "" {
 				opts.Stdout = os.Stderr // stdout carries the points,
 				cmd.SetOut(os.Stderr)   // and so not the report either
@@ -144,7 +145,7 @@ with other thresholds.`,
 			if engine != nil {
 				engine.SetJob(r)
 			}
-			sinks := append([]collectors.Sink{r.Latest()}, extra...)
+			sinks := append([]collectors.Sink{r.Latest(), disp}, extra...)
 			c, err = startCollection(cfg, collectionOptions{outDir: out, stdout: stdout, sinks: sinks})
 			if err != nil {
 				return err
@@ -169,7 +170,9 @@ with other thresholds.`,
 					return err
 				}
 			}
+			stopProgress := showProgress(ctx, disp, r.Progress)
 			res := r.Run(ctx, workloads.Recording{Collector: c.collector, RunID: c.runID, Dir: c.runDir, Meta: c.meta})
+			stopProgress()
 			var launchErr error
 			if launch != nil {
 				launchErr = launch.release()
