@@ -413,7 +413,7 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
-		{name: "throughput", title: "The workload's throughput per iteration with the hottest temperature (right axis)", draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "throughput", title: "The workload's throughput per iteration over the load, the hottest temperature on the right axis when one was recorded", draw: func() (drawable, error) { return throughputFigure(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},

@@ -21,11 +21,10 @@ func workloadSection(rep *analysis.Report) section {
 		s.Paras = append(s.Paras, "Not computed: "+why+".")
 		return s
 	}
-	failed := ""
+	s.Title = fmt.Sprintf("Workload: %s, %d iterations", orDash(w.Name), w.Iterations)
 	if w.Failed > 0 {
-		failed = fmt.Sprintf(", %d failed (left out below)", w.Failed)
+		s.Title += fmt.Sprintf(", %d failed (left out below)", w.Failed)
 	}
-	s.Paras = append(s.Paras, fmt.Sprintf("%s: %d iterations%s.", orDash(w.Name), w.Iterations, failed))
 	s.Table = &table{Head: []string{"metric", "n", "median", "min", "max", "first 10 %", "last 10 %", "change"}}
 	for _, m := range w.Metrics {
 		change := dash
