@@ -31,6 +31,12 @@ type Report struct {
 	PumpCycleFit  *PumpCycleFit    `json:"pump_cycle_fit"`
 	CoolingEnergy CoolingEnergy    `json:"cooling_energy"`
 	Slowdown      []SlowdownResult `json:"slowdown"`
+	// Workload is the job's own per-iteration results during the load.
+	Workload WorkloadResult `json:"workload"`
+	// Recorded are the host's utilisation series (CPU, memory, load), for
+	// the figures of what a machine without temperatures recorded; not part
+	// of the JSON.
+	Recorded []*Series `json:"-"`
 	// NotComputed holds, for the top-level results (pump_cycles,
 	// pump_cycle_fit, slowdown, phases), why they are missing.
 	NotComputed map[string]string `json:"not_computed,omitempty"`
@@ -157,6 +163,8 @@ func Analyze(r *Run, o Options) *Report {
 	a.pumps()
 	a.coolingEnergy()
 	a.slowdown()
+	rep.Workload = Workload(r)
+	rep.Recorded = HostSeries(r)
 	if len(rep.NotComputed) == 0 {
 		rep.NotComputed = nil
 	}

@@ -3,13 +3,13 @@
 # runs on a GPU machine, into .devcarry/ (git-ignored; carry it): the w2v
 # package's test binary, the real-English corpus (scripts/corpus-english.sh,
 # gzipped: the GPU machine has no network to install its packages from) and
-# a copy of the evaluation sets (../shared/data/eval).
+# a copy of the evaluation sets (kernels/w2v/evalsets).
 #
 #   bench/w2v-gpu-build.sh [OUT_DIR] [EVAL_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
-eval=${2:-../shared/data/eval}
+eval=${2:-kernels/w2v/evalsets}
 mkdir -p "$out/eval"
 export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
 go test -c -ldflags="-s -w" -o "$out/w2v.test" ./kernels/w2v

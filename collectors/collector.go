@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,6 +76,9 @@ type Collector struct {
 
 	stats Stats
 	batch []point.Point
+	// unavailable gathers the sources found absent in the first tick, so
+	// that a VM's five missing sources are one log line, not five.
+	unavailable []string
 	// retired holds removed sources whose last sample is still in flight;
 	// closing waits for removed sources and sinks being closed.
 	retired map[*sourceState]bool
@@ -420,6 +424,11 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	}
 	batch = c.opts.Outbox.drain(batch)
 	c.write(batch)
+	if c.stats.Ticks == 0 && len(c.unavailable) > 0 {
+		c.opts.Logger.Info("sources unavailable", "sources", strings.Join(c.unavailable, ", "),
+			"why", "not on this machine; heatsink sensors (or --log-level debug) says why")
+		c.unavailable = nil
+	}
 	c.stats.Ticks++
 	c.batch = batch
 	c.updateSnapshot(stamp)
@@ -486,7 +495,13 @@ func (c *Collector) noteError(s *sourceState, err error) {
 		s.lastErr = msg
 		s.unsupported = errors.Is(err, errors.ErrUnsupported)
 		if s.unsupported {
-			// Absent hardware is the normal case on most machines, not a fault.
+			// Absent hardware is the normal case on most machines, not a
+			// fault. The first tick's are summed up in one line after it.
+			if c.stats.Ticks == 0 {
+				c.unavailable = append(c.unavailable, s.src.Name())
+				c.opts.Logger.Debug("source unavailable", "source", s.src.Name(), "reason", msg)
+				return
+			}
 			c.opts.Logger.Info("source unavailable", "source", s.src.Name(), "reason", msg)
 			return
 		}

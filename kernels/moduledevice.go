@@ -21,7 +21,7 @@ type ModuleDevice struct {
 // OpenModuleDevice opens GPU gpu, loads module (see LoadModule) and looks
 // up functions, every one of which must exist.
 func OpenModuleDevice(gpu int, module string, functions []string) (_ *ModuleDevice, err error) {
-	ctx, err := cuda.OpenGPU(gpu)
+	ctx, err := OpenGPU(gpu)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,10 @@ type RunOptions struct {
 	Runner workloads.Options
 	// Launch runs the job through Slurm; nil runs it here.
 	Launch *SlurmLaunch
+	// Watch, when set, is called as the job starts with the runner, whose
+	// Progress a live display may show; the func it returns is called as
+	// the job ends.
+	Watch func(ctx context.Context, r *workloads.Runner) (stop func())
 }
 
 // RunResult is how a run ended.
@@ -78,7 +82,12 @@ func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, err
 			return RunResult{}, err
 		}
 	}
+	stopWatch := func() {}
+	if o.Watch != nil {
+		stopWatch = o.Watch(ctx, r)
+	}
 	res := r.Run(ctx, workloads.Recording{Collector: c.collector, RunID: c.runID, Dir: c.runDir, Meta: c.meta})
+	stopWatch()
 	var launchErr error
 	if o.Launch != nil {
 		launchErr = o.Launch.Release()

@@ -39,6 +39,16 @@ import (
 // post-wait-start/-end become the phases baseline, load and cooldown. A
 // tool killed before it shut down leaves the array unterminated; whatever
 // records are whole are read, and the torn one is reported.
+//
+// Two clocks: event timestamps and the polls of the initial wait count from
+// the tool's start, but polls taken while the wrapped command runs and
+// during the post-wait count from t0, the instant of initial-wait-start
+// (common_driver.cpp passes t0 to poll_cycle there), so they are moved by
+// t0 onto the one time axis. Which clock a poll uses, and so its phase, is
+// given by where it stands between the event records, never by comparing
+// its timestamp with theirs. v0.1.0 closes each poll with "dummy-end" and
+// writes its duration as a separate poll-update record; v0.3.0 writes
+// "poll-update-duration" inside the poll. Both read the same way.
 
 var (
 	gpuKey    = regexp.MustCompile(`^gpu-(\d+)-(.+)$`)
@@ -90,6 +100,13 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 	tr := tracker{r: res}
 	seen := map[string]bool{}
 	marks := map[string]time.Time{}
+	// t0 is initial-wait-start's timestamp; fromT0 is set once the
+	// initial-wait-end record has been passed, after which polls count from t0.
+	var t0 float64
+	haveT0, fromT0 := false, false
+	// Each poll's phase by its position, to check the times against.
+	posPhase := ""
+	var polls []lstPoll
 	at := func(sec float64) time.Time {
 		return o.Start.Add(time.Duration(math.Round(sec * 1e9)))
 	}
@@ -142,6 +159,12 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 				}
 				return line
 			}
+			if fromT0 {
+				sec += t0
+			}
+			if posPhase != "" {
+				polls = append(polls, lstPoll{line: line, at: at(sec), phase: posPhase})
+			}
 			pts := lstPoints(m, at(sec), o.Host, res, lineOf, seen)
 			for i := range pts {
 				if err := tr.keep(line, &pts[i], fn); err != nil {
@@ -154,6 +177,20 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 			if _, dup := marks[event]; !dup {
 				marks[event] = at(sec)
 			}
+			switch event {
+			case "initial-wait-start":
+				if !haveT0 {
+					t0, haveT0 = sec, true
+				}
+				posPhase = "baseline"
+			case "initial-wait-end":
+				fromT0 = haveT0
+				posPhase = "load"
+			case "wrapped-command-end", "post-wait-start":
+				posPhase = "cooldown"
+			case "post-wait-end", "shutdown":
+				posPhase = ""
+			}
 		default:
 			res.Events = append(res.Events, rundir.Event{Time: at(sec), Kind: "note", Message: "LibSensorsTools event " + event})
 		}
@@ -163,6 +200,7 @@ func readLibSensorsTools(r io.Reader, res *FileResult, o Options, fn func(*point
 		return err
 	}
 	res.Phases = lstPhases(marks, res.First)
+	checkPollPhases(polls, res)
 	if o.Host == "" {
 		res.Warnings = append(res.Warnings, "LibSensorsTools output does not name its host (give --host)")
 	}
@@ -201,6 +239,38 @@ func lstPhases(marks map[string]time.Time, first time.Time) []rundir.Phase {
 	return phases
 }
 
+// lstPoll is a poll's time and the phase its place in the file puts it in.
+type lstPoll struct {
+	line  int
+	at    time.Time
+	phase string
+}
+
+// checkPollPhases warns, once, when polls fall outside the phase their
+// position in the file gives them: a clock the reader does not know about.
+func checkPollPhases(polls []lstPoll, res *FileResult) {
+	spans := map[string]rundir.Phase{}
+	for _, ph := range res.Phases {
+		spans[ph.Name] = ph
+	}
+	n, first := 0, 0
+	for _, p := range polls {
+		ph, ok := spans[p.phase]
+		if !ok {
+			continue
+		}
+		if p.at.Before(ph.Start) || (ph.End != nil && p.at.After(*ph.End)) {
+			if n == 0 {
+				first = p.line
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d LibSensorsTools polls (the first on line %d) are stamped outside the phase they were written in; their times are kept as recorded", n, first))
+	}
+}
+
 // lstPoints maps one poll-data record's readings onto points, one per device.
 func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *FileResult, lineOf func(string) int, seen map[string]bool) []point.Point {
 	byDevice := map[string]*point.Point{}
@@ -226,7 +296,7 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 	slices.Sort(keys)
 	for _, k := range keys {
 		raw := m[k]
-		if k == "event" || k == "timestamp" || k == "dummy-end" || string(raw) == "null" {
+		if k == "event" || k == "timestamp" || k == "dummy-end" || k == "poll-update-duration" || string(raw) == "null" {
 			continue
 		}
 		if g := gpuKey.FindStringSubmatch(k); g != nil {

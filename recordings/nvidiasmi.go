@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,7 @@ const (
 	colIndex
 	colUUID
 	colName
+	colBus
 )
 
 var idColumns = map[string]int{
@@ -54,6 +56,7 @@ var idColumns = map[string]int{
 	"index":     colIndex,
 	"uuid":      colUUID, "gpu_uuid": colUUID,
 	"name": colName, "gpu_name": colName,
+	"pci.bus_id": colBus, "gpu_bus_id": colBus,
 }
 
 // Clock event reason bits (NVML's nvmlClocksEventReason*), the same that
@@ -99,6 +102,10 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 	tr := tracker{r: res}
 	seen := map[string]bool{}
 	var cols []smiColumn
+	host := o.Host
+	if host == "" {
+		host = hostFromPath(res.Path)
+	}
 	line := 0
 	for sc.Scan() {
 		line++
@@ -125,13 +132,11 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 			res.bad(line, fmt.Errorf("%d fields, the header has %d", len(rec), len(cols)))
 			continue
 		}
-		p, ok := smiRow(rec, cols, res, line, loc)
+		p, ok := smiRow(rec, cols, res, seen, line, loc)
 		if !ok {
 			continue
 		}
-		if o.Host != "" {
-			p.AddTag(schema.TagHost, o.Host)
-		}
+		p.AddTag(schema.TagHost, host)
 		if err := tr.keep(line, &p, fn); err != nil {
 			return err
 		}
@@ -140,10 +145,36 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 		return fmt.Errorf("read %s after line %d: %w", res.Path, line, err)
 	}
 	if o.Host == "" {
-		res.Warnings = append(res.Warnings, "nvidia-smi logs do not name their host (give --host)")
+		res.Warnings = append(res.Warnings, fmt.Sprintf("nvidia-smi logs do not name their host; named %q after the file (give --host)", host))
 	}
 	tr.finish()
 	return nil
+}
+
+// smiGPUName names a GPU logged without an index column by what the row
+// has that tells GPUs apart: its UUID, else its PCI bus id, else 0 (one
+// GPU, or all of them merged: the warning says so).
+func smiGPUName(uuid, bus string, res *FileResult, seen map[string]bool) string {
+	switch {
+	case uuid != "":
+		res.warnOnce(seen, "nvidia-smi log has no index column; GPUs are named by their UUID")
+		return uuid
+	case bus != "":
+		res.warnOnce(seen, "nvidia-smi log has no index column; GPUs are named by their PCI bus id")
+		return bus
+	}
+	res.warnOnce(seen, "nvidia-smi log has no index, uuid or pci.bus_id column; every row is taken as GPU 0 (add index to --query-gpu)")
+	return "0"
+}
+
+// hostFromPath names a host after its log file (node7.csv: node7), so a
+// run imported without --host says where its data came from.
+func hostFromPath(path string) string {
+	base := filepath.Base(path)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	return base
 }
 
 // isSMIHeader reports whether a row names columns rather than holding values.
@@ -185,9 +216,9 @@ func smiHeader(rec []string, res *FileResult, seen map[string]bool) []smiColumn 
 
 // smiRow turns one row into a gpu point. A row without a readable time is
 // skipped; a value that cannot be read is reported and left out.
-func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time.Location) (point.Point, bool) {
+func smiRow(rec []string, cols []smiColumn, res *FileResult, seen map[string]bool, line int, loc *time.Location) (point.Point, bool) {
 	var ts time.Time
-	var gpu, uuid, model string
+	var gpu, uuid, model, bus string
 	for i, c := range cols {
 		switch c.id {
 		case colTime:
@@ -203,6 +234,8 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time
 			uuid = rec[i]
 		case colName:
 			model = rec[i]
+		case colBus:
+			bus = rec[i]
 		}
 	}
 	if ts.IsZero() {
@@ -210,7 +243,10 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, line int, loc *time
 		return point.Point{}, false
 	}
 	p := point.New(schema.GPU, ts)
-	p.AddTag(schema.TagGPU, notAvailable(gpu)).AddTag(schema.TagUUID, notAvailable(uuid)).AddTag(schema.TagModel, notAvailable(model))
+	if gpu = notAvailable(gpu); gpu == "" {
+		gpu = smiGPUName(notAvailable(uuid), notAvailable(bus), res, seen)
+	}
+	p.AddTag(schema.TagGPU, gpu).AddTag(schema.TagUUID, notAvailable(uuid)).AddTag(schema.TagModel, notAvailable(model))
 	for i, c := range cols {
 		if c.field == "" {
 			continue

@@ -2,6 +2,7 @@ package recordings
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,8 @@ type bound struct {
 	set    bool
 }
 
-// ParsePhase parses NAME=START..END.
+// ParsePhase parses NAME=START..END. NAME must be one of the protocol's
+// phases (rundir.PhaseNames): a misspelt one would give a run without it.
 func ParsePhase(s string, loc *time.Location) (PhaseSpec, error) {
 	name, rng, ok := strings.Cut(s, "=")
 	name = strings.TrimSpace(name)
@@ -36,6 +38,9 @@ func ParsePhase(s string, loc *time.Location) (PhaseSpec, error) {
 	from, to, ok := strings.Cut(rng, "..")
 	if !ok {
 		return PhaseSpec{}, fmt.Errorf("phase %q: want NAME=START..END (the range needs ..)", s)
+	}
+	if !slices.Contains(rundir.PhaseNames(), name) {
+		return PhaseSpec{}, fmt.Errorf("phase %q: unknown phase %q; the phases are %s", s, name, strings.Join(rundir.PhaseNames(), ", "))
 	}
 	p := PhaseSpec{Name: name}
 	var err error

@@ -204,7 +204,7 @@ func TestLibSensorsToolsRunBecomesPhasesAndPoints(t *testing.T) {
 	want := []struct {
 		name       string
 		start, end float64
-	}{{"baseline", 0.708086, 3.71847}, {"load", 3.71847, 6.20114}, {"cooldown", 6.20121, 9.20801}}
+	}{{"baseline", 0.708086, 3.71847}, {"load", 3.71847, 6.70114}, {"cooldown", 6.70121, 9.20801}}
 	if len(res.Phases) != 3 {
 		t.Fatalf("phases %+v", res.Phases)
 	}
@@ -221,7 +221,8 @@ func TestLibSensorsToolsRunBecomesPhasesAndPoints(t *testing.T) {
 	if len(pts) != 8*12 {
 		t.Errorf("%d points, want 96", len(pts))
 	}
-	t5 := at(5.7251)
+	// Polls after initial-wait-end count from t0 (initial-wait-start, 0.708086 s).
+	t5 := at(5.7251 + 0.708086)
 	g1 := find(pts, "gpu", t5, "gpu", "1")
 	if g1 == nil {
 		t.Fatal("gpu 1 lost with its bad temperature")
@@ -232,7 +233,7 @@ func TestLibSensorsToolsRunBecomesPhasesAndPoints(t *testing.T) {
 	if v := field(t, *g1, "power_w"); v != 228 {
 		t.Errorf("power_w %v (mW -> W)", v)
 	}
-	g0 := find(pts, "gpu", at(4.72201), "gpu", "0")
+	g0 := find(pts, "gpu", at(4.72201+0.708086), "gpu", "0")
 	if g0 == nil || g0.Tag("model") != "TITAN V" || field(t, *g0, "mem_used_bytes") != 47054848 || field(t, *g0, "pstate") != 2 {
 		t.Errorf("gpu 0: %v", g0)
 	}
@@ -303,6 +304,7 @@ func TestParsePhase(t *testing.T) {
 		{spec: "load=0s-1h", err: "needs .."},
 		{spec: "=0s..1h", err: "NAME=START..END"},
 		{spec: "load=soon..1h", err: "neither a duration nor a time"},
+		{spec: "bseline=0s..1h", err: `unknown phase "bseline"; the phases are baseline, wait_nominal, load, cooldown`},
 	}
 	for _, tc := range cases {
 		ps, err := ParsePhase(tc.spec, time.UTC)

@@ -60,6 +60,12 @@ type Phase struct {
 	End   *time.Time `json:"end,omitempty"`
 }
 
+// PhaseNames returns the names of the protocol's phases, in the order a
+// run goes through them: the names analysis and reports recognise.
+func PhaseNames() []string {
+	return []string{"baseline", "wait_nominal", "load", "cooldown"}
+}
+
 // Event is anything worth a mark on the timeline: alerts, guard actions, notes.
 type Event struct {
 	Time    time.Time         `json:"time"`

@@ -43,7 +43,8 @@ type RunnerConfig struct {
 	// look at; default DefaultWatch.
 	Watch []Selector `yaml:"watch"`
 	// ToleranceC is how far above its reference (the baseline mean) a watched
-	// temperature may be and still count as back to idle; default 2 °C.
+	// temperature may be and still count as near its baseline; default 2 °C.
+	// (The report's return to idle is measured from the idle maximum.)
 	ToleranceC float64 `yaml:"tolerance_c"`
 	// Hold is how long every watched temperature must stay within tolerance
 	// before auto cooldown or the nominal wait ends; default 60 s.

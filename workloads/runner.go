@@ -145,6 +145,11 @@ type Runner struct {
 	stopped    bool
 	stopc      chan struct{}
 	cancelLoad context.CancelFunc
+	// What Progress reports.
+	phaseStart time.Time
+	done       int                // iterations finished
+	failed     int                // of which failed
+	metrics    map[string]float64 // the last successful iteration's
 }
 
 type limitMatcher struct {
@@ -336,10 +341,10 @@ func (r *Runner) protocol(ctx context.Context, runID, dir string, interval time.
 	}
 	if p.WaitNominal {
 		msg := "until every watched temperature is within " + r.tolerance() + " of its baseline mean for " + r.o.Config.Hold.String()
-		check := func(now time.Time) (bool, string) { return r.withinReference(now, reference, interval) }
+		check := func(now time.Time) verdict { return r.withinReference(now, reference, interval) }
 		if len(r.limits) > 0 {
 			msg = "until every watched temperature is under its configured limit for " + r.o.Config.Hold.String()
-			check = func(now time.Time) (bool, string) { return r.underLimits(now, interval) }
+			check = func(now time.Time) verdict { return r.underLimits(now, interval) }
 		}
 		r.enter(PhaseWaitNominal, msg)
 		settled, why, err := r.settle(ctx, r.o.Config.NominalMax, interval, check, true)
@@ -368,9 +373,9 @@ func (r *Runner) protocol(ctx context.Context, runID, dir string, interval time.
 
 	switch {
 	case p.CooldownAuto:
-		r.enter(PhaseCooldown, fmt.Sprintf("until every watched temperature is within %s of its reference for %v (at most %v)",
+		r.enter(PhaseCooldown, fmt.Sprintf("until every watched temperature is near its baseline (within %s of its baseline mean) for %v (at most %v)",
 			r.tolerance(), r.o.Config.Hold, r.o.Config.CooldownMax))
-		settled, why, err := r.settle(ctx, r.o.Config.CooldownMax, interval, func(now time.Time) (bool, string) {
+		settled, why, err := r.settle(ctx, r.o.Config.CooldownMax, interval, func(now time.Time) verdict {
 			return r.withinReference(now, reference, interval)
 		}, false)
 		switch {
@@ -378,9 +383,9 @@ func (r *Runner) protocol(ctx context.Context, runID, dir string, interval time.
 			r.leave(PhaseCooldown, "cut short: "+err.Error())
 			return r.ended(out, err)
 		case settled:
-			r.leave(PhaseCooldown, "back to idle: "+why)
+			r.leave(PhaseCooldown, "near baseline: "+why)
 		default:
-			r.leave(PhaseCooldown, "not back to idle after "+r.o.Config.CooldownMax.String()+": "+why)
+			r.leave(PhaseCooldown, "not near baseline after "+r.o.Config.CooldownMax.String()+": "+why)
 		}
 	case p.Cooldown > 0:
 		r.enter(PhaseCooldown, "record for "+p.Cooldown.String())
@@ -533,6 +538,18 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 		it.Metrics[schema.FieldPausedS] = p.Seconds()
 	}
 	r.log.Debug("iteration", "n", n, "exit_status", it.ExitStatus, "runtime_s", it.RuntimeS, "err", it.Error)
+	r.mu.Lock()
+	r.done++
+	if it.ExitStatus != 0 || it.Error != "" {
+		r.failed++
+	} else {
+		r.metrics = maps.Clone(it.Metrics)
+		if r.metrics == nil {
+			r.metrics = map[string]float64{}
+		}
+		r.metrics["runtime_s"] = it.RuntimeS
+	}
+	r.mu.Unlock()
 	r.j.iteration(r.name, it)
 	return it
 }
@@ -593,10 +610,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// verdict is one look at the watched temperatures: whether they are where
+// the wait wants them, in words, and whether there was nothing to look at.
+type verdict struct {
+	ok      bool
+	why     string
+	nothing bool
+}
+
 // settle polls check once an interval until it has held for the hold time,
 // or max has passed. It reports whether it settled and check's last word.
+// With nothing to watch it ends at once: holding would wait for nothing.
 // A stop ends it early when stoppable (the nominal wait, before the load).
-func (r *Runner) settle(ctx context.Context, max, interval time.Duration, check func(time.Time) (bool, string), stoppable bool) (bool, string, error) {
+func (r *Runner) settle(ctx context.Context, max, interval time.Duration, check func(time.Time) verdict, stoppable bool) (bool, string, error) {
 	hold := r.o.Config.Hold
 	start := time.Now()
 	var since time.Time // start of the current run of good checks
@@ -609,8 +635,12 @@ func (r *Runner) settle(ctx context.Context, max, interval time.Duration, check 
 	var why string
 	for {
 		now := time.Now()
-		var ok bool
-		ok, why = check(now)
+		v := check(now)
+		if v.nothing {
+			return true, v.why, nil
+		}
+		ok := v.ok
+		why = v.why
 		switch {
 		case !ok:
 			since = time.Time{}
@@ -634,13 +664,17 @@ func (r *Runner) settle(ctx context.Context, max, interval time.Duration, check 
 }
 
 // staleAfter is how old a reading may be and still count: a sensor silent for
-// longer cannot say whether it is back to idle, so it is left out (and named).
+// longer cannot say whether it is near its baseline, so it is left out (and named).
 func staleAfter(interval time.Duration) time.Duration { return 5 * interval }
 
-// withinReference checks the latest readings against reference+tolerance.
-func (r *Runner) withinReference(now time.Time, ref map[string]float64, interval time.Duration) (bool, string) {
+// withinReference checks the latest readings against reference+tolerance:
+// "near baseline", the runner's live test. The report's "return to idle"
+// is stricter and after the fact (idle maximum + its tolerance, judged on
+// the whole recording); near baseline uses the mean, which a live run knows
+// as soon as the baseline ends and which sensor noise cannot hold above.
+func (r *Runner) withinReference(now time.Time, ref map[string]float64, interval time.Duration) verdict {
 	if len(ref) == 0 {
-		return true, "no watched temperature to wait for"
+		return verdict{ok: true, nothing: true, why: "no watched temperature to wait for (this machine reports none the runner watches)"}
 	}
 	byName := map[string]Reading{}
 	for _, rd := range r.latest.Readings() {
@@ -658,11 +692,11 @@ func (r *Runner) withinReference(now time.Time, ref map[string]float64, interval
 			above = append(above, fmt.Sprintf("%s %.2f > %.2f", k, rd.Value, ref[k]+tol))
 		}
 	}
-	return len(above) == 0, judgement(len(ref), above, silent)
+	return verdict{ok: len(above) == 0, why: judgement(len(ref), above, silent)}
 }
 
 // underLimits checks the latest readings against the configured absolute limits.
-func (r *Runner) underLimits(now time.Time, interval time.Duration) (bool, string) {
+func (r *Runner) underLimits(now time.Time, interval time.Duration) verdict {
 	var above []string
 	n := 0
 	for _, rd := range r.latest.Readings() {
@@ -681,9 +715,9 @@ func (r *Runner) underLimits(now time.Time, interval time.Duration) (bool, strin
 		}
 	}
 	if n == 0 {
-		return true, "no temperature the limits apply to"
+		return verdict{ok: true, nothing: true, why: "no temperature the limits apply to"}
 	}
-	return len(above) == 0, judgement(n, above, nil)
+	return verdict{ok: len(above) == 0, why: judgement(n, above, nil)}
 }
 
 func judgement(n int, above, silent []string) string {
@@ -712,7 +746,7 @@ func (r *Runner) tolerance() string { return fmt.Sprintf("%g °C", r.o.Config.To
 func (r *Runner) enter(phase, msg string) time.Time {
 	now := time.Now()
 	r.mu.Lock()
-	r.phase = phase
+	r.phase, r.phaseStart = phase, now
 	r.mu.Unlock()
 	r.log.Info("phase start", "phase", phase, "plan", msg)
 	r.j.phaseStart(now, phase, msg)

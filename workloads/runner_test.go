@@ -345,7 +345,7 @@ func TestAutoCooldownEndsWhenTemperatureIsBackForTheHoldTime(t *testing.T) {
 	if !ok || cool.End == nil {
 		t.Fatalf("no cooldown phase: %+v", run.Meta.Phases)
 	}
-	// Baseline mean is 40 °C exactly, so back to idle means <= 42 °C.
+	// Baseline mean is 40 °C exactly, so near baseline means <= 42 °C.
 	back := pl.firstBelow(40+DefaultToleranceC, *load.End, time.Time{})
 	if back.IsZero() {
 		t.Fatal("the plant never cooled to 42 °C")
@@ -358,7 +358,7 @@ func TestAutoCooldownEndsWhenTemperatureIsBackForTheHoldTime(t *testing.T) {
 		t.Errorf("cooldown ended %v after the temperature had been back for the hold time", late)
 	}
 	ends := events(run, "phase_end")
-	if msg, _ := ends[len(ends)-1].Field("message"); !strings.Contains(msg.StringV(), "back to idle") {
+	if msg, _ := ends[len(ends)-1].Field("message"); !strings.Contains(msg.StringV(), "near baseline") {
 		t.Errorf("cooldown end message %q", msg.StringV())
 	}
 	// The plant really heated: the run's points show the load.
@@ -392,7 +392,7 @@ func TestAutoCooldownGivesUpAtItsMaximum(t *testing.T) {
 	}
 	ends := events(run, "phase_end")
 	msg, _ := ends[len(ends)-1].Field("message")
-	if s := msg.StringV(); !strings.Contains(s, "not back to idle") || !strings.Contains(s, "class=cpu_package") {
+	if s := msg.StringV(); !strings.Contains(s, "not near baseline") || !strings.Contains(s, "class=cpu_package") {
 		t.Errorf("cooldown end message %q should say which temperature is not back", s)
 	}
 }

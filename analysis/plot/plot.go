@@ -11,11 +11,10 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"path/filepath"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -28,8 +27,9 @@ import (
 // lowest and highest reading, so peaks survive the thinning.
 const maxPoints = 2000
 
-// maxLegend is the most components given a legend entry each.
-const maxLegend = 8
+// maxLegend is the most components given a legend entry each: a legend
+// beside a 14 cm figure holds about 30 lines, phases included.
+const maxLegend = 24
 
 // kindColors colour components by kind on a crowded figure.
 var kindColors = map[string]color.Color{
@@ -46,38 +46,38 @@ var ErrNothingToPlot = errors.New("nothing to plot")
 
 // Temperatures draws every component's temperature over the run, CPU chips
 // as their mean with the band between their coolest and hottest sensor,
-// coolant and water dashed and heavier, and the phases shaded behind.
+// coolant and water dashed and heavier, and the phases shaded behind. Each
+// GPU has its own colour, its memory dashed in the same colour; the legend
+// goes beside the plot (see framed).
 func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = "Temperatures: run " + rep.Run.ID
 	scale, unit := timeScale(rep.Run.EndS)
 	p.X.Label.Text = "time since start (" + unit + ")"
-	p.Y.Label.Text = "°C"
-	// Top right: after the load the curves have come down there.
-	p.Legend.Top = true
+	p.Y.Label.Text = "temperature (°C)"
 	shadePhases(p, rep.Phases, scale)
-	// A node with many components gets one colour and one legend entry per
-	// kind, so the legend does not bury the curves.
+	// A node with very many components gets one legend entry per kind, so
+	// the legend stays readable; colours still tell the devices apart.
 	byKind := len(rep.Components) > maxLegend
 	perKind := map[string]int{}
 	for _, c := range rep.Components {
 		perKind[c.Kind]++
 	}
 	legend := map[string]bool{}
-	n, entries := 0, 0
+	devices := map[string]int{}
+	n := 0
 	var fitLine *plotter.Line
-	for _, sp := range []*analysis.Span{rep.Phases.Baseline, rep.Phases.Load, rep.Phases.Cooldown} {
-		if sp != nil {
-			entries++
-		}
-	}
-	for i, c := range rep.Components {
+	for _, c := range rep.Components {
 		s := c.Series
 		if s == nil || len(s.T) == 0 {
 			continue
 		}
-		col := plotutil.Color(i)
-		if byKind {
+		key := deviceKey(c)
+		if _, ok := devices[key]; !ok {
+			devices[key] = len(devices)
+		}
+		col := colour(devices[key])
+		if byKind && kindColors[c.Kind] != nil && !isGPU(c.Kind) {
 			col = kindColors[c.Kind]
 		}
 		if s.Min != nil {
@@ -94,10 +94,13 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 			return nil, fmt.Errorf("plot %s: %w", c.ID, err)
 		}
 		l.Color = col
-		l.Width = vg.Points(1)
-		if c.Kind == analysis.KindCoolant || c.Kind == analysis.KindWater {
+		l.Width = vg.Points(1.2)
+		switch c.Kind {
+		case analysis.KindCoolant, analysis.KindWater:
 			l.Width = vg.Points(2.5)
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		case analysis.KindGPUMem:
+			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		}
 		p.Add(l)
 		if fl, err := overlayFits(p, c, scale); err != nil {
@@ -108,11 +111,9 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 		switch {
 		case !byKind:
 			p.Legend.Add(c.ID, l)
-			entries++
 		case !legend[c.Kind]:
 			legend[c.Kind] = true
 			p.Legend.Add(fmt.Sprintf("%s (%d)", analysis.KindName(c.Kind), perKind[c.Kind]), l)
-			entries++
 		}
 		n++
 	}
@@ -121,12 +122,25 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	}
 	if fitLine != nil {
 		p.Legend.Add("fitted model", fitLine)
-		entries++
 	}
 	p.Add(plotter.NewGrid())
-	// Headroom above the hottest curve for the legend, a line per entry.
-	p.Y.Max += max(0.25, 0.06*float64(entries)) * (p.Y.Max - p.Y.Min)
 	return p, nil
+}
+
+func isGPU(kind string) bool { return kind == analysis.KindGPUCore || kind == analysis.KindGPUMem }
+
+// deviceKey groups a GPU's core and memory temperature under one colour:
+// component IDs are [host/]kind:device.
+func deviceKey(c analysis.ComponentResult) string {
+	if !isGPU(c.Kind) {
+		return c.ID
+	}
+	host, id, ok := strings.Cut(c.ID, "/")
+	if !ok {
+		host, id = "", c.ID
+	}
+	_, dev, _ := strings.Cut(id, ":")
+	return host + "/gpu:" + dev
 }
 
 // timeScale picks seconds, minutes or hours for the time axis, so that a
@@ -248,12 +262,12 @@ func HeatIntervals(rep *analysis.Report) (*gplot.Plot, error) {
 	}
 	p := gplot.New()
 	p.Title.Text = "Heat-accumulation interval: run " + rep.Run.ID
-	p.Y.Label.Text = "s/°C (lower heats faster)"
+	p.Y.Label.Text = "heat-accumulation interval (s/°C; lower heats faster)"
 	bars, err := plotter.NewBarChart(vals, vg.Points(18))
 	if err != nil {
 		return nil, fmt.Errorf("heat intervals: %w", err)
 	}
-	bars.Color = plotutil.Color(0)
+	bars.Color = colour(0)
 	p.Add(bars, plotter.NewGrid())
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = math.Pi / 6
@@ -281,39 +295,43 @@ func PumpCycles(rep *analysis.Report) (*gplot.Plot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pump cycles: %w", err)
 	}
-	sc.Color = plotutil.Color(0)
+	sc.Color = colour(0)
 	sc.Shape = draw.CircleGlyph{}
 	p.Add(sc, plotter.NewGrid())
-	p.Legend.Add("complete cycles", sc)
+	p.Legend.Add(fmt.Sprintf("complete cycles (%d)", len(xy)), sc)
 	if f := rep.PumpCycleFit; f != nil {
 		xmin, xmax, _, _ := plotter.XYRange(xy)
 		line := plotter.NewFunction(func(x float64) float64 { return f.InterceptKJ + f.SlopeKJPerC*x })
 		line.XMin, line.XMax = xmin, xmax
-		line.Color = plotutil.Color(1)
+		line.Color = colour(1)
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("fit: %.0f kJ + %.1f kJ/°C·T (r² %.2f)", f.InterceptKJ, f.SlopeKJPerC, f.R2), line)
 	}
-	p.Legend.Top = true
+	// One cycle, or cycles starting at one temperature, would zoom the axes
+	// into a point.
+	atLeast(&p.X, 2)
+	atLeast(&p.Y, max(1, 0.2*math.Abs((p.Y.Min+p.Y.Max)/2)))
 	return p, nil
 }
 
 // CompareHeatIntervals draws, per component kind, one bar per run: the mean
 // heat interval of that kind's components. A kind with no interval in a run
-// has no bar there.
+// has no bar there, and the run's legend entry says which and why.
 func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = "Heat-accumulation interval by component kind"
-	p.Y.Label.Text = "s/°C (lower heats faster)"
+	p.Y.Label.Text = "heat-accumulation interval (s/°C; lower heats faster)"
 	var kinds []string
 	w := vg.Points(14)
 	nRuns := len(cmp.Runs)
 	drawn := 0
 	for r := 0; r < nRuns; r++ {
-		legend := false
+		var missing []string
 		for k, kc := range cmp.Kinds {
 			s := kc.PerRun[r]
 			if s.HeatIntervalSPerC == nil {
+				missing = append(missing, analysis.KindName(kc.Kind))
 				continue
 			}
 			bar, err := plotter.NewBarChart(plotter.Values{*s.HeatIntervalSPerC}, w)
@@ -322,14 +340,15 @@ func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 			}
 			bar.XMin = float64(k)
 			bar.Offset = vg.Length(float64(r)-float64(nRuns-1)/2) * w
-			bar.Color = plotutil.Color(r)
+			bar.Color = colour(r)
 			p.Add(bar)
 			drawn++
-			if !legend {
-				p.Legend.Add(fmt.Sprintf("%s: %s", cmp.Labels[r], cmp.Runs[r].Run.ID), bar)
-				legend = true
-			}
 		}
+		label := fmt.Sprintf("%s: %s", cmp.Labels[r], cmp.Runs[r].Run.ID)
+		if len(missing) > 0 {
+			label += "; no bar for " + strings.Join(missing, ", ") + " (no heat interval computed)"
+		}
+		p.Legend.Add(label, swatch{colour(r)})
 	}
 	if drawn == 0 {
 		return nil, fmt.Errorf("compare heat intervals: %w", ErrNothingToPlot)
@@ -338,26 +357,34 @@ func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 		kinds = append(kinds, analysis.KindName(kc.Kind))
 	}
 	p.NominalX(kinds...)
-	p.Legend.Top = true
+	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
 
-// save writes p as name.svg and name.png in dir.
-func save(p *gplot.Plot, dir, name, title string) (report.Figure, error) {
-	f := report.Figure{Title: title, SVG: name + ".svg", PNG: name + ".png"}
-	for _, file := range []string{f.SVG, f.PNG} {
-		if err := p.Save(24*vg.Centimeter, 13*vg.Centimeter, filepath.Join(dir, file)); err != nil {
-			return f, fmt.Errorf("save plot %s: %w", filepath.Join(dir, file), err)
-		}
-	}
-	return f, nil
+// swatch is a legend entry's filled square of a colour.
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.c, c.ClipPolygonXY([]vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}))
 }
 
 // figure is one plot to draw.
 type figure struct {
 	name, title string
-	draw        func() (*gplot.Plot, error)
+	draw        func() (drawable, error)
+	height      vg.Length // 0: figureH
+}
+
+// plain frames a plot-returning function as a figure's draw.
+func plain(f func() (*gplot.Plot, error)) func() (drawable, error) {
+	return func() (drawable, error) {
+		p, err := f()
+		if err != nil {
+			return nil, err
+		}
+		return framed{p: p}, nil
+	}
 }
 
 func writeAll(dir string, figs []figure) ([]report.Figure, error) {
@@ -367,7 +394,7 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 	var out []report.Figure
 	var errs []error
 	for _, f := range figs {
-		p, err := f.draw()
+		d, err := f.draw()
 		if errors.Is(err, ErrNothingToPlot) {
 			continue
 		}
@@ -375,7 +402,11 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 			errs = append(errs, err)
 			continue
 		}
-		fig, err := save(p, dir, f.name, f.title)
+		h := f.height
+		if h == 0 {
+			h = figureH
+		}
+		fig, err := save(d, dir, f.name, f.title, h)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -386,19 +417,21 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 }
 
 // WriteReport writes the figures of rep into dir (temperatures.svg/.png,
-// heat-intervals, pump-cycles) and returns those it drew; a figure without
-// data is skipped.
+// throughput, heat-intervals, pump-cycles, host) and returns those it
+// drew; a figure without data is skipped.
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
-		{"temperatures", "Temperatures over time, phases shaded, coolant dashed", func() (*gplot.Plot, error) { return Temperatures(rep) }},
-		{"heat-intervals", "Heat-accumulation interval per component", func() (*gplot.Plot, error) { return HeatIntervals(rep) }},
-		{"pump-cycles", "Heat removed per pump cycle against coolant temperature at its start", func() (*gplot.Plot, error) { return PumpCycles(rep) }},
+		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
+		{name: "throughput", title: "The workload's throughput per iteration over the load, the hottest temperature on the right axis when one was recorded", draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
+		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
+		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
 	})
 }
 
 // WriteComparison writes the comparison's heat-interval bars into dir.
 func WriteComparison(dir string, cmp *analysis.Comparison) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
-		{"heat-intervals-compared", "Heat-accumulation interval per component kind across runs", func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) }},
+		{name: "heat-intervals-compared", title: "Heat-accumulation interval per component kind across runs", draw: plain(func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) })},
 	})
 }

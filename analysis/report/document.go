@@ -38,6 +38,9 @@ type section struct {
 type table struct {
 	Head []string
 	Rows [][]string
+	// Optional names the columns a narrow text report may leave out,
+	// the first to go first.
+	Optional []string
 }
 
 // dash stands for a number that was not computed; the reason is listed below
@@ -58,7 +61,7 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 	if len(rep.Notes) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
 	}
-	d.Sections = append(d.Sections, componentSection(rep, ""))
+	d.Sections = append(d.Sections, componentSection(rep, ""), workloadSection(rep))
 	d.Sections = append(d.Sections, fitSections(rep)...)
 	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
 	if len(figs) > 0 {
@@ -138,6 +141,7 @@ func componentSection(rep *analysis.Report, title string) section {
 			num(c.CoolantDiffC, 1), num(c.CoolantLagS, 0)})
 	}
 	s.Table.dropEmptyColumns(2)
+	s.Table.Optional = []string{"idle min °C", "kind", "idle max °C", "steepest s/°C", "coolant lag s", "peak Δcoolant °C"}
 	s.List = notComputed(rep.Components)
 	return s
 }
@@ -235,6 +239,7 @@ func pumpSection(rep *analysis.Report) section {
 		return s
 	}
 	s.Table = &table{Head: []string{"tank", "start s", "duration s", "complete", "coolant at start °C", "heat removed kJ", "pump energy kJ", "detected from"}}
+	s.Table.Optional = []string{"detected from", "complete"}
 	methods := map[string]bool{}
 	var notes []string
 	for i, c := range rep.PumpCycles {

@@ -13,7 +13,9 @@ type Format string
 
 // The formats.
 const (
-	Text     Format = "text"
+	Text Format = "text"
+	// TextWide is Text with every column, however wide (--wide).
+	TextWide Format = "text-wide"
 	Markdown Format = "md"
 	HTML     Format = "html"
 	JSON     Format = "json"
@@ -36,7 +38,7 @@ func ParseFormat(s string) (Format, error) {
 
 // Ext returns the file extension of the format, without the dot.
 func (f Format) Ext() string {
-	if f == Text {
+	if f == Text || f == TextWide {
 		return "txt"
 	}
 	return string(f)
@@ -62,7 +64,9 @@ func WriteComparison(w io.Writer, f Format, cmp *analysis.Comparison, figs []Fig
 func render(w io.Writer, f Format, d document) error {
 	switch f {
 	case Text:
-		return writeText(w, d)
+		return writeText(w, d, textWidth)
+	case TextWide:
+		return writeText(w, d, 0)
 	case Markdown:
 		return writeMarkdown(w, d)
 	case HTML:

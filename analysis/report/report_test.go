@@ -95,9 +95,11 @@ func TestJSONSchemaNames(t *testing.T) {
 	}
 }
 
+// Wide: every column, so each dash can be counted (width_test.go checks
+// the narrow form).
 func TestTextShowsDashesAndReasons(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Write(&buf, Text, sample(), []Figure{{Title: "Temperatures", SVG: "temperatures.svg", PNG: "temperatures.png"}}); err != nil {
+	if err := Write(&buf, TextWide, sample(), []Figure{{Title: "Temperatures", SVG: "temperatures.svg", PNG: "temperatures.png"}}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

@@ -77,7 +77,14 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	if cf.duration > 0 {
 		ticks = max(1, int((cf.duration+cfg.Interval-1)/cfg.Interval))
 	}
-	st, err := node.Collect(ctx, cfg, node.Options{OutDir: cf.out, Stdout: cf.stdout, Ticks: ticks, Command: os.Args, Versions: versions()},
+	o := node.Options{OutDir: cf.out, Stdout: cf.stdout, Ticks: ticks, Command: os.Args, Versions: versions()}
+	if cf.listen == "" { // a node agent has /healthz, not a progress line every 10 s
+		disp := newProgress(cmd)
+		o.Sinks = append(o.Sinks, disp)
+		stopProgress := showProgress(ctx, disp, collectStatus(time.Now(), cf.duration))
+		defer stopProgress()
+	}
+	st, err := node.Collect(ctx, cfg, o,
 		node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath, Load: func() (*configs.Config, error) {
 			return loadCollectConfig(cmd, cf.configPath)
 		}})

@@ -31,7 +31,7 @@ func newImportCmd() *cobra.Command {
 	f.StringVar(&xf.precision, "precision", "", "line protocol timestamp precision: ns, us, ms or s (default: detected per file)")
 	f.StringVar(&xf.format, "format", "", "force the format: lp, nvidia-smi-csv or libsensorstools-json (default: detected)")
 	f.StringVar(&xf.runID, "run-id", "", "run ID (default START-HOST)")
-	f.StringArrayVar(&xf.phases, "phase", nil, "a phase, NAME=START..END (repeatable)")
+	f.StringArrayVar(&xf.phases, "phase", nil, "a phase, NAME=START..END, NAME one of baseline, wait_nominal, load, cooldown (repeatable)")
 	addInfluxFlags(cmd)
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 func newReportCmd() *cobra.Command {
 	opts := analysis.DefaultOptions()
 	var format, out string
+	var wide bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Analyse a run: idle, heat accumulation, return to idle, pump cycles, cooling energy",
@@ -39,6 +40,9 @@ figures (SVG and PNG) into that directory; otherwise it prints the report.`,
 			if err != nil {
 				return err
 			}
+			if wide && f == report.Text {
+				f = report.TextWide
+			}
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -51,6 +55,7 @@ figures (SVG and PNG) into that directory; otherwise it prints the report.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
 	cmd.Flags().StringVar(&out, "out", "", "write report.<format> and the figures into this directory")
+	cmd.Flags().BoolVar(&wide, "wide", false, "text: every column, however wide (by default tables fit 100 columns)")
 	addAnalysisFlags(cmd.Flags(), &opts)
 	return cmd
 }

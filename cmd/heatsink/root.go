@@ -1,14 +1,15 @@
 package main
 
 import (
-	"log/slog"
-	"os"
+	"strings"
 
+	"github.com/heatsink-hpc/heatsink/buildinfo"
+	"github.com/heatsink-hpc/heatsink/console"
 	"github.com/spf13/cobra"
 )
 
 func newRootCmd() *cobra.Command {
-	var logLevel string
+	var logLevel, logFormat string
 	root := &cobra.Command{
 		Use:   "heatsink",
 		Short: "Run HPC and GPU workloads under thermal monitoring and analyse the heat",
@@ -21,19 +22,17 @@ takes to return to idle, and what cooling cost.
   heatsink run --workload cpu-stream --baseline 30s --load 2m --cooldown 2m --out run1 --report
                           idle, load, cooldown recorded into run1, then the report
   heatsink report run1    the report again (--format md, html or json)`,
-		Version:       version,
+		Version:       buildinfo.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			var lvl slog.Level
-			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
-				return err
-			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
-			return nil
+			return setLogger(logLevel, logFormat)
 		},
 	}
-	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag)
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: "+strings.Join(console.Levels(), ", "))
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: human (a terminal's default), logfmt (otherwise), json")
 	// One line per command; each lives in the file named for it.
 	root.AddCommand(
 		newSensorsCmd(),
@@ -52,6 +51,7 @@ takes to return to idle, and what cooling cost.
 		newHealthCheckCmd(),
 		newW2VTrainCmd(),
 		newW2VEvalCmd(),
+		newVersionCmd(),
 	)
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -106,11 +107,14 @@ func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []st
 	}
 	opts.Protocol = workloads.Protocol{Baseline: rf.baseline, Load: rf.load, Cooldown: cd, CooldownAuto: auto, WaitNominal: rf.waitNominal}
 	opts.Config = *workloads.RunnerConfigOf(cfg)
-	opts.Stdout, opts.Stderr = io.Writer(os.Stdout), io.Writer(os.Stderr)
+	disp := newProgress(cmd)
+	opts.Stdout, opts.Stderr = io.Writer(os.Stdout), disp.LogWriter()
 	if rf.stdout != "" || cfg.Sinks.Stdout != "" {
 		opts.Stdout = os.Stderr // stdout carries the points,
 		cmd.SetOut(os.Stderr)   // and so not the report either
 	}
 	ro.Runner = opts
+	ro.Sinks = append(ro.Sinks, disp)
+	ro.Watch = func(ctx context.Context, r *workloads.Runner) func() { return showProgress(ctx, disp, r.Progress) }
 	return ro, nil
 }

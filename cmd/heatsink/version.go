@@ -1,26 +1,44 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
-	"runtime/debug"
+
+	"github.com/heatsink-hpc/heatsink/buildinfo"
+	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+func newVersionCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "The module version and VCS revision this binary was built from (also --version)",
+		Long: `version prints the module version, the VCS revision and whether the tree
+had uncommitted changes, as go build recorded them in a git checkout. run.json
+records the same under "versions". A build without VCS information can be
+given it at link time:
+
+  go build -ldflags "-X github.com/heatsink-hpc/heatsink/buildinfo.version=v0.4.0 \
+      -X github.com/heatsink-hpc/heatsink/buildinfo.revision=$(git rev-parse HEAD)" ./cmd/heatsink`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i := buildinfo.Read()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(i)
+			}
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), i)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the build information as JSON")
+	return cmd
+}
 
 // versions are recorded in run.json.
-func versions() map[string]string {
-	v := map[string]string{"heatsink": version}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v["go"] = bi.GoVersion
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v["revision"] = s.Value
-			}
-		}
-	}
-	return v
-}
+func versions() map[string]string { return buildinfo.Read().Versions() }
 
 func absDir(dir string) string {
 	if a, err := filepath.Abs(dir); err == nil {

@@ -10,10 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// defaultEvalDir is where the evaluation sets are, from the repository's
-// root (see ../shared/data/eval/README.md).
-const defaultEvalDir = "../shared/data/eval"
-
 func newW2VEvalCmd() *cobra.Command {
 	var (
 		format, sets, planted string
@@ -28,7 +24,11 @@ func newW2VEvalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := w2v.EvalOptions{Dir: sets, Threads: threads}
+			fsys, err := w2v.OpenSets(sets)
+			if err != nil {
+				return err
+			}
+			o := w2v.EvalOptions{Sets: fsys, Threads: threads}
 			if planted != "" {
 				p, err := w2v.ParsePlanted(planted)
 				if err != nil {
@@ -44,7 +44,7 @@ func newW2VEvalCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", string(w2v.FormatAuto), "vector file format: auto, text or binary (word2vec's)")
-	cmd.Flags().StringVar(&sets, "sets", defaultEvalDir, "directory of the evaluation sets (ws353*.txt, SimLex999.txt, google.txt); empty: none")
+	cmd.Flags().StringVar(&sets, "sets", w2v.BuiltinSets, "evaluation sets: builtin (shipped with heatsink), none, or a directory of ws353*.txt, SimLex999.txt, google.txt")
 	cmd.Flags().StringVar(&planted, "planted", "", "the planted: spec of the corpus the vectors were trained on, to score its clusters and analogies")
 	cmd.Flags().IntVar(&threads, "threads", 0, "goroutines (0: one per core)")
 	return cmd
@@ -63,7 +63,7 @@ func newW2VTrainCmd() *cobra.Command {
 	cmd.Flags().StringVar(&xf.format, "format", string(w2v.FormatText), "vector file format: "+strings.Join([]string{string(w2v.FormatText), string(w2v.FormatBinary)}, " or "))
 	cmd.Flags().StringVar(&xf.saveVoc, "save-vocab", "", "also write the vocabulary (word2vec's -save-vocab format; --set vocab= reuses it)")
 	cmd.Flags().BoolVar(&xf.eval, "eval", false, "score the vectors on the evaluation sets in --sets")
-	cmd.Flags().StringVar(&xf.evalDir, "sets", defaultEvalDir, "directory of the evaluation sets")
+	cmd.Flags().StringVar(&xf.evalDir, "sets", w2v.BuiltinSets, "evaluation sets: builtin (shipped with heatsink) or a directory")
 	return cmd
 }
 
@@ -112,7 +112,9 @@ func runW2vTrain(cmd *cobra.Command, args []string, xf *w2vTrainFlags) error {
 	}
 	o := w2v.EvalOptions{Truth: tr.Truth}
 	if xf.eval {
-		o.Dir = xf.evalDir
+		if o.Sets, err = w2v.OpenSets(xf.evalDir); err != nil {
+			return err
+		}
 	}
 	r, err := w2v.Evaluate(tr.Vectors, o)
 	if err != nil {

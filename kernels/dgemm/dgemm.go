@@ -141,8 +141,9 @@ func (Workload) Summary() string {
 func (Workload) Params() []workloads.ParamSpec {
 	return []workloads.ParamSpec{
 		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "n", Type: workloads.Int, Default: "8192", Help: "order of the square matrices",
-			Min: workloads.Bound(1), Max: workloads.Bound(1 << 17)},
+		{Name: "n", Type: workloads.Int, Default: "0",
+			Help: "order of the square matrices (0: 8192 on a GPU; on the CPU the order whose product takes about a second, measured at start)",
+			Min:  workloads.Bound(0), Max: workloads.Bound(1 << 17)},
 		{Name: "impl", Type: workloads.String, Default: "auto", Choices: []string{"auto", "cublas", "builtin"},
 			Help: "GPU implementation: cuBLAS when it can be opened (auto), or the built-in kernel"},
 		{Name: "alpha", Type: workloads.Float, Default: "1", Help: "scale of the product A*B"},
@@ -158,8 +159,13 @@ func (Workload) Params() []workloads.ParamSpec {
 	}
 }
 
-// dgemmTarget is the iteration length reps=0 aims for.
+// dgemmTarget is the iteration length reps=0 aims for, and on the CPU the
+// length of one product with n=0.
 const dgemmTarget = time.Second
+
+// dgemmGPUOrder is n=0 on a GPU: large enough to keep an H100's FP64 units
+// busy (53 TFLOP/s in cuBLAS), 1.5 GiB of matrices.
+const dgemmGPUOrder = 8192
 
 // Start implements workloads.Workload: it fills the matrices, warms up and
 // times a GEMM, and with reps=0 chooses the repetitions from that time.
@@ -179,9 +185,20 @@ func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, e
 		if impl != "auto" {
 			return nil, fmt.Errorf("parameter impl=%s applies to GPUs; device=cpu always uses gonum", impl)
 		}
+		if n == 0 {
+			if n, err = cpuDGEMMOrder(ctx, dgemmTarget); err != nil {
+				return nil, fmt.Errorf("dgemm: sizing the product for this CPU: %w", err)
+			}
+			j.n = n
+		}
 		j.dev = newCPUDGEMM(n, seeds)
-	} else if j.dev, err = newGPUDGEMM(gpu, n, seeds, impl); err != nil {
-		return nil, err
+	} else {
+		if n == 0 {
+			n, j.n = dgemmGPUOrder, dgemmGPUOrder
+		}
+		if j.dev, err = newGPUDGEMM(gpu, n, seeds, impl); err != nil {
+			return nil, err
+		}
 	}
 	name, _ := j.dev.describe()
 	slog.Info("dgemm", "device", v.String("device"), "impl", name, "n", n)
@@ -235,6 +252,7 @@ func (j *dgemmJob) Iterate(ctx context.Context) (workloads.Result, error) {
 	m := map[string]float64{
 		"flop_per_s":  flop / elapsed.Seconds(),
 		"gemms":       float64(j.reps),
+		"n":           float64(j.n),
 		"max_rel_err": maxRel,
 	}
 	for k, v := range extra {

@@ -2,6 +2,7 @@ package dgemm
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -84,6 +85,16 @@ const calibrationOrder = 384
 
 func (d *cpuDGEMM) timeOne(ctx context.Context) (time.Duration, error) {
 	m := min(d.n, calibrationOrder)
+	t, err := timeCPUGEMM(ctx, m)
+	if err != nil {
+		return 0, err
+	}
+	scale := float64(d.n) / float64(m)
+	return time.Duration(float64(t) * scale * scale * scale), nil
+}
+
+// timeCPUGEMM times one product of order m after a warm-up one.
+func timeCPUGEMM(ctx context.Context, m int) (time.Duration, error) {
 	a, b, c := make([]float64, m*m), make([]float64, m*m), make([]float64, m*m)
 	fillUniform(a, m, m, 1)
 	fillUniform(b, m, m, 2)
@@ -96,8 +107,20 @@ func (d *cpuDGEMM) timeOne(ctx context.Context) (time.Duration, error) {
 		gemmColMajor(m, m, m, 1, a, m, b, m, 0, c, m)
 		t = time.Since(start)
 	}
-	scale := float64(d.n) / float64(m)
-	return time.Duration(float64(t) * scale * scale * scale), nil
+	return t, nil
+}
+
+// cpuDGEMMOrder is the order whose product takes about target on this CPU,
+// by the n^3 law from a calibration product: the GPU's 8192 takes about a
+// minute on two cores, so a short --load would run for minutes. It is a
+// multiple of 64 between 64 and 8192.
+func cpuDGEMMOrder(ctx context.Context, target time.Duration) (int, error) {
+	t, err := timeCPUGEMM(ctx, calibrationOrder)
+	if err != nil {
+		return 0, err
+	}
+	n := float64(calibrationOrder) * math.Cbrt(target.Seconds()/math.Max(t.Seconds(), 1e-9))
+	return min(max(int(n)/64*64, 64), dgemmGPUOrder), nil
 }
 
 func (d *cpuDGEMM) gather(samples []dgemmSample) ([]float64, error) {

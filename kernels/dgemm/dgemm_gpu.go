@@ -90,7 +90,7 @@ func (k *builtinDGEMM) gemm(m, n, kk int, alpha float64, a cuda.DevicePtr, lda i
 // builtin), allocates and fills A, B and C; on failure it releases whatever
 // it took.
 func newGPUDGEMM(gpu, n int, seeds [3]uint64, impl string) (_ *gpuDGEMM, err error) {
-	ctx, err := cuda.OpenGPU(gpu)
+	ctx, err := kernels.OpenGPU(gpu)
 	if err != nil {
 		return nil, err
 	}

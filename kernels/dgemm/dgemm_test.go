@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/workloads"
@@ -146,11 +147,11 @@ func TestDGEMMParamsRejectBadValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Int("n") != 8192 || v.String("impl") != "auto" || v.Float("beta") != 1 {
+	if v.Int("n") != 0 || v.String("impl") != "auto" || v.Float("beta") != 1 {
 		t.Errorf("defaults = %v", v.Map())
 	}
 	for _, set := range []map[string]string{
-		{"n": "0"}, {"impl": "mkl"}, {"beta": "2"}, {"samples": "0"}, {"reps": "-1"}, {"size": "10"},
+		{"n": "-1"}, {"impl": "mkl"}, {"beta": "2"}, {"samples": "0"}, {"reps": "-1"}, {"size": "10"},
 	} {
 		if _, err := workloads.ParseValues(specs, set); err == nil {
 			t.Errorf("%v accepted", set)
@@ -213,5 +214,43 @@ func TestModuleDefinesWhatTheHostLooksUp(t *testing.T) {
 	}
 	if !bytes.Contains(sm90, []byte("mma.sync.aligned.m16n8k8.row.col.f64")) {
 		t.Errorf("%s: no m16n8k8 FP64 MMA: Hopper would run the slower m8n8k4 path", hopper)
+	}
+}
+
+// With n=0 on the CPU the order is chosen so one product takes about the
+// target: a 2-core VM must not spend a minute on the GPU's 8192.
+func TestDGEMMOnTheCPUChoosesAnOrderForTheTarget(t *testing.T) {
+	short, err := cpuDGEMMOrder(context.Background(), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := cpuDGEMMOrder(context.Background(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{short, long} {
+		if n%64 != 0 || n < 64 || n > dgemmGPUOrder {
+			t.Errorf("order %d: want a multiple of 64 in [64, %d]", n, dgemmGPUOrder)
+		}
+	}
+	// 1000x the time is 10x the order by the n^3 law; allow for a busy machine.
+	if long < 4*short && long != dgemmGPUOrder {
+		t.Errorf("order %d for 20 ms, %d for 20 s: not growing as n^3 with the time", short, long)
+	}
+	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "samples": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := Workload{}.Start(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	res, err := job.Iterate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Metrics["n"]; n < 64 || n >= dgemmGPUOrder {
+		t.Errorf("n=0 on the CPU ran order %v", n)
 	}
 }

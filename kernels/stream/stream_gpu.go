@@ -33,7 +33,7 @@ var streamFunctions = []string{"stream_init", "stream_copy", "stream_mul", "stre
 // newGPUStream opens GPU gpu and allocates three arrays of n doubles; on
 // failure it releases whatever it took.
 func newGPUStream(gpu int, n int64) (_ *gpuStream, err error) {
-	ctx, err := cuda.OpenGPU(gpu)
+	ctx, err := kernels.OpenGPU(gpu)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,12 @@ package w2v
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 )
 
 // The evaluation follows hyperwords (Levy, Goldberg and Dagan 2015), the
-// conventions of the sets in ../shared/data/eval: similarity is Spearman's
+// conventions of the sets in evalsets/: similarity is Spearman's
 // rank correlation between cosine and human scores over the pairs whose
 // words both have vectors, with the coverage reported; analogies are
 // answered by 3CosAdd and 3CosMul over unit vectors, the question's three
@@ -259,7 +260,7 @@ func (v *Vectors) Analogies(qs []Question, threads int) AnalogyScore {
 }
 
 // The evaluation sets Evaluate reads from a directory, as hyperwords names
-// them (see ../shared/data/eval).
+// them (see evalsets/README.md).
 var (
 	SimilaritySets = []string{"ws353.txt", "ws353_similarity.txt", "ws353_relatedness.txt", "SimLex999.txt"}
 	AnalogySet     = "google.txt"
@@ -277,36 +278,52 @@ type Report struct {
 	Similarity []NamedSimilarity
 	Analogy    *AnalogyScore // the Google set; nil when not evaluated
 	Planted    *PlantedScore // a planted corpus's truth; nil when not given
+	Notes      []string      // sets skipped, and why
 }
 
 // EvalOptions say what Evaluate scores.
 type EvalOptions struct {
-	// Dir holds the evaluation sets; "" skips them.
-	Dir string
+	// Sets holds the evaluation sets (see OpenSets); nil skips them.
+	Sets fs.FS
 	// Truth is a planted corpus's ground truth; nil skips it.
 	Truth *Truth
 	// Threads bounds the goroutines (0: one per core).
 	Threads int
 }
 
-// Evaluate scores vectors on the similarity and analogy sets in o.Dir and
-// on o.Truth. A set missing from the directory is an error.
+// Evaluate scores vectors on the similarity and analogy sets in o.Sets
+// and on o.Truth. A set missing from o.Sets is skipped with a note; a
+// o.Sets holding none of them is an error.
 func Evaluate(v *Vectors, o EvalOptions) (Report, error) {
 	r := Report{Words: len(v.Words), Dim: v.Dim}
-	if o.Dir != "" {
+	if o.Sets != nil {
+		found := 0
 		for _, name := range SimilaritySets {
-			pairs, err := LoadPairs(filepath.Join(o.Dir, name))
+			pairs, err := loadFS(o.Sets, name, ReadPairs)
+			if errors.Is(err, fs.ErrNotExist) {
+				r.Notes = append(r.Notes, name+" not found; skipped")
+				continue
+			}
 			if err != nil {
 				return r, err
 			}
+			found++
 			r.Similarity = append(r.Similarity, NamedSimilarity{name, v.Similarity(pairs)})
 		}
-		qs, err := LoadQuestions(filepath.Join(o.Dir, AnalogySet))
-		if err != nil {
+		qs, err := loadFS(o.Sets, AnalogySet, ReadQuestions)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.Notes = append(r.Notes, AnalogySet+" not found; skipped")
+		case err != nil:
 			return r, err
+		default:
+			found++
+			a := v.Analogies(qs, o.Threads)
+			r.Analogy = &a
 		}
-		a := v.Analogies(qs, o.Threads)
-		r.Analogy = &a
+		if found == 0 {
+			return r, fmt.Errorf("no evaluation set found (want any of %s, %s)", strings.Join(SimilaritySets, ", "), AnalogySet)
+		}
 	}
 	if o.Truth != nil {
 		p := o.Truth.Score(v, o.Threads)
@@ -315,10 +332,26 @@ func Evaluate(v *Vectors, o EvalOptions) (Report, error) {
 	return r, nil
 }
 
+func loadFS[T any](fsys fs.FS, name string, read func(io.Reader) ([]T, error)) ([]T, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out, err := read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
 // WriteText prints the report as a table.
 func (r Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%d vectors of dimension %d\n", r.Words, r.Dim)
+	for _, n := range r.Notes {
+		fmt.Fprintf(tw, "note: %s\n", n)
+	}
 	if len(r.Similarity) > 0 || r.Analogy != nil {
 		fmt.Fprintln(tw, "SET\tSCORE\tCOVERED\t")
 	}

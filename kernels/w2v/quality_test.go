@@ -109,7 +109,7 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(v, EvalOptions{Dir: dir})
+			r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(dir)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -396,7 +396,7 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(v, EvalOptions{Dir: dir})
+			r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(dir)})
 			if err != nil {
 				t.Fatal(err)
 			}
