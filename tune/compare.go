@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -125,7 +126,7 @@ func (x *Experiment) method(ctx context.Context, name string, sources []Observat
 			return mr, err
 		}
 		trace, err := Search(ctx, x.Space, tg.Task, m, x.Table, x.Budget, x.Maximize, nil)
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrExhausted) {
 			return mr, err
 		}
 		mr.Traces = append(mr.Traces, trace)

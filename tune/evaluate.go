@@ -127,6 +127,13 @@ func (e *RunEvaluator) options(values map[string]string) (workloads.Options, err
 				set[p.Name] = v
 			}
 		}
+		for k, tmpl := range e.Space.Set {
+			v, err := Substitute([]string{tmpl}, values)
+			if err != nil {
+				return o, fmt.Errorf("space set %s: %w", k, err)
+			}
+			set[k] = v[0]
+		}
 		v, err := workloads.ParseValues(e.Workload.Params(), set)
 		if err != nil {
 			return o, fmt.Errorf("workload %s: %w", e.Workload.Name(), err)
@@ -220,6 +227,14 @@ func (e *RunEvaluator) measure(dir string, out workloads.Outcome, rec *Record) (
 	for k, v := range measured[len(measured)-1].Metrics {
 		m[k] = v
 	}
+	if e.Objective.kind != "energy" && !math.IsNaN(th.EnergyJ) {
+		// Recorded whatever the objective, so one tuning run shows whether
+		// the fastest configuration is also the most frugal.
+		epw := Objective{kind: "energy"}
+		if v, err := epw.measure(measured, len(its), "", th); err == nil {
+			m["energy_per_work_j"] = v
+		}
+	}
 	return Result{Objective: y, Violation: e.Limits.violation(th), Metrics: m}, nil
 }
 
@@ -267,6 +282,14 @@ func LoadSources(s *Space, spec string, dirs []string) ([]Observation, error) {
 // the space that the workload takes.
 func WorkloadRunArgs(w workloads.Workload, s *Space) []string {
 	args := []string{"--workload", w.Name()}
+	keys := make([]string, 0, len(s.Set))
+	for k := range s.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--set", k+"="+s.Set[k])
+	}
 	for _, p := range w.Params() {
 		if s.Param(p.Name) >= 0 || s.isTask(p.Name) {
 			args = append(args, "--set", p.Name+"={"+p.Name+"}")

@@ -2,7 +2,6 @@ package tune
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -27,8 +26,9 @@ type Trace struct {
 }
 
 // Search runs a method for up to budget evaluations, calling progress (if
-// not nil) after each. It stops early when the method is exhausted, and
-// returns what it has with the error when an evaluation fails outright.
+// not nil) after each. It stops early, with an error wrapping ErrExhausted,
+// when the method has no new feasible configuration, and returns what it
+// has with the error when an evaluation fails outright.
 func Search(ctx context.Context, s *Space, t Task, m Method, e Evaluator, budget int, maximize bool, progress func(Iteration)) (Trace, error) {
 	tr := Trace{Method: m.Name(), Task: t}
 	best := math.NaN()
@@ -37,9 +37,6 @@ func Search(ctx context.Context, s *Space, t Task, m Method, e Evaluator, budget
 			return tr, err
 		}
 		c, err := m.Next()
-		if errors.Is(err, ErrExhausted) {
-			return tr, nil
-		}
 		if err != nil {
 			return tr, err
 		}

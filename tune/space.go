@@ -58,6 +58,10 @@ type Space struct {
 	Params      []Param
 	Task        []TaskFeature
 	Constraints []Constraint
+	// Set are fixed workload parameters, with {name} placeholders for task
+	// features and parameters ("corpus: zipf:tokens={tokens}"): how a task
+	// reaches a workload whose input is not a number.
+	Set map[string]string
 }
 
 // Config is a configuration: one level index per parameter of its space, in
@@ -123,8 +127,19 @@ func ParseSpace(name string, b []byte) (*Space, error) {
 			err = s.parseParams(v, errAt)
 		case "constraints":
 			err = s.parseConstraints(v, errAt)
+		case "set":
+			err = eachKey(v, errAt, "set", func(k, val *yaml.Node) error {
+				if val.Kind != yaml.ScalarNode {
+					return errAt(val, "set %s: want a value", k.Value)
+				}
+				if s.Set == nil {
+					s.Set = map[string]string{}
+				}
+				s.Set[k.Value] = val.Value
+				return nil
+			})
 		default:
-			err = errAt(k, "unknown key %q (want name, task, params, constraints)", k.Value)
+			err = errAt(k, "unknown key %q (want name, task, params, constraints, set)", k.Value)
 		}
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -69,6 +70,10 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 			fmt.Fprintf(o.Log, "%s %3d/%d  %s  -> %s  best %s\n", name, it.N, budget, format(it.Values), result(it.Result), num(it.Best))
 		})
 		rep.Traces = append(rep.Traces, tr)
+		if errors.Is(err, ErrExhausted) {
+			fmt.Fprintf(o.Log, "heatsink tune: %s stopped after %d evaluations: %v\n", name, len(tr.Iterations), err)
+			continue
+		}
 		if err != nil {
 			rep.finish(o)
 			return rep, err
