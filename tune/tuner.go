@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -167,4 +168,30 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// ParseTask parses --task name=number values.
+func ParseTask(kvs []string) (Task, error) {
+	t := Task{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || k == "" {
+			return nil, fmt.Errorf("--task %q: want name=number", kv)
+		}
+		t[k] = x
+	}
+	return t, nil
+}
+
+// ParseBudget parses --budget: a positive number, or auto (0).
+func ParseBudget(s string) (int, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--budget %q: want a positive number or auto", s)
+	}
+	return n, nil
 }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
@@ -59,7 +60,7 @@ run one after another with the same budget and seed. report.md and .json in
 	f.Float64Var(&fl.quantile, "quantile", 0.3, "best share of the source evaluations the copula is fitted on")
 	f.DurationVar(&fl.baseline, "baseline", 30*time.Second, "idle baseline the first evaluation records; later ones wait to be back to it")
 	f.Duration("interval", time.Second, "sampling interval")
-	f.Duration("deadline", 0, "per-source deadline (default half the interval)")
+	f.Duration("deadline", 0, "per-source deadline")
 	addRootFlags(cmd)
 	return cmd
 }
@@ -84,15 +85,13 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	task, err := parseTask(fl.tasks)
+	task, err := tune.ParseTask(fl.tasks)
 	if err != nil {
 		return err
 	}
-	budget := 0
-	if fl.budget != "auto" {
-		if budget, err = strconv.Atoi(fl.budget); err != nil || budget < 1 {
-			return fmt.Errorf("--budget %q: want a positive number or auto", fl.budget)
-		}
+	budget, err := tune.ParseBudget(fl.budget)
+	if err != nil {
+		return err
 	}
 	sources, err := tune.LoadSources(s, obj.Spec, fl.sources)
 	if err != nil {
@@ -109,26 +108,16 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	} else if len(args) == 0 {
 		return errors.New("nothing to tune: give --workload NAME or a command after --")
 	}
-	rep, err := tune.Tune(cmd.Context(), tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
+	// SIGINT or SIGTERM ends the search; the report of what ran is still written.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := tune.Tune(ctx, tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
 		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources,
 		Evaluator: ev, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\nreport: %s/report.md\n", strings.Join(rep.RunCommand, " "), fl.out)
 	}
 	return err
-}
-
-func parseTask(kvs []string) (tune.Task, error) {
-	t := tune.Task{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		x, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("--task %q: want name=number", kv)
-		}
-		t[k] = x
-	}
-	return t, nil
 }
 
 // tuneRunJob records one evaluation as heatsink run records a run.
