@@ -42,6 +42,9 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep := &Report{Space: o.Space.Name, Task: o.Task, Maximize: o.Maximize, Seed: o.Seed, Sources: len(o.Sources)}
 	budget := o.Budget
+	if budget == 0 && len(o.Sources) == 0 {
+		return nil, fmt.Errorf("--budget auto is the copula's estimate, which needs source evaluations (--sources DIR); give --budget N")
+	}
 	needGC := budget == 0
 	for _, m := range o.Methods {
 		needGC = needGC || m == "gc"
