@@ -67,10 +67,10 @@ func (x *Experiment) Run(ctx context.Context) ([]TargetResult, error) {
 	for i, t := range x.Sources {
 		sources = append(sources, x.Table.Sample(t, x.SourceEvals, x.SourceSeed+uint64(i))...)
 	}
-	size := 0
-	x.Space.Enumerate(nil, func(Config) bool { size++; return true })
 	var out []TargetResult
 	for _, tg := range x.Targets {
+		size := 0
+		x.Space.Enumerate(tg.Task, func(Config) bool { size++; return true })
 		ranked := x.Table.Ranked(tg.Task, x.Maximize)
 		if len(ranked) == 0 {
 			return nil, fmt.Errorf("target %s: no ground truth in the table", tg.Name)
