@@ -89,7 +89,10 @@ func (r *Report) finish(o Options) error {
 	if err := writeJSON(filepath.Join(o.Out, "report.json"), r); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(r.Markdown()), 0o644)
+	if err := os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.Out, "report.html"), []byte(r.HTML()), 0o644)
 }
 
 func finite(m map[string]float64) map[string]float64 {

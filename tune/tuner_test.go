@@ -46,6 +46,10 @@ func TestTunePrintsTheBudgetBeforeSpendingItAndWritesTheReport(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "| evaluation | gc | random |") || !strings.Contains(string(md), "heatsink run -- run.sh") {
 		t.Errorf("report.md:\n%s", md)
 	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil || strings.Count(string(page), "<polyline") != 2 {
+		t.Errorf("report.html should plot 2 best-so-far curves (%v)", err)
+	}
 }
 
 func TestTuneWithoutSourcesNeedsABudget(t *testing.T) {
