@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -62,7 +64,7 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 	if o.Quantile <= 0 || o.Quantile > 1 {
 		return nil, fmt.Errorf("fit copula: quantile %g is not in (0, 1]", o.Quantile)
 	}
-	top := Best(obs, o.Quantile, o.Maximize)
+	top := bestPerTask(s, obs, o.Quantile, o.Maximize)
 	if len(top) < 2 {
 		return nil, fmt.Errorf("fit copula: %d source observations in the best %g%% of %d; need at least 2", len(top), 100*o.Quantile, len(obs))
 	}
@@ -107,6 +109,30 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 	}
 	c.corr = correlation(z)
 	return c, nil
+}
+
+// bestPerTask keeps the best share q of each source task's observations:
+// objectives of different input scales are not comparable (a small task's
+// worst runtime beats a large one's best), so one ranking over all tasks
+// would keep only the smallest task and no relation to the task at all.
+func bestPerTask(s *Space, obs []Observation, q float64, maximize bool) []Observation {
+	groups := map[string][]Observation{}
+	var order []string
+	for _, ob := range obs {
+		var k strings.Builder
+		for _, f := range s.Task {
+			k.WriteString(strconv.FormatFloat(ob.Task[f.Name], 'g', -1, 64) + ";")
+		}
+		if _, ok := groups[k.String()]; !ok {
+			order = append(order, k.String())
+		}
+		groups[k.String()] = append(groups[k.String()], ob)
+	}
+	var top []Observation
+	for _, k := range order {
+		top = append(top, Best(groups[k], q, maximize)...)
+	}
+	return top
 }
 
 // Best returns the best share q of observations by objective (at least one).

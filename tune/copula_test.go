@@ -189,3 +189,20 @@ func BenchmarkFitAnd1000ConditionalSamples(b *testing.B) {
 		}
 	}
 }
+
+func TestFitKeepsTheBestOfEachTaskNotOfAll(t *testing.T) {
+	// Task 1's runtimes are all below task 2's: one ranking over both would
+	// keep task 1 only. Per task, the best of each is x = task (corr 1).
+	s := gaussianSpace(t)
+	var obs []Observation
+	for _, task := range []float64{1, 2} {
+		for x := 0; x < 10; x++ {
+			y := task*100 + math.Abs(float64(x)-task*3)
+			obs = append(obs, Observation{Task: Task{"t": task}, Config: Config{1000 + x}, Objective: y})
+		}
+	}
+	top := bestPerTask(s, obs, 0.1, false)
+	if len(top) != 2 || top[0].Config[0] != 1003 || top[1].Config[0] != 1006 {
+		t.Fatalf("kept %+v, want x=3 of task 1 and x=6 of task 2", top)
+	}
+}
