@@ -238,10 +238,14 @@ func parseParam(item *yaml.Node, errAt errAtFunc) (Param, error) {
 		if math.IsNaN(min) || math.IsNaN(max) || min > max || step <= 0 || min != math.Trunc(min) || step != math.Trunc(step) {
 			return p, errAt(item, "int parameter %s needs integer min <= max and step > 0", p.Name)
 		}
+		if math.Abs(min) > 1<<53 || math.Abs(max) > 1<<53 {
+			return p, errAt(item, "int parameter %s: bounds beyond ±2^53 are not exact integers", p.Name)
+		}
 		if (max-min)/step > 1e6 {
 			return p, errAt(item, "int parameter %s has over a million values", p.Name)
 		}
-		for x := min; x <= max; x += step {
+		for i := 0; min+float64(i)*step <= max; i++ {
+			x := min + float64(i)*step
 			p.Levels = append(p.Levels, strconv.FormatFloat(x, 'f', -1, 64))
 			p.Numbers = append(p.Numbers, x)
 		}

@@ -71,6 +71,7 @@ func TestParseSpaceErrorsNameFileAndLine(t *testing.T) {
 		{"constraint unknown name", "params:\n  - name: a\n    type: bool\nconstraints:\n  - \"b > 1\"\n", "s.yaml:5: constraint \"b > 1\": unknown name \"b\""},
 		{"task min above max", "task:\n  - name: n\n    min: 9\n    max: 1\nparams:\n  - name: a\n    type: bool\n", "s.yaml:2: task feature n: min 9 is not below max 1"},
 		{"task key twice", "task:\n  - name: n\n    name: m\nparams: []\n", "s.yaml:3: task feature: name given twice"},
+		{"int beyond exact floats", "params:\n  - {name: a, type: int, min: 1e17, max: 100000000000000100}\n", "s.yaml:2: int parameter a: bounds beyond"},
 		{"yaml syntax", "params: [\n", "s.yaml: yaml:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
