@@ -40,6 +40,11 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 	if err := checkTask(o.Space, o.Task); err != nil {
 		return nil, err
 	}
+	for _, m := range o.Methods {
+		if m != "gc" && m != "random" && m != "tpe" && m != "default" {
+			return nil, fmt.Errorf("--method %q: want gc, random, tpe or default", m)
+		}
+	}
 	rep := &Report{Space: o.Space.Name, Task: o.Task, Maximize: o.Maximize, Seed: o.Seed, Sources: len(o.Sources)}
 	budget := o.Budget
 	if budget == 0 && len(o.Sources) == 0 {
