@@ -41,7 +41,10 @@ func (th Thermal) MarshalJSON() ([]byte, error) {
 // thermalOf reads a run's points between from and to.
 func thermalOf(dir string, from, to time.Time) (Thermal, error) {
 	th := Thermal{PeakTempC: math.NaN(), MinMarginC: math.NaN(), PeakPowerW: math.NaN(), EnergyJ: math.NaN()}
-	type counter struct{ first, last float64 }
+	type counter struct {
+		first, last   float64
+		tFirst, tLast time.Time
+	}
 	energy := map[string]*counter{}
 	throttled := map[string]bool{}
 	err := rundir.ForEachPoint(dir, func(p *point.Point) error {
@@ -69,18 +72,22 @@ func thermalOf(dir string, from, to time.Time) (Thermal, error) {
 			case f.Key == "energy_j":
 				k := p.SeriesKey()
 				if c := energy[k]; c == nil {
-					energy[k] = &counter{v, v}
+					energy[k] = &counter{v, v, p.Time, p.Time}
 				} else {
-					c.last = v
+					c.last, c.tLast = v, p.Time
 				}
 			}
 		}
 		return nil
 	}, nil)
 	for _, c := range energy {
-		// A counter that went backwards wrapped or reset: its delta is unknown.
-		if d := c.last - c.first; d > 0 {
-			th.EnergyJ = nanSum(th.EnergyJ, d)
+		// The samples inside the window span less of it than the window (up
+		// to an interval at each end), so the counter's mean power between
+		// its first and last sample is taken over the whole window. A
+		// counter that went backwards wrapped or reset: its delta is unknown.
+		span := c.tLast.Sub(c.tFirst).Seconds()
+		if d := c.last - c.first; d > 0 && span > 0 {
+			th.EnergyJ = nanSum(th.EnergyJ, d/span*to.Sub(from).Seconds())
 		}
 	}
 	for k := range throttled {
