@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func (r *Report) finish(o Options) error {
 			vals[k] = v
 		}
 		for k, v := range r.Task {
-			vals[k] = fmt.Sprint(v)
+			vals[k] = strconv.FormatFloat(v, 'f', -1, 64)
 		}
 		if args, err := Substitute(o.RunArgs, vals); err == nil {
 			r.RunCommand = args
@@ -170,7 +171,7 @@ func metric(m map[string]float64, k string) string {
 func taskValues(t Task) map[string]string {
 	m := map[string]string{}
 	for k, v := range t {
-		m[k] = fmt.Sprint(v)
+		m[k] = strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return m
 }
