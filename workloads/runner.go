@@ -69,6 +69,14 @@ type Protocol struct {
 	// within tolerance of the baseline mean (or under RunnerConfig.Nominal's
 	// absolute limits, when the configuration has any) for the hold time.
 	WaitNominal bool
+	// Repeat runs the job this many times when Load is 0 (0 and 1: once), so
+	// a measurement can discard a warm-up iteration.
+	Repeat int
+	// Reference is the baseline that WaitNominal and CooldownAuto wait for
+	// when this run records none of its own: a series of runs (the
+	// evaluations of a tuning run) measures the idle node once and every
+	// run then starts from the same thermal state.
+	Reference map[string]float64
 }
 
 // ParseCooldown parses the --cooldown value: a duration, or "auto".
@@ -120,6 +128,9 @@ type Outcome struct {
 	Iterations int
 	// Err reports records that could not be written (run.json, sink flushes).
 	Err error
+	// Baseline is the mean of each watched temperature over the baseline
+	// phase (nil without one), to be another run's Protocol.Reference.
+	Baseline map[string]float64
 }
 
 // Runner runs one job under the experiment protocol while the collector
@@ -170,7 +181,7 @@ func NewRunner(ctx context.Context, o Options) (*Runner, error) {
 		return nil, fmt.Errorf("negative phase duration (baseline %v, load %v, cooldown %v)", p.Baseline, p.Load, p.Cooldown)
 	case p.CooldownAuto && p.Cooldown > 0:
 		return nil, errors.New("cooldown is either a duration or auto, not both")
-	case p.WaitNominal && p.Baseline == 0 && len(o.Config.Nominal) == 0:
+	case p.WaitNominal && p.Baseline == 0 && len(p.Reference) == 0 && len(o.Config.Nominal) == 0:
 		return nil, errors.New("--wait-nominal needs a reference: a baseline (--baseline D) or absolute limits (runner.nominal in the configuration)")
 	}
 	o.Config.Fill()
@@ -327,13 +338,14 @@ func (t *tee) Write(b []byte) (int, error) {
 func (r *Runner) protocol(ctx context.Context, runID, dir string, interval time.Duration) Outcome {
 	p := r.o.Protocol
 	out := Outcome{Status: StatusComplete}
-	var reference map[string]float64 // baseline means, the reference of auto cooldown and the nominal wait
+	reference := p.Reference // baseline means, the reference of auto cooldown and the nominal wait
 
 	if p.Baseline > 0 {
 		start := r.enter(PhaseBaseline, "idle for "+p.Baseline.String())
 		r.latest.ResetStats()
 		err := r.sleep(ctx, p.Baseline)
 		reference = r.latest.Means()
+		out.Baseline = reference
 		r.leave(PhaseBaseline, baselineMessage(time.Since(start), reference))
 		if err != nil {
 			return r.ended(out, err)
@@ -455,6 +467,9 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 	}
 	d := r.o.Protocol.Load
 	msg := "run " + r.name + " once"
+	if d == 0 && r.o.Protocol.Repeat > 1 {
+		msg = fmt.Sprintf("run %s %d times", r.name, r.o.Protocol.Repeat)
+	}
 	if d > 0 {
 		msg = "repeat " + r.name + " for " + d.String()
 	}
@@ -475,7 +490,7 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 			}
 			break
 		}
-		if loadCtx.Err() != nil || d == 0 || time.Since(start) >= d {
+		if loadCtx.Err() != nil || (d == 0 && n >= r.o.Protocol.Repeat) || (d > 0 && time.Since(start) >= d) {
 			break
 		}
 	}

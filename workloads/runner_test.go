@@ -711,3 +711,50 @@ func (panicky) Params() []ParamSpec                          { return nil }
 func (p panicky) Start(context.Context, Values) (Job, error) { return p, nil }
 func (panicky) Iterate(ctx context.Context) (Result, error)  { panic("boom") }
 func (panicky) Close() error                                 { return nil }
+
+func TestRepeatRunsTheJobThatManyTimesAndBaselineIsReturned(t *testing.T) {
+	pl := newPlant(40, 40, 70, time.Second)
+	h := &heater{p: pl, step: 100 * time.Millisecond}
+	r := newTestRunner(t, Options{Workload: h, Config: testConfig(),
+		Protocol: Protocol{Baseline: 500 * time.Millisecond, Repeat: 3}})
+	g := newRig(t, r, 100*time.Millisecond, thermalSource{pl})
+	out, run := g.run(t, context.Background(), r)
+	if out.Status != StatusComplete || out.Iterations != 3 || len(run.Meta.Workload.Iterations) != 3 {
+		t.Fatalf("outcome %+v, %d iterations recorded; want 3", out, len(run.Meta.Workload.Iterations))
+	}
+	if len(out.Baseline) != 1 {
+		t.Fatalf("baseline %v, want the one watched temperature", out.Baseline)
+	}
+	for k, v := range out.Baseline {
+		if math.Abs(v-40) > 0.5 {
+			t.Errorf("baseline %s = %.2f, want about 40", k, v)
+		}
+	}
+}
+
+func TestWaitNominalWaitsForAReferenceFromAnotherRun(t *testing.T) {
+	pl := newPlant(40, 40, 70, time.Second)
+	h := &heater{p: pl, step: 100 * time.Millisecond}
+	cfg := testConfig()
+	cfg.Hold = 300 * time.Millisecond
+	first := newTestRunner(t, Options{Workload: &heater{step: 10 * time.Millisecond}, Config: cfg, Protocol: Protocol{Baseline: 300 * time.Millisecond}})
+	g0 := newRig(t, first, 100*time.Millisecond, thermalSource{pl})
+	out0, _ := g0.run(t, context.Background(), first)
+	if len(out0.Baseline) != 1 {
+		t.Fatalf("first run's baseline %v", out0.Baseline)
+	}
+	pl.mu.Lock()
+	pl.t = 60 // hot again, as after an evaluation
+	pl.mu.Unlock()
+	r := newTestRunner(t, Options{Workload: h, Config: cfg, Protocol: Protocol{WaitNominal: true, Reference: out0.Baseline}})
+	g := newRig(t, r, 100*time.Millisecond, thermalSource{pl})
+	out, run := g.run(t, context.Background(), r)
+	if out.Status != StatusComplete {
+		t.Fatalf("outcome %+v", out)
+	}
+	load, _ := run.Meta.PhaseNamed("load")
+	back := pl.firstBelow(40+DefaultToleranceC, run.Meta.Phases[0].Start, load.Start)
+	if back.IsZero() || load.Start.Before(back.Add(cfg.Hold)) {
+		t.Errorf("load started at %v, before the plant was back within tolerance of 40 °C for %v (from %v)", load.Start, cfg.Hold, back)
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/node"
+	"github.com/heatsink-hpc/heatsink/tune"
+	"github.com/heatsink-hpc/heatsink/workloads"
+	"github.com/spf13/cobra"
+)
+
+type tuneFlags struct {
+	config, space, workload, out, objective, budget, methods string
+	sources, tasks, constraints                              []string
+	seed                                                     uint64
+	quantile                                                 float64
+	baseline                                                 time.Duration
+}
+
+func newTuneCmd() *cobra.Command {
+	var fl tuneFlags
+	cmd := &cobra.Command{
+		Use:   "tune --space SPACE.yaml --task k=v --out DIR [--workload NAME | -- CMD {param}...]",
+		Short: "Tune a workload's or command's parameters for a task, with a Gaussian copula fitted on earlier tuning runs",
+		Long: `tune evaluates configurations of a tuning space (YAML: see docs/tune.md) as
+heatsink runs: the node back at the thermal baseline the first evaluation
+measured (--baseline), the job run 3 times, the first discarded, temperatures,
+power, energy and throttling recorded. Every evaluation is a run directory
+under --out with a tune.json, so this tuning run is a source for later ones.
+
+--method gc (the default) fits a Gaussian copula on the best 30% of the
+evaluations found under --sources and samples it conditioned on --task; its
+budget (eq. 5.1 of the dissertation's chapter 5) is printed before it is
+spent. random, tpe and default are the baselines; several, comma-separated,
+run one after another with the same budget and seed. report.md and .json in
+--out: best-so-far curves and the recommendation as a heatsink run command.`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runTune(cmd, fl, args) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&fl.config, "config", "", "configuration file (YAML)")
+	f.StringVar(&fl.space, "space", "", "tuning space (YAML)")
+	f.StringVar(&fl.workload, "workload", "", "built-in workload whose --set parameters the space names")
+	f.StringVar(&fl.out, "out", "", "directory of this tuning run: one run directory per evaluation, and the report")
+	f.StringArrayVar(&fl.sources, "sources", nil, "directory of earlier tuning runs (repeatable)")
+	f.StringArrayVar(&fl.tasks, "task", nil, "task feature k=v (repeatable)")
+	f.StringVar(&fl.budget, "budget", "auto", "evaluations per method, or auto: the copula's estimate")
+	f.StringVar(&fl.methods, "method", "gc", "gc, random, tpe, default, or several comma-separated")
+	f.StringVar(&fl.objective, "objective", "runtime_s", "runtime_s, energy_per_work, min:|max: METRIC, re:REGEXP or json:PATH")
+	f.StringArrayVar(&fl.constraints, "constraint", nil, "no-throttle, or margin_c=N (peak N °C under the slowdown limit); repeatable")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the methods")
+	f.Float64Var(&fl.quantile, "quantile", 0.3, "best share of the source evaluations the copula is fitted on")
+	f.DurationVar(&fl.baseline, "baseline", 30*time.Second, "idle baseline the first evaluation records; later ones wait to be back to it")
+	f.Duration("interval", time.Second, "sampling interval")
+	f.Duration("deadline", 0, "per-source deadline")
+	addRootFlags(cmd)
+	return cmd
+}
+
+func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
+	cfg, err := loadConfig(cmd, fl.config)
+	if err != nil {
+		return err
+	}
+	if fl.out == "" || fl.space == "" {
+		return errors.New("give --space SPACE.yaml and --out DIR")
+	}
+	s, err := tune.LoadSpace(fl.space)
+	if err != nil {
+		return err
+	}
+	obj, err := tune.ParseObjective(fl.objective)
+	if err != nil {
+		return err
+	}
+	limits, err := tune.ParseLimits(fl.constraints)
+	if err != nil {
+		return err
+	}
+	task, err := tune.ParseTask(fl.tasks)
+	if err != nil {
+		return err
+	}
+	budget, err := tune.ParseBudget(fl.budget)
+	if err != nil {
+		return err
+	}
+	sources, err := tune.LoadSources(s, obj.Spec, fl.sources)
+	if err != nil {
+		return err
+	}
+	ev := &tune.RunEvaluator{Space: s, Argv: args, Objective: obj, Limits: limits, Dir: fl.out,
+		Run: tuneRunJob(cfg), Config: *workloads.RunnerConfigOf(cfg), Baseline: fl.baseline}
+	runArgs := append([]string{"--"}, args...)
+	if fl.workload != "" {
+		if ev.Workload, err = workloads.Find(builtinWorkloads(), fl.workload); err != nil {
+			return err
+		}
+		runArgs = tune.WorkloadRunArgs(ev.Workload, s)
+	} else if len(args) == 0 {
+		return errors.New("nothing to tune: give --workload NAME or a command after --")
+	}
+	// SIGINT or SIGTERM ends the search; the report of what ran is still written.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := tune.Tune(ctx, tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
+		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources,
+		Evaluator: ev, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
+	if rep != nil && rep.Best != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\nreport: %s/report.md\n", strings.Join(rep.RunCommand, " "), fl.out)
+	}
+	return err
+}
+
+// tuneRunJob records one evaluation as heatsink run records a run.
+func tuneRunJob(cfg *configs.Config) tune.RunJob {
+	return func(ctx context.Context, o workloads.Options, dir string) (workloads.Outcome, error) {
+		o.Stderr = os.Stderr
+		r, err := workloads.NewRunner(ctx, o)
+		if err != nil {
+			return workloads.Outcome{}, err
+		}
+		defer r.Close()
+		c, err := node.Start(cfg, node.Options{OutDir: dir, Sinks: []collectors.Sink{r.Latest()}, Job: r, OnEvent: r.Event,
+			Command: os.Args, Versions: versions()})
+		if err != nil {
+			return workloads.Outcome{}, err
+		}
+		out := r.Run(ctx, workloads.Recording{Collector: c.Collector(), RunID: c.RunID(), Dir: c.Dir(), Meta: c.Meta()})
+		return out, errors.Join(out.Err, c.Finish(out.Status))
+	}
+}

@@ -1,0 +1,64 @@
+package tune
+
+import (
+	"math"
+	"testing"
+)
+
+func TestAtLeastOneByHand(t *testing.T) {
+	// 10 configurations, 2 ideal, 3 draws: 1 - C(8,3)/C(10,3) = 1 - 56/120.
+	if got, want := AtLeastOne(10, 2, 3), 1-56.0/120; math.Abs(got-want) > 1e-12 {
+		t.Errorf("AtLeastOne(10,2,3) = %v, want %v", got, want)
+	}
+	if got := AtLeastOne(10, 2, 9); got != 1 {
+		t.Errorf("9 draws of 10 with 2 ideal: %v, want 1", got)
+	}
+}
+
+func TestBudgetByHand(t *testing.T) {
+	// |C| = 1000: |I_GC| = 50 of a reachable 100. k=4: 1 - C(50,4)/C(100,4)
+	// = 1 - 230300/3921225 = 0.9413; k=5: 1 - 2118760/75287520 = 0.9719.
+	b, err := EstimateBudget(1000, 100, BudgetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Determinate || b.K != 5 || math.Abs(b.P-(1-2118760.0/75287520)) > 1e-9 || b.Ideal != 10 {
+		t.Errorf("budget %+v, want k=5, P=0.9719, |I|=10", b)
+	}
+	if b, _ := EstimateBudget(1000, 40, BudgetOptions{}); b.Determinate {
+		t.Errorf("40 reachable with 50 assumed ideal: %+v, want indeterminate", b)
+	}
+}
+
+func TestBudgetReproducesTable5_3(t *testing.T) {
+	for _, tc := range []struct {
+		bench          string
+		space, reached int
+		want           int // 0: the table's dash
+		within         float64
+	}{
+		{"3mm", 376320, 2500, 0, 0},
+		{"Covariance", 5324, 110, 0, 0},
+		{"LU", 5324, 210, 0, 0},
+		{"Syr2k", 10648, 800, 3, 0},
+		{"Heat3d", 10648, 1600, 8, 0},
+		{"XSBench", 577368, 77500, 7, 0},
+		{"Floyd-Warshall", 5324, 1800, 15, 1.5},
+		{"SW4Lite", 4752, 1800, 15, 1.5},
+		{"AMG", 1180980, 108500, 5, 1.5},
+		{"RSBench", 5196312, 316800, 3, 1.5},
+	} {
+		b, err := EstimateBudget(tc.space, tc.reached, BudgetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tc.want == 0 && b.Determinate:
+			t.Errorf("%s: budget %d, the table has none", tc.bench, b.K)
+		case tc.want > 0 && tc.within == 0 && b.K != tc.want:
+			t.Errorf("%s: budget %d, the table %d", tc.bench, b.K, tc.want)
+		case tc.want > 0 && tc.within > 0 && (float64(b.K) > tc.within*float64(tc.want) || float64(tc.want) > tc.within*float64(b.K)):
+			t.Errorf("%s: budget %d, the table %d", tc.bench, b.K, tc.want)
+		}
+	}
+}
