@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -165,14 +163,13 @@ nodes' readings to reach the job's end.`,
 				return err
 			}
 			span := slurm.Span{Job: jobID, Run: slurm.RunOf(job.Name), Name: job.Name, Nodes: job.Nodes, Start: job.Start, End: job.End}
-			path, err := writeJobSummary(ctx, cfg, tmp, outDir, span, from, end.Add(time.Nanosecond), wait, true)
+			owner, err := slurm.OwnerOf(job.User)
 			if err != nil {
 				return err
 			}
-			if u, err := user.Lookup(job.User); err == nil && os.Geteuid() == 0 {
-				uid, _ := strconv.Atoi(u.Uid)
-				gid, _ := strconv.Atoi(u.Gid)
-				os.Chown(path, uid, gid)
+			path, err := writeJobSummary(ctx, cfg, tmp, outDir, span, from, end.Add(time.Nanosecond), wait, true, owner)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: job %s thermal summary -> %s\n", jobID, path)
 			return nil
@@ -192,7 +189,7 @@ nodes' readings to reach the job's end.`,
 // directory dir (whose run.json must have the job as its load phase),
 // summarises the job, writes job-ID-thermal.json into outDir and the
 // job_summary points into InfluxDB; it returns the file's path.
-func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, from, to time.Time, wait time.Duration, gather bool) (string, error) {
+func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, from, to time.Time, wait time.Duration, gather bool, owner *slurm.Owner) (string, error) {
 	if gather {
 		if _, err := slurm.Gather(ctx, slurm.Readings{Influx: cfg.Sinks.Influx, Hosts: job.Nodes, From: from, To: to, Wait: wait}, dir); err != nil {
 			return "", err
@@ -203,7 +200,7 @@ func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir strin
 		return "", err
 	}
 	s := slurm.Summarize(run, analysis.DefaultOptions(), job)
-	path, err := s.WriteFile(outDir)
+	path, err := s.WriteFile(outDir, owner)
 	if err != nil {
 		return "", err
 	}
@@ -408,6 +405,6 @@ func (l *slurmLaunch) complete(ctx context.Context, c *collection) error {
 		return errors.New("no job summary: the run has no complete load phase")
 	}
 	span := slurm.Span{Job: l.alloc.Job.ID, Run: c.runID, Name: l.alloc.Job.Name, Nodes: l.alloc.Job.Nodes, Start: load.Start, End: *load.End}
-	_, err = writeJobSummary(ctx, l.cfg, c.runDir, c.runDir, span, time.Time{}, time.Time{}, 0, false)
+	_, err = writeJobSummary(ctx, l.cfg, c.runDir, c.runDir, span, time.Time{}, time.Time{}, 0, false, nil)
 	return err
 }
