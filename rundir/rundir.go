@@ -8,9 +8,13 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -107,16 +111,14 @@ func WriteMeta(dir string, m *Meta) error {
 		return fmt.Errorf("encode %s: %w", MetaFile, err)
 	}
 	path := filepath.Join(dir, MetaFile)
-	tmp, err := os.CreateTemp(dir, ".run.json.*")
+	// 0666 less the umask, like points.lp: the site decides who may read
+	// a run (CreateTemp would make it 0600, and forcing 0644 overrode a
+	// umask of 077).
+	tmp, err := createExcl(dir, ".run.json.", 0o666)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; a run is shared data, readable like points.lp.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
@@ -149,4 +151,16 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: schema %d is newer than this heatsink understands (%d)", path, m.Schema, SchemaVersion)
 	}
 	return &m, nil
+}
+
+// createExcl creates a new file in dir named prefix and a random suffix,
+// with mode perm less the umask.
+func createExcl(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
 }

@@ -28,15 +28,16 @@ type Writer struct {
 	closed   bool
 }
 
-// Create makes dir (and parents) if needed and opens points.lp for appending.
+// Create makes dir (and parents) if needed and opens points.lp for appending;
+// both follow the umask, as every file a user makes does.
 // An existing points.lp is appended to, never truncated: nothing recorded is
 // lost by reopening a run.
 func Create(dir string) (*Writer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	path := filepath.Join(dir, PointsFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
