@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -106,7 +107,15 @@ func WriteMeta(dir string, m *Meta) error {
 	if m.Schema == 0 {
 		m.Schema = SchemaVersion
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	// argv is recorded as given, except what would print a password.
+	out := *m
+	out.Command = RedactArgv(m.Command)
+	if m.Workload != nil {
+		wl := *m.Workload
+		wl.Command = RedactArgv(wl.Command)
+		out.Workload = &wl
+	}
+	b, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", MetaFile, err)
 	}
@@ -163,4 +172,21 @@ func createExcl(dir, prefix string, perm os.FileMode) (*os.File, error) {
 		}
 		return f, err
 	}
+}
+
+// urlUserinfo matches the user[:password]@ of a URL anywhere in an argument
+// (--influx-url=http://u:p@host, or a job's own arguments).
+var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
+
+// RedactArgv returns argv with the credentials of every URL in it replaced
+// by "REDACTED"; argv itself is left unchanged.
+func RedactArgv(argv []string) []string {
+	if argv == nil {
+		return nil
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = urlUserinfo.ReplaceAllString(a, "${1}REDACTED@")
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package rundir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,5 +40,21 @@ func TestRunDirectoryFollowsTheUmask(t *testing.T) {
 				t.Errorf("umask %03o: %s is %03o, want %03o", tc.umask, filepath.Base(name), got, want)
 			}
 		}
+	}
+}
+
+func TestRunJSONRedactsCredentialsInArgv(t *testing.T) {
+	dir := t.TempDir()
+	argv := []string{"heatsink", "run", "--influx-url=http://admin:hunter2@db:8086", "--", "curl", "https://bob:hunter2@x/y", "http://plain/z"}
+	m := &Meta{ID: "r", Command: argv, Workload: &Workload{Name: "command", Command: argv[4:]}}
+	if err := WriteMeta(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	if strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), "http://REDACTED@db:8086") || !strings.Contains(string(b), "http://plain/z") {
+		t.Errorf("run.json: %s", b)
+	}
+	if argv[2] != "--influx-url=http://admin:hunter2@db:8086" {
+		t.Error("WriteMeta changed the caller's argv")
 	}
 }

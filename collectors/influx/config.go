@@ -3,6 +3,7 @@ package influx
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -82,7 +83,16 @@ func (c *Config) Validate() error {
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil {
+		// url.Error repeats the URL, credentials and all: keep only why.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return configErr(fmt.Sprintf("not a URL: %v", err), "url")
+	}
+	if u.User != nil {
+		// A URL is printed in run.json, logs and errors; a token file is not.
+		return configErr(fmt.Sprintf("%s://...@%s: put credentials in token (a {file: PATH} or {env: NAME} secret; flag --influx-token-file; for 1.8 user:password), not in the URL", u.Scheme, u.Host), "url")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return configErr(fmt.Sprintf("%q: want an http:// or https:// URL", c.URL), "url")
