@@ -23,6 +23,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
+	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/sensors/pdu"
 	"github.com/heatsink-hpc/heatsink/sensors/tank"
 	"github.com/heatsink-hpc/heatsink/workloads"
@@ -424,3 +425,7 @@ func (s *Sources) validateFacility() error {
 	}
 	return nil
 }
+
+// SecretEnv names the environment variables the configuration's {env: NAME}
+// secrets come from, for children to be started without them.
+func (c *Config) SecretEnv() []string { return secret.EnvNames(c) }

@@ -99,3 +99,13 @@ func TestOfTwoBadFiltersTheSameIsNamedEveryTime(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretEnvNamesTheConfigsEnvironmentSecrets(t *testing.T) {
+	c, err := Parse("cfg.yaml", []byte("sinks:\n  influx:\n    url: http://x:8086\n    bucket: b\n    token: {env: HS_TEST_INFLUX}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SecretEnv(); len(got) != 1 || got[0] != "HS_TEST_INFLUX" {
+		t.Errorf("SecretEnv = %v", got)
+	}
+}

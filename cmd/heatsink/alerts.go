@@ -70,6 +70,7 @@ func alertSinks(cfg *configs.Config, emit func(...point.Point), onEvent func(run
 		OnEvent:  onEvent,
 		Logger:   slog.Default(),
 		Interval: cfg.Interval,
+		DropEnv:  cfg.SecretEnv(),
 	})
 	if err != nil {
 		return nil, nil, err

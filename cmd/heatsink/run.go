@@ -104,6 +104,9 @@ with other thresholds.`,
 			if err != nil {
 				return err
 			}
+			if opts.Command != nil {
+				opts.Command.DropEnv = cfg.SecretEnv()
+			}
 			// With --launcher slurm the job becomes an srun over an allocation.
 			launch, err := newSlurmLaunch(launcher, nodes, partition, cfg, &opts)
 			if err != nil {
