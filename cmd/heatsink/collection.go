@@ -154,11 +154,27 @@ func (c *collection) finish(status string) error {
 		end := time.Now()
 		c.meta.End = &end
 		c.meta.Status = status
+	}
+	// Sinks first: closing the run directory's writer settles its gaps.
+	var writers []*rundir.Writer
+	if c.collector != nil {
+		for _, s := range c.collector.Sinks() {
+			if w, ok := s.(*rundir.Writer); ok {
+				writers = append(writers, w)
+			}
+		}
+	}
+	errs = append(errs, c.close())
+	if c.meta != nil {
+		for _, w := range writers {
+			for _, g := range w.Gaps() {
+				c.meta.Events = append(c.meta.Events, g.Event())
+			}
+		}
 		if err := rundir.WriteMeta(c.runDir, c.meta); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, c.close())
 	return errors.Join(errs...)
 }
 
