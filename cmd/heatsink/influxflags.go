@@ -23,6 +23,7 @@ func addInfluxFlags(cmd *cobra.Command) {
 	f.String("influx-bucket", "", "InfluxDB bucket (1.8: database or database/retention-policy)")
 	f.String("influx-token-file", "", "file holding the InfluxDB token (1.8: user:password)")
 	f.String("influx-spool", "", "directory of the InfluxDB spool (default "+influx.DefaultSpoolDir()+")")
+	f.Bool("influx-optional", false, "start even when InfluxDB refuses the token or has no such bucket (one that does not answer never stops a start)")
 }
 
 // applyInfluxFlags copies the influx flags that were given into cfg and
@@ -36,6 +37,9 @@ func applyInfluxFlags(cmd *cobra.Command, cfg *configs.Config) error {
 		if f.Changed(name) {
 			*dst, _ = f.GetString(name)
 		}
+	}
+	if f.Changed("influx-optional") {
+		ic.Optional, _ = f.GetBool("influx-optional")
 	}
 	if f.Changed("influx-token-file") {
 		path, _ := f.GetString("influx-token-file")
@@ -57,23 +61,15 @@ var influxFlagOf = map[string]string{
 	"url": "--influx-url", "org": "--influx-org", "bucket": "--influx-bucket", "spool_dir": "--influx-spool",
 }
 
-// startInfluxSink opens the InfluxDB sink configured in cfg and checks the
-// server, so that an unreachable server or a token that may not write is a
-// clear error before collecting starts; later outages are retried, never
-// fatal. It returns nil when no InfluxDB is configured.
+// startInfluxSink opens the InfluxDB sink configured in cfg (influx.Start:
+// a server that does not answer is logged, not fatal; a refused token or
+// missing bucket is an error unless sinks.influx.optional). It returns nil
+// when no InfluxDB is configured.
 func startInfluxSink(cfg *configs.Config) (*influx.Sink, error) {
 	if !cfg.Sinks.Influx.Enabled() {
 		return nil, nil
 	}
-	s, err := influx.New(influx.Options{Config: cfg.Sinks.Influx, Logger: slog.Default()})
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Check(ctx); err != nil {
-		s.Abort()
-		return nil, err
-	}
-	return s, nil
+	return influx.Start(ctx, influx.Options{Config: cfg.Sinks.Influx, Logger: slog.Default()})
 }

@@ -51,6 +51,10 @@ type Config struct {
 	SpoolMaxBytes int64 `yaml:"spool_max_bytes"`
 	// Gzip compresses write requests.
 	Gzip bool `yaml:"gzip"`
+	// Optional starts collecting even when the server refuses the token or
+	// has no such bucket (a server that does not answer never stops a
+	// start): the spool keeps the points meanwhile.
+	Optional bool `yaml:"optional"`
 }
 
 // TLS configures the connection to an https URL.
