@@ -31,6 +31,13 @@ import (
 // second would triple the files read.
 const DefaultRefresh = 60
 
+// How often Sample discovers the chips again: while a chip that was there
+// is missing, and in any case.
+const (
+	MissingRescan = 2 * time.Second
+	SlowRescan    = time.Minute
+)
+
 // Source samples the hwmon chips of one sysfs tree. A chip's devices, as the
 // filter sees them, are its id and its driver name; its sensors are the
 // channel name and the label.
@@ -42,6 +49,12 @@ type Source struct {
 	chips   []*chip
 	samples int  // since discovery
 	rescan  bool // a chip or channel vanished: discover again before sampling
+	// A chip that stays gone past the rescan its vanishing caused (a driver
+	// reload takes seconds) would never be found again: while fewer chips
+	// are found than before, discovery is repeated every MissingRescan, and
+	// every SlowRescan in any case (a chip that appears later).
+	discoveredAt time.Time
+	mostChips    int
 
 	// sampling is held by Sample, so Close cannot pull files from under a
 	// sample in flight.
@@ -123,6 +136,8 @@ func (s *Source) discover() error {
 		}
 	}
 	s.chips = chips
+	s.discoveredAt = time.Now()
+	s.mostChips = max(s.mostChips, len(chips))
 	desc := make([]string, 0, len(chips))
 	for _, c := range chips {
 		names := make([]string, len(c.chans))
@@ -287,7 +302,8 @@ func (s *Source) closeFiles() {
 func (s *Source) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	s.sampling.Lock()
 	defer s.sampling.Unlock()
-	if s.rescan {
+	since := time.Since(s.discoveredAt)
+	if s.rescan || since >= SlowRescan || (len(s.chips) < s.mostChips && since >= MissingRescan) {
 		if err := s.discover(); err != nil {
 			return buf, err
 		}
