@@ -43,10 +43,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 }
 
 func TestDefaultsNeedNoFile(t *testing.T) {
-	c, err := Parse("empty.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := Default()
 	if c.Interval != time.Second || c.Deadline != 500*time.Millisecond || c.SysfsRoot != "/sys" {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -107,5 +104,18 @@ func TestSecretEnvNamesTheConfigsEnvironmentSecrets(t *testing.T) {
 	}
 	if got := c.SecretEnv(); len(got) != 1 || got[0] != "HS_TEST_INFLUX" {
 		t.Errorf("SecretEnv = %v", got)
+	}
+}
+
+// An empty file (a deploy caught mid-write, a truncation) is refused, not
+// read as "all defaults": on SIGHUP that would drop InfluxDB and every rule.
+func TestEmptyConfigIsRefused(t *testing.T) {
+	for _, body := range []string{"", "\n\n", "# only a comment\n", "---\n", "null\n", "{}\n", "~\n"} {
+		if _, err := Parse("cfg.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), "cfg.yaml: holds no settings") {
+			t.Errorf("%q: error %v, want it refused as empty", body, err)
+		}
+	}
+	if _, err := Parse("cfg.yaml", []byte("interval: 2s\n")); err != nil {
+		t.Errorf("a one-line config: %v", err)
 	}
 }

@@ -10,10 +10,7 @@ import (
 )
 
 func TestRunnerDefaults(t *testing.T) {
-	c, err := configs.Parse("empty.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configs.Default()
 	r := c.Runner
 	if r.ToleranceC != 2 || r.Hold != time.Minute || r.CooldownMax != time.Hour || r.NominalMax != 30*time.Minute ||
 		r.Grace != 10*time.Second || len(r.Watch) != len(workloads.DefaultWatch()) || len(r.Nominal) != 0 {
