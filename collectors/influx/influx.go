@@ -93,6 +93,7 @@ type Sink struct {
 	retries  atomic.Int64
 	rejected atomic.Int64
 	lastOK   atomic.Bool
+	lastErr  atomic.Pointer[string] // why the last write failed, while lastOK is false
 
 	// Reporter-only state.
 	lastDropped int64
@@ -195,6 +196,18 @@ func (s *Sink) Stats() Stats {
 		Retries:        s.retries.Load(),
 		RejectedPoints: s.rejected.Load(),
 	}
+}
+
+// Health reports whether the sink delivers: false, with the last error,
+// while writes to the server fail (the spool keeps the points meanwhile).
+func (s *Sink) Health() (ok bool, problem string) {
+	if s.lastOK.Load() {
+		return true, ""
+	}
+	if p := s.lastErr.Load(); p != nil {
+		return false, *p
+	}
+	return false, "writes fail"
 }
 
 // Write appends points to the spool and returns; the shipper sends them.
@@ -568,6 +581,8 @@ func (s *Sink) send(b *spool.Batch) sendResult {
 		// operator can still fix): keep the points and try again.
 		attempts++
 		s.retries.Add(1)
+		msg := describe(err, status)
+		s.lastErr.Store(&msg)
 		s.lastOK.Store(false)
 		now := time.Now()
 		if failingSince.IsZero() {
