@@ -32,6 +32,7 @@ type collection struct {
 	// configuration reload can point at a new one.
 	influx  *influx.Sink
 	handoff *agent.Handoff
+	untrack func() // removes the run from the ledger of runs in progress
 }
 
 type collectionOptions struct {
@@ -97,6 +98,16 @@ func startCollection(cfg *configs.Config, o collectionOptions) (*collection, err
 		if b, err := configs.JSON(cfg); err == nil {
 			c.meta.Config = b
 		}
+		// A run cut off by kill -9 says so in its run.json from here on.
+		untrack, cut, err := rundir.Track(filepath.Join(stateDir(), "runs"), o.outDir)
+		for _, d := range cut {
+			slog.Warn("an earlier run was cut off (heatsink killed or crashed); its run.json now says so", "dir", d)
+			c.meta.Events = append(c.meta.Events, rundir.Event{Time: now, Kind: "earlier_run_cut_off", Message: d})
+		}
+		if err != nil {
+			slog.Warn("run ledger", "err", err)
+		}
+		c.untrack = untrack
 		if err := rundir.WriteMeta(o.outDir, c.meta); err != nil {
 			c.close()
 			return nil, err
@@ -173,6 +184,8 @@ func (c *collection) finish(status string) error {
 		}
 		if err := rundir.WriteMeta(c.runDir, c.meta); err != nil {
 			errs = append(errs, err)
+		} else if c.untrack != nil {
+			c.untrack()
 		}
 	}
 	return errors.Join(errs...)
