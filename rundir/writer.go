@@ -246,3 +246,17 @@ func (w *Writer) Close() error {
 	}
 	return err
 }
+
+// Discard removes what a run directory's writer and WriteMeta made in dir
+// (points.lp, run.json) and dir itself once empty: a failed import leaves
+// nothing that would make the retry's CheckNew refuse the directory.
+func Discard(dir string) error {
+	var errs []error
+	for _, name := range []string{PointsFile, MetaFile} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("discard %s: %w", dir, err))
+		}
+	}
+	os.Remove(dir) // only if empty: the directory may hold the user's files
+	return errors.Join(errs...)
+}

@@ -158,6 +158,12 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 	}
 	var errs []error
 	errs = append(errs, importErr)
+	if runW != nil && importErr != nil {
+		// A half-imported run would block the retry (CheckNew): leave nothing.
+		runW.Close()
+		errs = append(errs, rundir.Discard(to))
+		runW = nil
+	}
 	if runW != nil {
 		errs = append(errs, runW.Close())
 		if res != nil && res.Meta != nil {
@@ -174,6 +180,13 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 			}
 			errs = append(errs, rundir.WriteMeta(to, m))
 		}
+	}
+	if sink != nil && importErr != nil {
+		errs = append(errs, sink.Abort())
+		if tempSpool != "" {
+			os.RemoveAll(tempSpool)
+		}
+		sink = nil
 	}
 	if sink != nil {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
