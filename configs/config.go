@@ -344,6 +344,9 @@ func LineOf(root *yaml.Node, path ...string) int {
 }
 
 func (c *Config) validate() error {
+	if err := checkRanges(c); err != nil {
+		return err
+	}
 	if c.Interval < 10*time.Millisecond {
 		return &ValueError{Path: []string{"interval"}, Msg: fmt.Sprintf("%v is below the 10ms minimum", c.Interval)}
 	}

@@ -119,3 +119,21 @@ func TestEmptyConfigIsRefused(t *testing.T) {
 		t.Errorf("a one-line config: %v", err)
 	}
 }
+
+// Every duration and float is range-checked at load, whatever section it
+// is in, and a host that could not be written as a tag is refused.
+func TestOutOfRangeValuesAreRefusedAtLoad(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"runner:\n  tolerance_c: .nan\n", "cfg.yaml:2: runner.tolerance_c: NaN is not a finite number"},
+		{"runner:\n  tolerance_c: .inf\n", "cfg.yaml:2: runner.tolerance_c: +Inf is not a finite number"},
+		{"interval: 2000000h\n", "cfg.yaml:1: interval: 2000000h0m0s is above the 1h0m0s maximum"},
+		{"runner:\n  cooldown_max: 2000000h\n", "cfg.yaml:2: runner.cooldown_max: 2000000h0m0s is outside"},
+		{"runner:\n  nominal:\n    - {measurement: gpu, field: temp_c, max_c: 1e300}\n", "cfg.yaml:3: runner.nominal.0.max_c: 1e+300 °C is outside"},
+		{"host: \"node\\n1\"\n", `cfg.yaml:1: host: "node\n1" holds a control character`},
+	} {
+		_, err := Parse("cfg.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
