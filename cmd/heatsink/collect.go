@@ -100,8 +100,12 @@ Prolog recorded there (heatsink slurm prolog).`,
 			}
 			if out != "" {
 				st := c.collector.Stats()
-				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
-					st.Ticks, st.Points, st.MissedTicks, absDir(out))
+				written := c.written()
+				if st.Points > 0 && written == 0 {
+					return fmt.Errorf("none of the %d points collected could be written to %s (see the errors above)", st.Points, absDir(out))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
+					st.Ticks, written, st.MissedTicks, absDir(out))
 			}
 			return nil
 		},

@@ -191,6 +191,20 @@ func (c *collection) finish(status string) error {
 	return errors.Join(errs...)
 }
 
+// written is how many points the run directory holds from this collection
+// (what its writer synced), not how many were collected.
+func (c *collection) written() int {
+	n := 0
+	if c.collector != nil {
+		for _, s := range c.collector.Sinks() {
+			if w, ok := s.(*rundir.Writer); ok {
+				n += w.Points()
+			}
+		}
+	}
+	return n
+}
+
 func (c *collection) close() error {
 	sinks, sources := c.sinks, c.sources
 	if c.collector != nil {
