@@ -35,6 +35,7 @@ type nodeAgent struct {
 	cmd        *cobra.Command
 	configPath string
 	listen     string
+	webConfig  string // --web.config.file: TLS and basic auth for listen
 	jobsDir    string
 	log        *slog.Logger
 
@@ -99,10 +100,13 @@ func (a *nodeAgent) start(ctx context.Context, c *collection) error {
 			Collector: c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
 		}), ReadHeaderTimeout: 10 * time.Second}
 		a.log.Info("agent listening", "addr", l.Addr().String())
+		if agent.Unprotected(a.listen, a.webConfig) {
+			a.log.Warn("--listen serves plain HTTP without authentication beyond this machine: give --web.config.file for TLS and basic auth, or listen on 127.0.0.1", "addr", a.listen)
+		}
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := agent.Serve(l, a.srv, a.webConfig, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				a.log.Error("agent endpoint stopped", "err", err)
 			}
 		}()

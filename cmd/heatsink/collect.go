@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +20,7 @@ func newCollectCmd() *cobra.Command {
 		out        string
 		stdout     string
 		listen     string
+		webConfig  string
 		jobsDir    string
 	)
 	cmd := &cobra.Command{
@@ -71,7 +73,11 @@ Prolog recorded there (heatsink slurm prolog).`,
 			}
 			// Alert rules are evaluated here too, so a node agent alerts
 			// without a job; the agent reloads them with the rest on SIGHUP.
+			if err := agent.CheckWebConfig(webConfig); err != nil {
+				return fmt.Errorf("--web.config.file: %w", err)
+			}
 			ag := newNodeAgent(cmd, configPath, listen, jobsDir, cfg)
+			ag.webConfig = webConfig
 			if ag.engine, err = ag.alertSinks(cfg); err != nil {
 				return err
 			}
@@ -117,6 +123,7 @@ Prolog recorded there (heatsink slurm prolog).`,
 	cmd.Flags().StringVar(&out, "out", "", "write a run directory here")
 	cmd.Flags().StringVar(&stdout, "stdout", "", "also print points: lp (line protocol) or json")
 	cmd.Flags().StringVar(&listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&webConfig, "web.config.file", "", "TLS and basic auth for --listen: an exporter-toolkit web configuration, as node_exporter's (without it --listen is plain, unauthenticated HTTP)")
 	cmd.Flags().StringVar(&jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
