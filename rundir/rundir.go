@@ -2,8 +2,9 @@
 // describes the run (host, configuration, versions, phases, events, workload
 // iterations), and points.lp, every recorded point in line protocol.
 //
-// Writing is append-only and synced at least every few seconds, so a crash
-// loses at most that much; reading tolerates a torn last line.
+// Writing is append-only: every write reaches the file at once (a kill -9
+// loses nothing) and is fsynced at least every few seconds (a power loss
+// loses at most that much); reading tolerates a torn last line.
 package rundir
 
 import (

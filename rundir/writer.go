@@ -15,8 +15,9 @@ import (
 )
 
 // Writer appends points to a run directory's points.lp. It implements the
-// collector's Sink interface. Points are buffered and the file is synced on
-// Flush and whenever SyncEvery has passed since the last sync.
+// collector's Sink interface. Every Write reaches the file before it returns
+// (a kill -9 loses nothing), and the file is fsynced on Flush and whenever
+// SyncEvery has passed since the last sync (a power loss loses at most that).
 //
 // A write that fails (a full disk) does not end the recording: the file is
 // cut back to its last whole, synced line, the buffered points are kept
@@ -144,10 +145,10 @@ func (w *Writer) Write(points []point.Point) error {
 		w.pend = append(w.pend, w.enc.Bytes()...)
 		w.pendN++
 	}
-	if len(w.pend) >= 256<<10 || time.Since(w.lastSync) >= w.SyncEvery || w.gap != nil {
-		if err := w.syncLocked(); err != nil {
-			return err
-		}
+	// Written at once, so a kill -9 loses nothing Write returned; fsynced
+	// every SyncEvery, which bounds what a power loss costs.
+	if err := w.syncLocked(time.Since(w.lastSync) >= w.SyncEvery); err != nil {
+		return err
 	}
 	return bad
 }
@@ -159,18 +160,21 @@ func (w *Writer) Flush() error {
 	if w.closed {
 		return nil
 	}
-	return w.syncLocked()
+	return w.syncLocked(true)
 }
 
-func (w *Writer) syncLocked() error {
+// syncLocked writes what is pending and, with fsync, syncs the file.
+func (w *Writer) syncLocked(fsync bool) error {
 	path := filepath.Join(w.dir, PointsFile)
 	now := time.Now()
-	w.lastSync = now
-	if len(w.pend) == 0 && w.gap == nil {
+	if fsync {
+		w.lastSync = now
+	}
+	if len(w.pend) == 0 && w.gap == nil && !fsync {
 		return nil
 	}
 	_, err := w.f.Write(w.pend)
-	if err == nil {
+	if err == nil && fsync {
 		// A full disk may show only here (delayed allocation).
 		err = w.f.Sync()
 	}
@@ -231,9 +235,9 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	err := w.syncLocked()
+	err := w.syncLocked(true)
 	if err == nil && len(w.pend) > 0 {
-		err = w.syncLocked() // the gap's own event
+		err = w.syncLocked(true) // the gap's own event
 	}
 	if w.gap != nil {
 		w.gap.LostPoints += w.pendN

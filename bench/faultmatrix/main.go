@@ -311,10 +311,10 @@ func (b *bench) catchUp(host string, start, back time.Time) float64 {
 	return -1
 }
 
-// influxDownMidRun: influxd is stopped 10 s into a 50 s collection and
-// started again 30 s later.
+// influxDownMidRun: influxd is stopped 10 s into a 70 s collection and
+// started again 30 s later (its restart itself takes seconds more).
 func (b *bench) influxDownMidRun() []row {
-	const secs = 50
+	const secs = 70
 	host := "fault-influx-mid"
 	cfg := b.config(host, b.sysCopy(host), "")
 	run := filepath.Join(b.work, host+"-run")
@@ -323,13 +323,14 @@ func (b *bench) influxDownMidRun() []row {
 	time.Sleep(10 * time.Second)
 	check(b.srv.Stop())
 	time.Sleep(30 * time.Second)
+	restart := time.Now()
 	check(b.srv.Restart())
 	back := time.Now()
 	caught := b.catchUp(host, start, back)
 	wait(cmd, log, host)
 	local := localTicks(run)
 	delivered := b.waitDelivered(host, len(local), 30*time.Second)
-	return []row{{fault: "influxd down 30 s mid-run", expected: secs, local: len(local), delivered: len(delivered),
+	return []row{{fault: "influxd down 30 s mid-run", note: fmt.Sprintf("influxd took %.1f s to answer again after its restart began", back.Sub(restart).Seconds()), expected: secs, local: len(local), delivered: len(delivered),
 		lostLocalS: float64(secs - len(local)), lostDeliveredS: float64(secs - len(delivered)), recoverLocalS: -1, recoverInfluxS: caught, orphans: -1}}
 }
 
@@ -421,28 +422,35 @@ func (b *bench) kill9Collect() []row {
 func (b *bench) kill9Run() []row {
 	var rows []row
 	for _, job := range []struct {
-		name string
-		argv []string
+		name   string
+		argv   []string
+		sleeps []string // what the job runs, to find it and what it leaves
 	}{
-		{"a program", []string{"sleep", "3001"}},
-		{"a shell with a background child", []string{"sh", "-c", "sleep 3002 & sleep 3003"}},
+		{"a program", []string{"sleep", "3001"}, []string{"3001"}},
+		{"a shell with a background child", []string{"sh", "-c", "sleep 3002 & sleep 3003; true"}, []string{"3002", "3003"}},
 	} {
 		host := "fault-run-" + strings.ReplaceAll(job.name, " ", "-")
 		cfg := b.config(host, b.sysCopy(host), "")
 		run := filepath.Join(b.work, host+"-run")
 		cmd, log := b.start(host, append([]string{"run", "--config", cfg, "--baseline", "2s", "--load", "60s", "--out", run, "--"}, job.argv...)...)
-		marker := job.argv[len(job.argv)-1]
-		for deadline := time.Now().Add(30 * time.Second); len(pids(marker)) == 0 && time.Now().Before(deadline); {
+		count := func() int {
+			n := 0
+			for _, a := range job.sleeps {
+				n += len(pids(a))
+			}
+			return n
+		}
+		for deadline := time.Now().Add(30 * time.Second); count() < len(job.sleeps) && time.Now().Before(deadline); {
 			time.Sleep(200 * time.Millisecond)
 		}
-		started := len(pids(marker))
+		started := count()
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		_ = log
 		time.Sleep(2 * time.Second)
 		var left []int
-		for _, m := range []string{"sleep 3001", "sleep 3002", "sleep 3003"} {
-			left = append(left, pids(strings.TrimPrefix(m, "sleep "))...)
+		for _, a := range job.sleeps {
+			left = append(left, pids(a)...)
 		}
 		for _, p := range left {
 			syscall.Kill(p, syscall.SIGKILL)
