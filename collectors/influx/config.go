@@ -20,7 +20,7 @@ const (
 	DefaultBatchSize        = 5000
 	DefaultFlushInterval    = time.Second
 	DefaultTimeout          = 10 * time.Second
-	DefaultMaxRetryInterval = 10 * time.Second
+	DefaultMaxRetryInterval = 4 * time.Second
 )
 
 // Config is the `sinks.influx` section of the configuration. The sink is
@@ -42,7 +42,8 @@ type Config struct {
 	// Timeout bounds one write request; default 10s.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxRetryInterval caps the backoff between retries of a failed write;
-	// default 10s. Retries go on for as long as it takes.
+	// default 4s, so a server that comes back is written to within that.
+	// Retries go on for as long as it takes.
 	MaxRetryInterval time.Duration `yaml:"max_retry_interval"`
 	// SpoolDir holds points not yet sent; default DefaultSpoolDir().
 	SpoolDir string `yaml:"spool_dir"`
