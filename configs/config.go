@@ -344,9 +344,6 @@ func LineOf(root *yaml.Node, path ...string) int {
 }
 
 func (c *Config) validate() error {
-	if err := checkRanges(c); err != nil {
-		return err
-	}
 	if c.Interval < 10*time.Millisecond {
 		return &ValueError{Path: []string{"interval"}, Msg: fmt.Sprintf("%v is below the 10ms minimum", c.Interval)}
 	}
@@ -397,7 +394,8 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	return nil
+	// Last, so a section's own, more particular message wins.
+	return checkRanges(c)
 }
 
 // JSON renders the configuration as JSON with its YAML keys (so run.json
