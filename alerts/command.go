@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/configs/secret"
 )
 
 // command runs a program per alert, in its own process group so that a
@@ -18,14 +20,15 @@ type command struct {
 	name    string
 	argv    []string
 	timeout time.Duration
+	dropEnv []string
 }
 
-func newCommand(name string, c Command) *command {
+func newCommand(name string, c Command, dropEnv []string) *command {
 	t := c.Timeout
 	if t == 0 {
 		t = defaultCommandTimeout
 	}
-	return &command{name: name, argv: c.Argv, timeout: t}
+	return &command{name: name, argv: c.Argv, timeout: t, dropEnv: dropEnv}
 }
 
 // maxOutput is how much of a failing command's output is logged.
@@ -35,7 +38,7 @@ func (c *command) run(ctx context.Context, a *alert) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
-	cmd.Env = append(os.Environ(), a.env()...)
+	cmd.Env = append(secret.Environ(os.Environ(), c.dropEnv), a.env()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

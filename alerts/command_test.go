@@ -73,3 +73,29 @@ alerts:
 		return err != nil || strings.Contains(string(st), ") Z ")
 	})
 }
+
+// An alert command does not see the secrets heatsink read from its own
+// environment (Options.DropEnv), and does see the rest of it.
+func TestCommandDoesNotInheritTheSecretsHeatsinkRead(t *testing.T) {
+	t.Setenv("HS_TEST_TOKEN", "hunter2")
+	t.Setenv("HS_TEST_OTHER", "kept")
+	out := filepath.Join(t.TempDir(), "env.log")
+	cfg := parseRules(t, `
+alerts:
+  commands:
+    note:
+      argv: [sh, -c, 'echo "${HS_TEST_TOKEN-unset} $HS_TEST_OTHER" >> "$1"', sh, `+out+`]
+  rules:
+    - {name: gpu_hot, severity: critical, measurement: gpu, field: temp_c,
+       threshold: {op: ">=", value: 80}, actions: ["command:note"]}`)
+	e, err := alerts.NewEngine(cfg, alerts.Options{Logger: quietLogger(), DropEnv: []string{"HS_TEST_TOKEN"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Write([]point.Point{gpu(1, f{"temp_c", 88.0})})
+	waitFor(t, "the firing's command", func() bool { b, _ := os.ReadFile(out); return len(b) > 0 })
+	e.Close()
+	if b, _ := os.ReadFile(out); string(b) != "unset kept\n" {
+		t.Errorf("the command saw %q, want %q", b, "unset kept\n")
+	}
+}

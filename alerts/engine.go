@@ -59,6 +59,9 @@ type Options struct {
 	// CloseTimeout bounds how long Close waits for webhooks and commands
 	// still running before it cancels them; default 10s.
 	CloseTimeout time.Duration
+	// DropEnv names variables of heatsink's environment that commands must
+	// not inherit: the secrets heatsink read from it (configs.Config.SecretEnv).
+	DropEnv []string
 	// MaxInFlight caps concurrent webhook deliveries and commands; past it
 	// a delivery is dropped (and logged) rather than block the tick; default 32.
 	MaxInFlight int
@@ -192,7 +195,7 @@ func NewEngine(cfg Config, opts Options) (*Engine, error) {
 		}
 	}
 	for name, c := range cfg.Commands {
-		e.commands[name] = newCommand(name, c)
+		e.commands[name] = newCommand(name, c, opts.DropEnv)
 	}
 	for _, r := range rules {
 		rs := &ruleState{rule: r, series: map[uint64]*series{}}

@@ -168,6 +168,7 @@ func Analyze(r *Run, o Options) *Report {
 	if len(rep.NotComputed) == 0 {
 		rep.NotComputed = nil
 	}
+	rep.Notes = append(rep.Notes, DropNonFinite(rep)...)
 	return rep
 }
 

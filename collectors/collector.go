@@ -105,6 +105,9 @@ type Stats struct {
 	MissedTicks int
 	Points      int
 	SinkErrors  int
+	// LastSinkError is when a sink last failed a write or flush, and why.
+	LastSinkError    time.Time
+	LastSinkErrorMsg string
 }
 
 type sourceState struct {
@@ -576,6 +579,7 @@ func (c *Collector) write(batch []point.Point) {
 	for _, k := range c.sinks {
 		if err := k.Write(batch); err != nil {
 			c.stats.SinkErrors++
+			c.stats.LastSinkError, c.stats.LastSinkErrorMsg = time.Now(), fmt.Sprintf("%T: %v", k, err)
 			c.opts.Logger.Error("sink write failed", "sink", fmt.Sprintf("%T", k), "err", err)
 		}
 	}
@@ -585,6 +589,7 @@ func (c *Collector) flush() {
 	for _, k := range c.sinks {
 		if err := k.Flush(); err != nil {
 			c.stats.SinkErrors++
+			c.stats.LastSinkError, c.stats.LastSinkErrorMsg = time.Now(), fmt.Sprintf("%T: %v", k, err)
 			c.opts.Logger.Error("sink flush failed", "sink", fmt.Sprintf("%T", k), "err", err)
 		}
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"gopkg.in/yaml.v3"
 )
 
@@ -131,6 +132,18 @@ func Load(path string) (*Config, error) {
 	return Parse(path, b)
 }
 
+// isEmptyDocument reports whether a parsed file holds no value at all.
+func isEmptyDocument(root *yaml.Node) bool {
+	n := root
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return true
+		}
+		n = n.Content[0]
+	}
+	return n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") || (n.Kind == yaml.MappingNode && len(n.Content) == 0)
+}
+
 // Parse decodes and validates a configuration; name is used in errors.
 func Parse(name string, b []byte) (*Config, error) {
 	// Decoded twice: into the struct with unknown keys refused (yaml.Node.Decode
@@ -145,6 +158,11 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if rootErr != nil {
 		return nil, yamlError(name, rootErr)
+	}
+	if isEmptyDocument(&root) {
+		// A file emptied or cut short by a deploy mid-write would otherwise
+		// mean "all defaults": on SIGHUP, no InfluxDB and no alert rules.
+		return nil, fmt.Errorf("%s: holds no settings (empty, or only comments): refused; for the defaults give no configuration file", name)
 	}
 	c.fill()
 	if err := c.validate(); err != nil {
@@ -356,7 +374,8 @@ func (c *Config) validate() error {
 			return InSection(err, "sources", k.Name)
 		}
 	}
-	return nil
+	// Last, so a section's own, more particular message wins.
+	return checkRanges(c)
 }
 
 func btoi(b bool) int {
@@ -379,3 +398,7 @@ func JSON(c *Config) ([]byte, error) {
 	}
 	return json.Marshal(m)
 }
+
+// SecretEnv names the environment variables the configuration's {env: NAME}
+// secrets come from, for children to be started without them.
+func (c *Config) SecretEnv() []string { return secret.EnvNames(c) }

@@ -46,10 +46,7 @@ func TestParseErrorsNameFileLineAndKey(t *testing.T) {
 }
 
 func TestDefaultsNeedNoFile(t *testing.T) {
-	c, err := configs.Parse("empty.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configs.Default()
 	if c.Interval != time.Second || c.Deadline != 500*time.Millisecond || c.SysfsRoot != "/sys" {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -99,6 +96,47 @@ func TestOfTwoBadFiltersTheSameIsNamedEveryTime(t *testing.T) {
 		_, err := configs.Parse("node.yaml", []byte(doc))
 		if err == nil || !strings.HasPrefix(err.Error(), "node.yaml:5: sources.cpufreq.sensor_exclude: cpufreq has no sensors to filter") {
 			t.Fatalf("err = %v, want cpufreq's sensor_exclude at line 5", err)
+		}
+	}
+}
+
+func TestSecretEnvNamesTheConfigsEnvironmentSecrets(t *testing.T) {
+	c, err := configs.Parse("cfg.yaml", []byte("sinks:\n  influx:\n    url: http://x:8086\n    bucket: b\n    token: {env: HS_TEST_INFLUX}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SecretEnv(); len(got) != 1 || got[0] != "HS_TEST_INFLUX" {
+		t.Errorf("SecretEnv = %v", got)
+	}
+}
+
+// An empty file (a deploy caught mid-write, a truncation) is refused, not
+// read as "all defaults": on SIGHUP that would drop InfluxDB and every rule.
+func TestEmptyConfigIsRefused(t *testing.T) {
+	for _, body := range []string{"", "\n\n", "# only a comment\n", "---\n", "null\n", "{}\n", "~\n"} {
+		if _, err := configs.Parse("cfg.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), "cfg.yaml: holds no settings") {
+			t.Errorf("%q: error %v, want it refused as empty", body, err)
+		}
+	}
+	if _, err := configs.Parse("cfg.yaml", []byte("interval: 2s\n")); err != nil {
+		t.Errorf("a one-line config: %v", err)
+	}
+}
+
+// Every duration and float is range-checked at load, whatever section it
+// is in, and a host that could not be written as a tag is refused.
+func TestOutOfRangeValuesAreRefusedAtLoad(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"runner:\n  tolerance_c: .nan\n", "cfg.yaml:2: runner.tolerance_c: NaN is not a finite number"},
+		{"runner:\n  tolerance_c: .inf\n", "cfg.yaml:2: runner.tolerance_c: +Inf is not a finite number"},
+		{"interval: 2000000h\n", "cfg.yaml:1: interval: 2000000h0m0s is above the 1h0m0s maximum"},
+		{"runner:\n  cooldown_max: 2000000h\n", "cfg.yaml:2: runner.cooldown_max: 2000000h0m0s is outside"},
+		{"runner:\n  nominal:\n    - {measurement: gpu, field: temp_c, max_c: 1e300}\n", "cfg.yaml:3: runner.nominal.0.max_c: 1e+300 °C"},
+		{"host: \"node\\n1\"\n", `cfg.yaml:1: host: "node\n1" holds a control character`},
+	} {
+		_, err := configs.Parse("cfg.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
 }

@@ -33,6 +33,10 @@ type AgentOptions struct {
 	// flags over it); ConfigPath names it in the log.
 	Load       func() (*configs.Config, error)
 	ConfigPath string
+	// WebConfig is an exporter-toolkit web configuration file (TLS, basic
+	// auth) for Listen, as node_exporter's --web.config.file; "" serves
+	// plain HTTP.
+	WebConfig string
 }
 
 // Agent runs beside a Collection: the endpoint, the SIGHUP watcher, the
@@ -122,10 +126,13 @@ func (a *Agent) serve() error {
 		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
 	}), ReadHeaderTimeout: 10 * time.Second}
 	a.log.Info("agent listening", "addr", l.Addr().String())
+	if agent.Unprotected(a.o.Listen, a.o.WebConfig) {
+		a.log.Warn("--listen serves plain HTTP without authentication beyond this machine: give --web.config.file for TLS and basic auth, or listen on 127.0.0.1", "addr", a.o.Listen)
+	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := agent.Serve(l, a.srv, a.o.WebConfig, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("agent endpoint stopped", "err", err)
 		}
 	}()

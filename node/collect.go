@@ -11,19 +11,26 @@ import (
 // ends (status "interrupted" in run.json, still a clean close) or
 // o.Ticks ticks have passed ("complete"), as a node agent (o.Agent), then
 // closes the run and returns the collector's counters.
-func Collect(ctx context.Context, cfg *configs.Config, o Options, ao AgentOptions) (collectors.Stats, error) {
+// CollectStats are the collector's counts and the points the run
+// directory holds (Written: 0 without one).
+type CollectStats struct {
+	collectors.Stats
+	Written int
+}
+
+func Collect(ctx context.Context, cfg *configs.Config, o Options, ao AgentOptions) (CollectStats, error) {
 	ag := NewAgent(cfg, ao)
 	o.Sinks = append(o.Sinks, ag.Sinks()...)
 	o.Handoff = true
 	c, err := Start(cfg, o)
 	if err != nil {
-		return collectors.Stats{}, err
+		return CollectStats{}, err
 	}
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
 	if err := ag.Start(agentCtx, c); err != nil {
 		c.Finish("failed")
-		return collectors.Stats{}, err
+		return CollectStats{}, err
 	}
 	runErr := c.collector.Run(ctx)
 	stopAgent()
@@ -33,7 +40,7 @@ func Collect(ctx context.Context, cfg *configs.Config, o Options, ao AgentOption
 		status = "interrupted"
 	}
 	if err := c.Finish(status); err != nil {
-		return collectors.Stats{}, err
+		return CollectStats{}, err
 	}
-	return c.collector.Stats(), runErr
+	return CollectStats{Stats: c.collector.Stats(), Written: c.Written()}, runErr
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/alerts"
@@ -63,6 +64,7 @@ type Collection struct {
 	// point at a new one.
 	influx  *influx.Sink
 	handoff *agent.Handoff
+	untrack func() // removes the run from the ledger of runs in progress
 }
 
 // NewRunID names a run after its start and host.
@@ -169,8 +171,22 @@ func (c *Collection) createRunDir(o Options, host string) error {
 	if b, err := configs.JSON(c.cfg); err == nil {
 		c.meta.Config = b
 	}
+	// A run cut off by kill -9 says so in its run.json from here on.
+	untrack, cut, err := rundir.Track(filepath.Join(StateDir(), "runs"), o.OutDir)
+	for _, d := range cut {
+		slog.Warn("an earlier run was cut off (heatsink killed or crashed); its run.json now says so", "dir", d)
+		c.meta.Events = append(c.meta.Events, rundir.Event{Time: c.meta.Start, Kind: "earlier_run_cut_off", Message: d})
+	}
+	if err != nil {
+		slog.Warn("run ledger", "err", err)
+	}
+	c.untrack = untrack
 	return rundir.WriteMeta(o.OutDir, c.meta)
 }
+
+// StateDir is where heatsink keeps its state between runs (the InfluxDB
+// spool's parent: /var/lib/heatsink as root).
+func StateDir() string { return filepath.Dir(influx.DefaultSpoolDir()) }
 
 // recordEvent keeps an alert's event for run.json, written at the end.
 func (c *Collection) recordEvent(ev rundir.Event) {
@@ -185,7 +201,9 @@ func newEngine(cfg *configs.Config, emit alerts.Emitter, onEvent func(rundir.Eve
 	if len(ac.Rules) == 0 {
 		return nil, nil
 	}
-	return alerts.NewEngine(*ac, alerts.Options{Emit: emit, OnEvent: onEvent, Logger: slog.Default(), Interval: cfg.Interval})
+	// Alert commands do not inherit the {env: NAME} secrets heatsink read.
+	return alerts.NewEngine(*ac, alerts.Options{Emit: emit, OnEvent: onEvent, Logger: slog.Default(), Interval: cfg.Interval,
+		DropEnv: cfg.SecretEnv()})
 }
 
 // Collector returns the collection's collector.
@@ -231,7 +249,9 @@ func (c *Collection) describeSources() {
 }
 
 // Finish records the end of the run in run.json with status and closes
-// the sinks and sources.
+// the sinks and sources. The sinks close first: closing the run
+// directory's writer settles its gaps (a full disk), which run.json then
+// records as events.
 func (c *Collection) Finish(status string) error {
 	var errs []error
 	if c.meta != nil {
@@ -239,12 +259,47 @@ func (c *Collection) Finish(status string) error {
 		end := time.Now()
 		c.meta.End = &end
 		c.meta.Status = status
+	}
+	writers := c.runWriters()
+	errs = append(errs, c.close())
+	if c.meta != nil {
+		for _, w := range writers {
+			for _, g := range w.Gaps() {
+				c.meta.Events = append(c.meta.Events, g.Event())
+			}
+		}
 		if err := rundir.WriteMeta(c.runDir, c.meta); err != nil {
 			errs = append(errs, err)
+		} else if c.untrack != nil {
+			c.untrack()
 		}
 	}
-	errs = append(errs, c.close())
 	return errors.Join(errs...)
+}
+
+// runWriters are the collection's run-directory sinks.
+func (c *Collection) runWriters() []*rundir.Writer {
+	sinks := c.sinks
+	if c.collector != nil {
+		sinks = c.collector.Sinks()
+	}
+	var ws []*rundir.Writer
+	for _, s := range sinks {
+		if w, ok := s.(*rundir.Writer); ok {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// Written is how many points the run directory holds from this
+// collection (what its writer synced), not how many were collected.
+func (c *Collection) Written() int {
+	n := 0
+	for _, w := range c.runWriters() {
+		n += w.Points()
+	}
+	return n
 }
 
 func (c *Collection) close() error {

@@ -8,23 +8,16 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 )
 
-// StartInflux opens the InfluxDB sink cfg configures and checks the
-// server, so that an unreachable server or a token that may not write is
-// a clear error before collecting starts; later outages are retried, never
-// fatal. It returns nil when no InfluxDB is configured.
+// StartInflux opens the InfluxDB sink cfg configures (influx.Start): a
+// server that does not answer is logged loudly and the spool holds the
+// points until it does, so an outage at boot loses nothing; a refused token
+// or a missing bucket, which never pass by themselves, is an error unless
+// sinks.influx.optional. It returns nil when no InfluxDB is configured.
 func StartInflux(cfg *influx.Config) (*influx.Sink, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	s, err := influx.New(influx.Options{Config: *cfg, Logger: slog.Default()})
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Check(ctx); err != nil {
-		s.Abort()
-		return nil, err
-	}
-	return s, nil
+	return influx.Start(ctx, influx.Options{Config: *cfg, Logger: slog.Default()})
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
@@ -83,24 +81,22 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 	span := slurm.Span{Job: jobID, Run: slurm.RunOf(job.Name), Name: job.Name, Nodes: job.Nodes, Start: job.Start, End: job.End}
 	readings := slurm.Readings{Influx: *influx.ConfigOf(cfg), Prometheus: promURL, Step: cfg.Interval,
 		Hosts: span.Nodes, From: from, To: end.Add(time.Nanosecond), Wait: wait}
-	path, err := WriteJobSummary(ctx, cfg, tmp, outDir, span, &readings)
+	// As root (EpilogSlurmctld) the file is created for the job's user in
+	// a directory the user controls, without following links there.
+	owner, err := slurm.OwnerOf(job.User)
 	if err != nil {
 		return "", err
 	}
-	if u, err := user.Lookup(job.User); err == nil && os.Geteuid() == 0 {
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		os.Chown(path, uid, gid)
-	}
-	return path, nil
+	return WriteJobSummary(ctx, cfg, tmp, outDir, span, &readings, owner)
 }
 
 // WriteJobSummary gathers the readings r selects (none when r is nil: dir
 // holds them) into the run directory dir (whose run.json must have the job
 // as its load phase), summarises the job, writes job-ID-thermal.json into
 // outDir and, where there is an InfluxDB, the job_summary points; it
-// returns the file's path.
-func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings) (string, error) {
+// returns the file's path. owner, when set, owns the file (see
+// slurm.OwnerOf).
+func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, owner *slurm.Owner) (string, error) {
 	if r != nil {
 		if _, err := slurm.Gather(ctx, *r, dir); err != nil {
 			return "", err
@@ -111,7 +107,7 @@ func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir strin
 		return "", err
 	}
 	s := slurm.Summarize(run, analysis.DefaultOptions(), job)
-	path, err := s.WriteFile(outDir)
+	path, err := s.WriteFile(outDir, owner)
 	if err != nil {
 		return "", err
 	}

@@ -117,6 +117,6 @@ func (l *SlurmLaunch) Complete(ctx context.Context, c *Collection) error {
 		return errors.New("no job summary: the run has no complete load phase")
 	}
 	span := slurm.Span{Job: l.alloc.Job.ID, Run: c.RunID(), Name: l.alloc.Job.Name, Nodes: l.alloc.Job.Nodes, Start: load.Start, End: *load.End}
-	_, err = WriteJobSummary(ctx, l.cfg, c.Dir(), c.Dir(), span, nil)
+	_, err = WriteJobSummary(ctx, l.cfg, c.Dir(), c.Dir(), span, nil, nil)
 	return err
 }

@@ -3,7 +3,9 @@ package node
 import (
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
+	"time"
 )
 
 func (a *Agent) currentEngine() *alerts.Engine {
@@ -61,17 +63,26 @@ func (a *Agent) promAlerts() []prom.AlertRule {
 }
 
 // sinkHealth describes the InfluxDB sink for /healthz.
-func (a *Agent) sinkHealth() map[string]any {
+func (a *Agent) sinkHealth() map[string]agent.SinkHealth {
 	a.mu.Lock()
 	s := a.c.influx
 	a.mu.Unlock()
 	if s == nil {
 		return nil
 	}
+	return map[string]agent.SinkHealth{"influx": influxHealth(s)}
+}
+
+func influxHealth(s *influx.Sink) agent.SinkHealth {
 	st := s.Stats()
-	return map[string]any{"influx": map[string]any{
-		"spool_dir": s.SpoolDir(), "unsent_points": st.Spool.UnsentPoints, "unsent_bytes": st.Spool.UnsentBytes,
-		"sent_points_total": st.SentPoints, "retries_total": st.Retries, "dropped_points_total": st.Spool.DroppedPoints,
-		"rejected_points_total": st.RejectedPoints,
-	}}
+	ok, problem := s.Health()
+	h := agent.SinkHealth{OK: ok, Problem: problem, SpoolDir: s.SpoolDir(),
+		UnsentPoints: st.Spool.UnsentPoints, UnsentBytes: st.Spool.UnsentBytes,
+		SentPointsTotal: st.SentPoints, RetriesTotal: st.Retries, DroppedPointsTotal: st.Spool.DroppedPoints,
+		RejectedPointsTotal: st.RejectedPoints}
+	if !st.Spool.Oldest.IsZero() {
+		age := time.Since(st.Spool.Oldest).Seconds()
+		h.OldestUnsentAgeS = &age
+	}
+	return h
 }

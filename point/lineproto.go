@@ -1,7 +1,6 @@
 package point
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -81,27 +80,22 @@ func (e *LineError) Unwrap() error { return e.Err }
 // one corrupt line never costs the points around it.
 type Reader struct {
 	name      string
-	sc        *bufio.Scanner
+	sc        *LineScanner
 	line      int
 	precision lineprotocol.Precision
 	err       error
 
 	requireNewline bool
-	unterminated   bool // the last token scanned had no newline
 	ld             lineDecoder
 }
 
+// MaxLineBytes is the longest line a Reader decodes; a longer one is a
+// LineError and is skipped.
+const MaxLineBytes = 16 << 20
+
 // NewReader returns a Reader over r; name appears in errors.
 func NewReader(r io.Reader, name string) *Reader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	rd := &Reader{name: name, sc: sc, precision: lineprotocol.Nanosecond}
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := bufio.ScanLines(data, atEOF)
-		rd.unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
-		return adv, tok, err
-	})
-	return rd
+	return &Reader{name: name, sc: NewLineScanner(r, MaxLineBytes), precision: lineprotocol.Nanosecond}
 }
 
 // RequireNewline makes a last line without a terminating newline an error.
@@ -119,11 +113,14 @@ func (r *Reader) SetPrecision(p lineprotocol.Precision) { r.precision = p }
 func (r *Reader) Next() (Point, *LineError, bool) {
 	for r.sc.Scan() {
 		r.line++
+		if r.sc.TooLong() {
+			return Point{}, &LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d MiB: skipped", MaxLineBytes>>20)}, true
+		}
 		b := bytes.TrimSpace(r.sc.Bytes())
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		if r.requireNewline && r.unterminated {
+		if r.requireNewline && r.sc.Unterminated() {
 			return Point{}, &LineError{Name: r.name, Line: r.line, Err: errors.New("last line has no newline: a write torn by a crash")}, true
 		}
 		p, err := r.ld.decode(b, r.precision)

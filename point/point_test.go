@@ -159,3 +159,26 @@ func TestSeriesKeySortsTagsAndAppendSeriesKeyReusesTheBuffer(t *testing.T) {
 		t.Errorf("AppendSeriesKey without tags = %q", b)
 	}
 }
+
+// One line longer than MaxLineBytes costs itself only: it is a LineError
+// and the lines after it are read (bufio.Scanner stopped the whole file).
+func TestReaderSkipsALineLongerThanItsMaximum(t *testing.T) {
+	in := "a v=1 1\n" + "b v=" + strings.Repeat("1", MaxLineBytes) + " 2\n" + "c v=3 3\r\nd v=4 4"
+	r := NewReader(strings.NewReader(in), "f.lp")
+	var got []string
+	var bad []int
+	for {
+		p, lerr, ok := r.Next()
+		if !ok {
+			break
+		}
+		if lerr != nil {
+			bad = append(bad, lerr.Line)
+			continue
+		}
+		got = append(got, p.Measurement)
+	}
+	if r.Err() != nil || strings.Join(got, "") != "acd" || len(bad) != 1 || bad[0] != 2 {
+		t.Errorf("points %v, bad lines %v, err %v; want a c d and line 2", got, bad, r.Err())
+	}
+}

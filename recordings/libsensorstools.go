@@ -313,7 +313,9 @@ func lstPoints(m map[string]json.RawMessage, t time.Time, host string, res *File
 				continue
 			}
 			if v, ok := lstNumber(raw, k, res, lineOf(k)); ok {
-				addGPUField(get(schema.GPU, "gpu", g[1]), f.field, v*f.scale)
+				if err := addGPUField(get(schema.GPU, "gpu", g[1]), f.field, v*f.scale); err != nil {
+					res.bad(lineOf(k), fmt.Errorf("%s: %w", k, err))
+				}
 			}
 			continue
 		}

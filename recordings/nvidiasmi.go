@@ -1,7 +1,6 @@
 package recordings
 
 import (
-	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -67,15 +66,26 @@ const (
 	powerReasons   = 0x4 | 0x80
 )
 
-// addGPUField adds a gpu field with the type sensors/nvml gives it.
-func addGPUField(p *point.Point, field string, v float64) {
+// addGPUField adds a gpu field with the type sensors/nvml gives it. A value
+// an integer field cannot hold (int64 conversion of 1e20 MiB in bytes would
+// be -9223372036854775808) is an error, to be reported as a bad value.
+func addGPUField(p *point.Point, field string, v float64) error {
 	switch field {
 	case schema.FieldMemUsedBytes, schema.FieldMemTotalBytes, "pstate", schema.FieldClockEventReasons:
-		p.AddInt(field, int64(math.Round(v)))
+		r := math.Round(v)
+		// 2^63 is the first float64 past MaxInt64; -2^63 is MinInt64 itself.
+		if math.IsNaN(r) || r >= 1<<63 || r < -(1<<63) {
+			return fmt.Errorf("%s: %g is out of range", field, v)
+		}
+		p.AddInt(field, int64(r))
 	default:
 		p.AddFloat(field, v)
 	}
+	return nil
 }
+
+// maxCSVLine is the longest nvidia-smi row read; a longer one is skipped.
+const maxCSVLine = 1 << 20
 
 // nvidia-smi's timestamp format, in local time without a zone.
 var smiTimeLayouts = []string{"2006/01/02 15:04:05.000", "2006/01/02 15:04:05", time.RFC3339Nano, "2006-01-02 15:04:05.000", "2006-01-02 15:04:05"}
@@ -97,8 +107,7 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 	if loc == nil {
 		loc = time.Local
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := point.NewLineScanner(r, maxCSVLine)
 	tr := tracker{r: res}
 	seen := map[string]bool{}
 	var cols []smiColumn
@@ -109,6 +118,10 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 	line := 0
 	for sc.Scan() {
 		line++
+		if sc.TooLong() {
+			res.bad(line, fmt.Errorf("line longer than %d MiB: skipped", maxCSVLine>>20))
+			continue
+		}
 		text := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
 		if text == "" || text[0] == '#' {
 			continue
@@ -278,7 +291,9 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, seen map[string]boo
 				res.bad(line, fmt.Errorf("column %s: %q is not a number", c.name, v))
 				continue
 			}
-			addGPUField(&p, c.field, f*c.scale)
+			if err := addGPUField(&p, c.field, f*c.scale); err != nil {
+				res.bad(line, fmt.Errorf("column %s: %w", c.name, err))
+			}
 		}
 	}
 	if len(p.Fields) == 0 {

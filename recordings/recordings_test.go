@@ -430,3 +430,46 @@ func checkRead(t *testing.T, b []byte, format Format, o Options) {
 		}
 	}
 }
+
+// A value an integer field cannot hold (memory.used of 1e20 MiB is 1e26
+// bytes; int64 conversion made it -9223372036854775808) is a bad value
+// with its file and line, and the rest of its row is kept.
+func TestImportSkipsIntegersOutOfRangeWithFileAndLine(t *testing.T) {
+	pts, res := readAll(t, "testdata/nvidia-smi-overflow.csv", Options{Host: "n", Location: time.UTC})
+	if len(pts) != 3 || len(res.Bad) != 1 || res.Bad[0].Line != 3 || !strings.Contains(res.Bad[0].Err.Error(), "out of range") {
+		t.Fatalf("%d points, bad %v; want 3 points and line 3 out of range", len(pts), res.Bad)
+	}
+	if _, ok := pts[1].Float("mem_used_bytes"); ok {
+		t.Errorf("the overflowing value was kept: %s", pts[1])
+	}
+	if v := field(t, pts[1], "temp_c"); v != 28 {
+		t.Errorf("temp_c of the row with the bad value: %v", v)
+	}
+	if v, _ := pts[2].Float("mem_used_bytes"); v != 2048<<20 {
+		t.Errorf("mem_used_bytes %v", v)
+	}
+
+	lst := `[{"event": "poll-data", "timestamp": 1.0, "gpu-0-pstate": 1e30, "gpu-0-temperature": 40}]`
+	var got []point.Point
+	r, err := Read(strings.NewReader(lst), "lst.json", LibSensorsTools, Options{Host: "n", Start: time.Unix(1.6e9, 0)}, func(p *point.Point) error { got = append(got, *p); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Bad) != 1 || !strings.Contains(r.Bad[0].Error(), "lst.json:1") || !strings.Contains(r.Bad[0].Error(), "pstate") {
+		t.Errorf("bad %v, want lst.json:1 naming pstate", r.Bad)
+	}
+	for _, p := range got {
+		if _, ok := p.Float("pstate"); ok {
+			t.Errorf("pstate 1e30 was kept: %s", p)
+		}
+	}
+}
+
+func TestNvidiaSMIRowLongerThanTheMaximumIsSkipped(t *testing.T) {
+	in := "timestamp, index, temperature.gpu\n2020/11/02 09:15:00.001, 0, 27\n2020/11/02 09:15:01.001, 0, " + strings.Repeat("2", maxCSVLine) + "\n2020/11/02 09:15:02.001, 0, 29\n"
+	n := 0
+	res, err := Read(strings.NewReader(in), "smi.csv", NvidiaSMI, Options{Host: "n", Location: time.UTC}, func(*point.Point) error { n++; return nil })
+	if err != nil || n != 2 || len(res.Bad) != 1 || res.Bad[0].Line != 3 {
+		t.Errorf("%d points, bad %v, err %v; want 2 and line 3", n, res.Bad, err)
+	}
+}

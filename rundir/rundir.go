@@ -2,15 +2,21 @@
 // describes the run (host, configuration, versions, phases, events, workload
 // iterations), and points.lp, every recorded point in line protocol.
 //
-// Writing is append-only and synced at least every few seconds, so a crash
-// loses at most that much; reading tolerates a torn last line.
+// Writing is append-only: every write reaches the file at once (a kill -9
+// loses nothing) and is fsynced at least every few seconds (a power loss
+// loses at most that much); reading tolerates a torn last line.
 package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -108,21 +114,27 @@ func WriteMeta(dir string, m *Meta) error {
 	if m.Schema == 0 {
 		m.Schema = SchemaVersion
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	// argv is recorded as given, except what would print a password.
+	out := *m
+	out.Command = RedactArgv(m.Command)
+	if m.Workload != nil {
+		wl := *m.Workload
+		wl.Command = RedactArgv(wl.Command)
+		out.Workload = &wl
+	}
+	b, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", MetaFile, err)
 	}
 	path := filepath.Join(dir, MetaFile)
-	tmp, err := os.CreateTemp(dir, ".run.json.*")
+	// 0666 less the umask, like points.lp: the site decides who may read
+	// a run (CreateTemp would make it 0600, and forcing 0644 overrode a
+	// umask of 077).
+	tmp, err := createExcl(dir, ".run.json.", 0o666)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; a run is shared data, readable like points.lp.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
@@ -155,4 +167,33 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: schema %d is newer than this heatsink understands (%d)", path, m.Schema, SchemaVersion)
 	}
 	return &m, nil
+}
+
+// createExcl creates a new file in dir named prefix and a random suffix,
+// with mode perm less the umask.
+func createExcl(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+}
+
+// urlUserinfo matches the user[:password]@ of a URL anywhere in an argument
+// (--influx-url=http://u:p@host, or a job's own arguments).
+var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
+
+// RedactArgv returns argv with the credentials of every URL in it replaced
+// by "REDACTED"; argv itself is left unchanged.
+func RedactArgv(argv []string) []string {
+	if argv == nil {
+		return nil
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = urlUserinfo.ReplaceAllString(a, "${1}REDACTED@")
+	}
+	return out
 }

@@ -129,7 +129,7 @@ func TestSummaryOfATwoNodeJobMatchesHandComputation(t *testing.T) {
 		}
 	}
 
-	path, err := s.WriteFile(dir)
+	path, err := s.WriteFile(dir, nil)
 	if err != nil || filepath.Base(path) != "job-42-thermal.json" {
 		t.Fatalf("%s %v", path, err)
 	}

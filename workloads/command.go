@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/configs/secret"
 )
 
 // Command is an external program run as the job. Each Run starts it in a
@@ -33,6 +35,9 @@ type Command struct {
 	Stdout, Stderr io.Writer
 	// Grace is the time between SIGTERM and SIGKILL when the job is stopped.
 	Grace time.Duration
+	// DropEnv names variables of heatsink's environment the job must not
+	// inherit: the secrets heatsink read from it (configs.Config.SecretEnv).
+	DropEnv []string
 
 	mu     sync.Mutex
 	pgid   int           // process group of the run in progress; 0 between runs
@@ -91,11 +96,19 @@ func (c *Command) Run(ctx context.Context, env []string) (int, error) {
 	cmd := exec.Command(c.Path)
 	cmd.Args = c.Argv
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(secret.Environ(os.Environ(), c.DropEnv), env...)
 	// The pipes are *os.File, so Wait returns when the program exits rather
 	// than when the last child holding them closes them.
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if heatsink dies without stopping the job (kill -9, OOM),
+	// the kernel kills the job's leader, so no job heats the node unguarded
+	// and unrecorded. It reaches the leader only: children the job started
+	// are reparented and live on unless the job forwards the signal (a
+	// shell does not; exec the real program, or have it watch its parent).
+	// The kernel sends it when the forking thread exits, and Go's threads
+	// live as long as the process unless a goroutine exits locked to one,
+	// which heatsink never does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stop, hurry := make(chan struct{}), make(chan struct{})
 	c.mu.Lock()
 	err = cmd.Start()

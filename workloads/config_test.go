@@ -10,11 +10,7 @@ import (
 )
 
 func TestRunnerDefaults(t *testing.T) {
-	c, err := configs.Parse("empty.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := workloads.RunnerConfigOf(c)
+	r := workloads.RunnerConfigOf(configs.Default())
 	if r.ToleranceC != 2 || r.Hold != time.Minute || r.CooldownMax != time.Hour || r.NominalMax != 30*time.Minute ||
 		r.Grace != 10*time.Second || len(r.Watch) != len(workloads.DefaultWatch()) || len(r.Nominal) != 0 {
 		t.Errorf("defaults %+v", r)

@@ -48,8 +48,14 @@ type table struct {
 const dash = "—"
 
 func num(p *float64, prec int) string {
-	if p == nil || math.IsNaN(*p) {
+	if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
 		return dash
+	}
+	// A result that is not zero is never shown as 0.00 (a heat interval
+	// over a rise of 1e200 °C is 5e-199, not nothing), nor a huge one as
+	// two hundred digits.
+	if a := math.Abs(*p); a != 0 && (a < 0.5*math.Pow(10, -float64(prec)) || a >= 1e15) {
+		return fmt.Sprintf("%.3g", *p)
 	}
 	return fmt.Sprintf("%.*f", prec, *p)
 }

@@ -47,6 +47,8 @@ func (f Format) Ext() string {
 // Write renders rep in format f. figs are the plots written beside the
 // report (HTML shows them, text and Markdown name them; JSON omits them).
 func Write(w io.Writer, f Format, rep *analysis.Report, figs []Figure) error {
+	// Analyze does this; a report built or edited elsewhere may not have.
+	rep.Notes = append(rep.Notes, analysis.DropNonFinite(rep)...)
 	if f == JSON {
 		return writeJSON(w, rep)
 	}
@@ -55,6 +57,9 @@ func Write(w io.Writer, f Format, rep *analysis.Report, figs []Figure) error {
 
 // WriteComparison renders cmp in format f.
 func WriteComparison(w io.Writer, f Format, cmp *analysis.Comparison, figs []Figure) error {
+	if dropped := analysis.DropNonFinite(cmp); len(dropped) > 0 && len(cmp.Runs) > 0 {
+		cmp.Runs[0].Notes = append(cmp.Runs[0].Notes, dropped...)
+	}
 	if f == JSON {
 		return writeJSON(w, cmp)
 	}

@@ -97,6 +97,17 @@ alerts:
 	if len(rules) != 2 || len(h.Sources) != 4 {
 		t.Errorf("after a broken reload: %d rules, %d sources; want the running configuration kept", len(rules), len(h.Sources))
 	}
+	// An emptied file (a deploy caught mid-write) is refused like a broken one.
+	if err := os.WriteFile(cfgPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ticksAtReload = h.Ticks
+	cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 30*time.Second, "six ticks more", func() bool { getJSON(t, url+"/healthz", &h); return h.Ticks >= ticksAtReload+6 })
+	getJSON(t, url+"/alerts", &rules)
+	if len(rules) != 2 || len(h.Sources) != 4 {
+		t.Errorf("after an empty file's reload: %d rules, %d sources; want the running configuration kept", len(rules), len(h.Sources))
+	}
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/node"
@@ -37,6 +38,7 @@ func newCollectCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cf.out, "out", "", "write a run directory here")
 	cmd.Flags().StringVar(&cf.stdout, "stdout", "", "also print points: lp (line protocol) or json")
 	cmd.Flags().StringVar(&cf.listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&cf.webConfig, "web.config.file", "", "TLS and basic auth for --listen: an exporter-toolkit web configuration, as node_exporter's (without it --listen is plain, unauthenticated HTTP)")
 	cmd.Flags().StringVar(&cf.jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
 	addRootFlags(cmd)
@@ -46,8 +48,8 @@ func newCollectCmd() *cobra.Command {
 
 // collectFlags are heatsink collect's flags.
 type collectFlags struct {
-	configPath, out, stdout, listen, jobsDir string
-	duration                                 time.Duration
+	configPath, out, stdout, listen, jobsDir, webConfig string
+	duration                                            time.Duration
 }
 
 // runCollect is heatsink collect: the flags checked, one call, the counts printed.
@@ -65,6 +67,9 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	}
 	if cf.out == "" && cf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
 		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+	}
+	if err := agent.CheckWebConfig(cf.webConfig); err != nil {
+		return fmt.Errorf("--web.config.file: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -84,17 +89,16 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		stopProgress := showProgress(ctx, disp, collectStatus(time.Now(), cf.duration))
 		defer stopProgress()
 	}
-	st, err := node.Collect(ctx, cfg, o,
-		node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath, Load: func() (*configs.Config, error) {
-			return loadCollectConfig(cmd, cf.configPath)
-		}})
-	if err != nil {
+	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
+		WebConfig: cf.webConfig, Load: func() (*configs.Config, error) { return loadCollectConfig(cmd, cf.configPath) }})
+	if err != nil || cf.out == "" {
 		return err
 	}
-	if cf.out != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points, %d missed ticks -> %s\n",
-			st.Ticks, st.Points, st.MissedTicks, absDir(cf.out))
+	if st.Points > 0 && st.Written == 0 {
+		return fmt.Errorf("none of the %d points collected could be written to %s (see the errors above)", st.Points, absDir(cf.out))
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
+		st.Ticks, st.Written, st.MissedTicks, absDir(cf.out))
 	return nil
 }
 

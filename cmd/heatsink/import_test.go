@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -118,4 +119,54 @@ func diffPoints(a, b []point.Point) string {
 		diffs = append(diffs[:10], fmt.Sprintf("... %d differences", len(diffs)))
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// A line longer than the reader takes is skipped and reading goes on; an
+// import that fails leaves no run directory behind, so the retry works.
+func TestImportSkipsAGiantLineAndAFailedImportLeavesNothing(t *testing.T) {
+	t.Parallel()
+	bin := heatsinkBinary(t)
+	dir := t.TempDir()
+	good := filepath.Join("..", "..", "recordings", "testdata", "seconds.lp")
+	giant := filepath.Join(dir, "giant.lp")
+	body, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(body), "\n")
+	huge := "gpu,gpu=0 temp_c=1 " + strings.Repeat("9", point.MaxLineBytes) + "\n"
+	if err := os.WriteFile(giant, []byte(lines[0]+huge+strings.Join(lines[1:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	out, err := exec.Command(bin, "import", giant, "--to", run, "--host", "n1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "giant.lp:2: line longer than 16 MiB") {
+		t.Fatalf("import with a giant line: %v\n%.2000s", err, out)
+	}
+	r, err := rundir.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rundir.Load(mustImport(t, bin, good, filepath.Join(dir, "plain")))
+	if len(r.Points) != len(want.Points) {
+		t.Errorf("%d points with the giant line skipped, want the file's other %d", len(r.Points), len(want.Points))
+	}
+
+	failed := filepath.Join(dir, "failed")
+	out, err = exec.Command(bin, "import", good, filepath.Join(dir, "missing.lp"), "--to", failed, "--host", "n1").CombinedOutput()
+	if err == nil {
+		t.Fatalf("import of a missing file succeeded:\n%s", out)
+	}
+	if _, err := os.Stat(failed); !os.IsNotExist(err) {
+		t.Errorf("the failed import left %s behind (%v)", failed, err)
+	}
+	mustImport(t, bin, good, failed)
+}
+
+func mustImport(t *testing.T, bin, src, to string) string {
+	t.Helper()
+	if out, err := exec.Command(bin, "import", src, "--to", to, "--host", "n1").CombinedOutput(); err != nil {
+		t.Fatalf("import %s: %v\n%s", src, err, out)
+	}
+	return to
 }

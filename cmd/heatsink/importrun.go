@@ -85,6 +85,11 @@ func runImport(cmd *cobra.Command, paths []string, o recordings.ImportOptions, t
 		reportImport(stderr, res)
 	}
 	errs := []error{importErr}
+	if importErr != nil {
+		// A half-imported run would block the retry (CheckNew), and a
+		// half-sent one would be sent again: leave nothing.
+		errs = append(errs, d.discard(to))
+	}
 	if d.runW != nil {
 		errs = append(errs, d.runW.Close())
 		if res != nil && res.Meta != nil {
@@ -120,6 +125,25 @@ func writeImportMeta(to string, m *rundir.Meta, importErr error) error {
 		m.Status = "failed"
 	}
 	return rundir.WriteMeta(to, m)
+}
+
+// discard removes what a failed import left: the run directory, and the
+// InfluxDB sink's unsent points.
+func (d *importDests) discard(to string) error {
+	var errs []error
+	if d.runW != nil {
+		d.runW.Close()
+		errs = append(errs, rundir.Discard(to))
+		d.runW = nil
+	}
+	if d.sink != nil {
+		errs = append(errs, d.sink.Abort())
+		if d.tempSpool != "" {
+			os.RemoveAll(d.tempSpool)
+		}
+		d.sink = nil
+	}
+	return errors.Join(errs...)
 }
 
 // drain waits until InfluxDB has every point, or Ctrl-C.

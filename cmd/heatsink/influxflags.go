@@ -20,6 +20,7 @@ func addInfluxFlags(cmd *cobra.Command) {
 	f.String("influx-bucket", "", "InfluxDB bucket (1.8: database or database/retention-policy)")
 	f.String("influx-token-file", "", "file holding the InfluxDB token (1.8: user:password)")
 	f.String("influx-spool", "", "directory of the InfluxDB spool (default "+influx.DefaultSpoolDir()+")")
+	f.Bool("influx-optional", false, "start even when InfluxDB refuses the token or has no such bucket (one that does not answer never stops a start)")
 }
 
 // applyInfluxFlags copies the influx flags that were given into cfg and
@@ -33,6 +34,9 @@ func applyInfluxFlags(cmd *cobra.Command, cfg *configs.Config) error {
 		if f.Changed(name) {
 			*dst, _ = f.GetString(name)
 		}
+	}
+	if f.Changed("influx-optional") {
+		ic.Optional, _ = f.GetBool("influx-optional")
 	}
 	if f.Changed("influx-token-file") {
 		path, _ := f.GetString("influx-token-file")

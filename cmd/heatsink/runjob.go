@@ -97,6 +97,9 @@ func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []st
 	if err != nil {
 		return ro, err
 	}
+	if opts.Command != nil { // the job does not inherit the {env: NAME} secrets
+		opts.Command.DropEnv = cfg.SecretEnv()
+	}
 	// With --launcher slurm the job becomes an srun over an allocation.
 	if ro.Launch, err = node.NewSlurmLaunch(rf.launcher, rf.nodes, rf.partition, cfg, &opts); err != nil {
 		return ro, err

@@ -9,7 +9,9 @@ package agent
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
@@ -29,8 +31,9 @@ type Options struct {
 	// Alerts returns the alert rules' states for /alerts; nil serves an
 	// empty list.
 	Alerts func() []Rule
-	// Sinks describes the sinks for /healthz (spool depth, last write).
-	Sinks func() map[string]any
+	// Sinks describes the sinks for /healthz, by name; one not OK makes
+	// the agent degraded.
+	Sinks func() map[string]SinkHealth
 	// Jobs returns the Slurm jobs the agent is tagging points with.
 	Jobs func() []string
 	// StalledAfter is how long without a tick makes /healthz answer 503;
@@ -64,16 +67,35 @@ type Health struct {
 	// Status is ok, degraded (a source is failing; the agent still
 	// records the others), starting (no tick yet: 503) or stalled (no
 	// tick for StalledAfter: 503).
-	Status      string         `json:"status"`
-	LastTick    *time.Time     `json:"last_tick,omitempty"`
-	IntervalS   float64        `json:"interval_s"`
-	Ticks       int            `json:"ticks"`
-	MissedTicks int            `json:"missed_ticks"`
-	Points      int            `json:"points"`
-	SinkErrors  int            `json:"sink_errors"`
-	Sources     []SourceHealth `json:"sources"`
-	Sinks       map[string]any `json:"sinks,omitempty"`
-	Jobs        []string       `json:"jobs,omitempty"`
+	Status      string                `json:"status"`
+	LastTick    *time.Time            `json:"last_tick,omitempty"`
+	IntervalS   float64               `json:"interval_s"`
+	Ticks       int                   `json:"ticks"`
+	MissedTicks int                   `json:"missed_ticks"`
+	Points      int                   `json:"points"`
+	SinkErrors  int                   `json:"sink_errors"`
+	Sources     []SourceHealth        `json:"sources"`
+	Sinks       map[string]SinkHealth `json:"sinks,omitempty"`
+	Jobs        []string              `json:"jobs,omitempty"`
+	// Problems say why the status is degraded.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// SinkHealth is one sink in /healthz: whether it delivers and, for a sink
+// with a spool, what waits in it.
+type SinkHealth struct {
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	// OldestUnsentAgeS is how long the oldest point waiting in the spool
+	// has waited; absent when none waits.
+	SpoolDir            string   `json:"spool_dir,omitempty"`
+	UnsentPoints        int64    `json:"unsent_points"`
+	UnsentBytes         int64    `json:"unsent_bytes"`
+	OldestUnsentAgeS    *float64 `json:"oldest_unsent_age_s,omitempty"`
+	SentPointsTotal     int64    `json:"sent_points_total"`
+	RetriesTotal        int64    `json:"retries_total"`
+	DroppedPointsTotal  int64    `json:"dropped_points_total"`
+	RejectedPointsTotal int64    `json:"rejected_points_total"`
 }
 
 // SourceHealth is one source in /healthz.
@@ -148,11 +170,24 @@ func health(o Options) Health {
 		}
 		if !s.OK && !s.Unavailable && h.Ticks > 0 {
 			h.Status = "degraded"
+			h.Problems = append(h.Problems, "source "+s.Name+": "+s.LastError)
 		}
 		h.Sources = append(h.Sources, sh)
 	}
 	if o.Sinks != nil {
 		h.Sinks = o.Sinks()
+		for _, name := range slices.Sorted(maps.Keys(h.Sinks)) {
+			if sk := h.Sinks[name]; !sk.OK {
+				h.Status = "degraded"
+				h.Problems = append(h.Problems, "sink "+name+": "+sk.Problem)
+			}
+		}
+	}
+	// A sink that failed within the last few ticks (a run directory on a
+	// full disk) is a fault even if the next write may succeed.
+	if !st.LastSinkError.IsZero() && o.Now().Sub(st.LastSinkError) <= o.StalledAfter {
+		h.Status = "degraded"
+		h.Problems = append(h.Problems, "sink write failed: "+st.LastSinkErrorMsg)
 	}
 	if o.Jobs != nil {
 		h.Jobs = o.Jobs()

@@ -3,6 +3,7 @@ package influx
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -19,7 +20,7 @@ const (
 	DefaultBatchSize        = 5000
 	DefaultFlushInterval    = time.Second
 	DefaultTimeout          = 10 * time.Second
-	DefaultMaxRetryInterval = 10 * time.Second
+	DefaultMaxRetryInterval = 4 * time.Second
 )
 
 // Config is the `sinks.influx` section of the configuration. The sink is
@@ -41,7 +42,8 @@ type Config struct {
 	// Timeout bounds one write request; default 10s.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxRetryInterval caps the backoff between retries of a failed write;
-	// default 10s. Retries go on for as long as it takes.
+	// default 4s, so a server that comes back is written to within that.
+	// Retries go on for as long as it takes.
 	MaxRetryInterval time.Duration `yaml:"max_retry_interval"`
 	// SpoolDir holds points not yet sent; default DefaultSpoolDir().
 	SpoolDir string `yaml:"spool_dir"`
@@ -50,6 +52,10 @@ type Config struct {
 	SpoolMaxBytes int64 `yaml:"spool_max_bytes"`
 	// Gzip compresses write requests.
 	Gzip bool `yaml:"gzip"`
+	// Optional starts collecting even when the server refuses the token or
+	// has no such bucket (a server that does not answer never stops a
+	// start): the spool keeps the points meanwhile.
+	Optional bool `yaml:"optional"`
 }
 
 // TLS configures the connection to an https URL.
@@ -82,7 +88,16 @@ func (c *Config) Validate() error {
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil {
+		// url.Error repeats the URL, credentials and all: keep only why.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return configErr(fmt.Sprintf("not a URL: %v", err), "url")
+	}
+	if u.User != nil {
+		// A URL is printed in run.json, logs and errors; a token file is not.
+		return configErr(fmt.Sprintf("%s://...@%s: put credentials in token (a {file: PATH} or {env: NAME} secret; flag --influx-token-file; for 1.8 user:password), not in the URL", u.Scheme, u.Host), "url")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return configErr(fmt.Sprintf("%q: want an http:// or https:// URL", c.URL), "url")

@@ -41,3 +41,21 @@ func TestConfigTokenIsNeverPrinted(t *testing.T) {
 		t.Errorf("run.json form of the config shows the token: %s", b)
 	}
 }
+
+// Credentials in the URL would be printed wherever the URL is (run.json,
+// logs, errors): they are refused, and the refusal itself keeps them out.
+func TestConfigRefusesCredentialsInTheURL(t *testing.T) {
+	for _, u := range []string{"http://admin:hunter2@x:8086", "https://hunter2@x", "http://admin:hunter2@x y"} {
+		_, err := configs.Parse("cfg.yaml", []byte("sinks:\n  influx:\n    url: \""+u+"\"\n    bucket: b\n"))
+		if err == nil {
+			t.Errorf("%s accepted", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error shows the password: %v", u, err)
+		}
+		if !strings.Contains(err.Error(), "cfg.yaml:3: sinks.influx.url") {
+			t.Errorf("%s: error %v does not name the key", u, err)
+		}
+	}
+}

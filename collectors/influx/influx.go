@@ -91,6 +91,7 @@ type Sink struct {
 	retries  atomic.Int64
 	rejected atomic.Int64
 	lastOK   atomic.Bool
+	lastErr  atomic.Pointer[string] // why the last write failed, while lastOK is false
 
 	// SelfMetrics' state; only the collector's tick goroutine calls it.
 	lastReport  time.Time
@@ -186,6 +187,18 @@ func (s *Sink) Stats() Stats {
 	}
 }
 
+// Health reports whether the sink delivers: false, with the last error,
+// while writes to the server fail (the spool keeps the points meanwhile).
+func (s *Sink) Health() (ok bool, problem string) {
+	if s.lastOK.Load() {
+		return true, ""
+	}
+	if p := s.lastErr.Load(); p != nil {
+		return false, *p
+	}
+	return false, "writes fail"
+}
+
 // Write appends points to the spool and returns; the shipper sends them.
 // When the spool is full the points are dropped, counted, logged and
 // alerted on by the spool and the sink, and Write returns nil so the
@@ -258,9 +271,13 @@ func signedFields(dst, fields []point.Field) []point.Field {
 // write to the bucket (an empty write, which InfluxDB authorises and checks
 // like any other), so a wrong URL, token or bucket is a clear error at
 // start rather than a backlog growing in silence.
+//
+// An error that may pass by itself (the server unreachable, timing out or
+// answering 5xx) wraps ErrUnreachable; the others (a refused token, a
+// missing bucket) will not pass without someone changing something.
 func (s *Sink) Check(ctx context.Context) error {
 	if _, err := s.client.Ping(ctx); err != nil {
-		return fmt.Errorf("influx: %s is unreachable: %w", s.cfg.URL, err)
+		return fmt.Errorf("influx: %s is unreachable: %w: %w", s.cfg.URL, ErrUnreachable, err)
 	}
 	err := s.writer.WriteRecord(ctx, "")
 	if err == nil {
@@ -268,6 +285,9 @@ func (s *Sink) Check(ctx context.Context) error {
 	}
 	var he *http2.Error
 	if errors.As(err, &he) {
+		if he.StatusCode >= 500 || he.StatusCode == 429 {
+			return fmt.Errorf("influx: test write to %s bucket %q: %w: %w", s.cfg.URL, s.cfg.Bucket, ErrUnreachable, err)
+		}
 		switch he.StatusCode {
 		case 400:
 			// InfluxDB 2.x answers an empty body after the checks that matter.
@@ -282,7 +302,41 @@ func (s *Sink) Check(ctx context.Context) error {
 			return fmt.Errorf("influx: bucket %q not found at %s (for InfluxDB 1.8: database or database/retention-policy, and the database must exist): %w", s.cfg.Bucket, s.cfg.URL, err)
 		}
 	}
+	if he == nil {
+		// No answer at all (a timeout, a reset connection).
+		return fmt.Errorf("influx: test write to %s bucket %q: %w: %w", s.cfg.URL, s.cfg.Bucket, ErrUnreachable, err)
+	}
 	return fmt.Errorf("influx: test write to %s bucket %q: %w", s.cfg.URL, s.cfg.Bucket, err)
+}
+
+// ErrUnreachable marks a Check failure that may pass by itself: the server
+// did not answer, or answered that it cannot take writes now.
+var ErrUnreachable = errors.New("not answering")
+
+// Start opens the sink and checks the server. A server that does not
+// answer is no reason to stop: the sink is returned, its spool holds the
+// points until the server is back, and the outage is logged loudly. What
+// can never work by itself (a refused token, a missing bucket) is an error,
+// unless the configuration makes the sink optional, when it too is only
+// logged and the sink keeps retrying.
+func Start(ctx context.Context, o Options) (*Sink, error) {
+	s, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	err = s.Check(ctx)
+	switch {
+	case err == nil:
+		return s, nil
+	case errors.Is(err, ErrUnreachable):
+		s.log.Error("InfluxDB is not answering at start: collecting anyway, the spool keeps every point until it does", "spool", s.spool.Dir(), "err", err)
+		return s, nil
+	case s.cfg.Optional:
+		s.log.Error("InfluxDB refuses this sink's writes (optional: collecting anyway; the spool keeps the points, and nothing reaches InfluxDB until the configuration is fixed)", "spool", s.spool.Dir(), "err", err)
+		return s, nil
+	}
+	s.Abort()
+	return nil, err
 }
 
 // Flush makes every written point durable (fsynced in the spool) and asks
@@ -516,6 +570,8 @@ func (s *Sink) send(b *spool.Batch) sendResult {
 		// operator can still fix): keep the points and try again.
 		attempts++
 		s.retries.Add(1)
+		msg := describe(err, status)
+		s.lastErr.Store(&msg)
 		s.lastOK.Store(false)
 		now := time.Now()
 		if failingSince.IsZero() {

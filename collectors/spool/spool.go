@@ -408,6 +408,15 @@ func (s *Spool) Append(lines []byte, points int) error {
 		s.dropLocked(points, now, ErrFull)
 		return ErrFull
 	}
+	if s.w == nil {
+		// A rotation failed (a full disk refuses new files too): start the
+		// new segment now, or the spool would never append again.
+		if err := s.createSegment(s.segs[len(s.segs)-1].seq + 1); err != nil {
+			err = fmt.Errorf("append to spool %s: %w", s.dir, err)
+			s.dropLocked(points, now, err)
+			return err
+		}
+	}
 	active := &s.segs[len(s.segs)-1]
 	if active.size > 0 && active.size+size > s.opts.SegmentBytes {
 		if err := s.rotateLocked(); err != nil {
@@ -456,10 +465,11 @@ func (s *Spool) rotateLocked() error {
 	if err := s.syncLocked(); err != nil {
 		return err
 	}
-	if err := s.w.Close(); err != nil {
+	err := s.w.Close()
+	s.w = nil // Append starts the next segment if creating it fails now
+	if err != nil {
 		return fmt.Errorf("close spool segment: %w", err)
 	}
-	s.w = nil
 	return s.createSegment(s.segs[len(s.segs)-1].seq + 1)
 }
 
@@ -761,11 +771,14 @@ func (s *Spool) Close() error {
 	if s.closed {
 		return nil
 	}
-	err := s.syncLocked()
-	s.closed = true
-	if cerr := s.w.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close spool segment: %w", cerr)
+	var err error
+	if s.w != nil {
+		err = s.syncLocked()
+		if cerr := s.w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close spool segment: %w", cerr)
+		}
 	}
+	s.closed = true
 	if s.r != nil {
 		s.r.Close()
 	}

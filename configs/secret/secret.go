@@ -8,7 +8,10 @@ package secret
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -100,4 +103,60 @@ func (s *Value) UnmarshalYAML(n *yaml.Node) error {
 	}
 	s.Env, s.File = p.Env, p.File
 	return nil
+}
+
+// EnvNames returns the environment variables the {env: NAME} secrets
+// anywhere in v (a configuration: structs, pointers, slices, maps,
+// interfaces) are read from, sorted and without repeats.
+func EnvNames(v any) []string {
+	seen := map[string]bool{}
+	var walk func(reflect.Value, int)
+	walk = func(r reflect.Value, depth int) {
+		if depth > 32 || !r.IsValid() {
+			return
+		}
+		if r.Type() == reflect.TypeFor[Value]() {
+			if name := r.FieldByName("Env").String(); name != "" {
+				seen[name] = true
+			}
+			return
+		}
+		switch r.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !r.IsNil() {
+				walk(r.Elem(), depth+1)
+			}
+		case reflect.Struct:
+			for i := range r.NumField() {
+				walk(r.Field(i), depth+1)
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range r.Len() {
+				walk(r.Index(i), depth+1)
+			}
+		case reflect.Map:
+			for it := r.MapRange(); it.Next(); {
+				walk(it.Value(), depth+1)
+			}
+		}
+	}
+	walk(reflect.ValueOf(v), 0)
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// Environ returns environ (KEY=value entries, as os.Environ gives) without
+// the variables named in drop: the environment for a child process, which
+// must not inherit the secrets heatsink read from its own environment.
+func Environ(environ, drop []string) []string {
+	if len(drop) == 0 {
+		return environ
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(drop, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

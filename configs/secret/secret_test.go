@@ -50,3 +50,28 @@ func TestMissingSecretIsAnError(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestEnvNamesFindsEverySecretReadFromTheEnvironment(t *testing.T) {
+	type section struct {
+		Token Value
+		Pass  *Value
+		Many  []Value
+		ByKey map[string]any
+	}
+	v := struct {
+		A section
+		B any
+	}{
+		A: section{Token: Value{Env: "TOKEN"}, Pass: &Value{Env: "PASS"}, Many: []Value{{File: "/f"}, {Env: "TOKEN"}},
+			ByKey: map[string]any{"x": Value{Env: "MAPPED"}}},
+		B: &section{Token: Value{Env: "IFACE"}},
+	}
+	got := strings.Join(EnvNames(v), ",")
+	if want := "IFACE,MAPPED,PASS,TOKEN"; got != want {
+		t.Errorf("EnvNames = %s, want %s", got, want)
+	}
+	env := Environ([]string{"TOKEN=a", "PATH=/bin", "PASS=b=c", "TOKENX=d"}, []string{"TOKEN", "PASS"})
+	if got := strings.Join(env, " "); got != "PATH=/bin TOKENX=d" {
+		t.Errorf("Environ = %s", got)
+	}
+}

@@ -16,11 +16,21 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 	"github.com/heatsink-hpc/heatsink/sensors/sysfs"
+)
+
+// A chip that stays gone past the rescan its vanishing caused (a driver
+// reload takes seconds) would never be found again: while fewer chips are
+// found than before, discovery is repeated every MissingRescan, and every
+// SlowRescan in any case (a chip that appears later).
+const (
+	MissingRescan = 2 * time.Second
+	SlowRescan    = time.Minute
 )
 
 // DefaultRefresh is how many samples pass between readings of the
@@ -55,7 +65,8 @@ type chip struct {
 func New(sysRoot string, f filter.Filter) *Source {
 	s := &Source{root: sysRoot, filter: f}
 	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*chip]{Name: "hwmon", Discover: s.discover, Read: s.read,
-		Refresh: DefaultRefresh, Rediscover: true})
+		Refresh: DefaultRefresh, Rediscover: true, MissingRescan: MissingRescan})
+	s.SetRescanEvery(SlowRescan)
 	return s
 }
 

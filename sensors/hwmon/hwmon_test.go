@@ -407,3 +407,56 @@ func TestReadLimitsReadsEachThresholdOnItsOwn(t *testing.T) {
 func BenchmarkHwmonSampleBenchNode(b *testing.B) {
 	fixture.BenchmarkSample(b, New(fixture.Sys("bench-node"), filter.Filter{}))
 }
+
+// A driver reload takes seconds: the chip is gone for more than the one
+// tick after which the vanished chip triggers a rescan, and comes back
+// under a new hwmonN. Sampling finds it again within MissingRescan.
+func TestHwmonChipGoneForSecondsIsFoundAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 5 s of real time, as a driver reload does")
+	}
+	sys := fixture.CopySys(t, "intel-node")
+	s := discover(t, sys, filter.Spec{})
+	ctx := context.Background()
+	core := filepath.Join(sys, "devices/platform/coretemp.0")
+	saved := filepath.Join(t.TempDir(), "coretemp.0")
+	if err := os.Rename(core, saved); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(sys, "class/hwmon/hwmon1"))
+	gone := time.Now()
+	coretemp := func(pts []point.Point) int {
+		n := 0
+		for _, p := range pts {
+			if p.Tag("chip") == "platform_coretemp_0" {
+				n++
+			}
+		}
+		return n
+	}
+	for time.Since(gone) < 5*time.Second { // a tick a second, the chip gone
+		pts, _ := s.Sample(ctx, stamp, nil)
+		if n := coretemp(pts); n != 0 {
+			t.Fatalf("%d coretemp points while it is gone", n)
+		}
+		time.Sleep(time.Second)
+	}
+	// The driver is back, as hwmon9.
+	os.Rename(filepath.Join(saved, "hwmon/hwmon1"), filepath.Join(saved, "hwmon/hwmon9"))
+	os.Rename(saved, core)
+	os.Symlink("../../devices/platform/coretemp.0/hwmon/hwmon9", filepath.Join(sys, "class/hwmon/hwmon9"))
+	back := time.Now()
+	for {
+		pts, err := s.Sample(ctx, stamp, nil)
+		if coretemp(pts) == 7 && err == nil {
+			break
+		}
+		if time.Since(back) > MissingRescan+2*time.Second {
+			t.Fatalf("coretemp back as hwmon9 for %v and not sampled (%d points, %v)", time.Since(back).Round(time.Second), coretemp(pts), err)
+		}
+		time.Sleep(time.Second)
+	}
+	if d := strings.Join(s.Describe(), "\n"); !strings.Contains(d, "(hwmon9)") {
+		t.Errorf("Describe: %s", d)
+	}
+}

@@ -51,6 +51,11 @@ type PollerConfig[D Device] struct {
 	// Without it a vanished device is an error every sample until the
 	// source is discovered again from outside.
 	Rediscover bool
+	// MissingRescan, when positive, rediscovers this often while discovery
+	// finds fewer devices than it once did: a driver reload takes seconds,
+	// longer than the one rescan a vanished device causes, and the device
+	// comes back under a new name.
+	MissingRescan time.Duration
 }
 
 // Poller is the lifecycle every sysfs source shares, embedded by each:
@@ -70,6 +75,7 @@ type Poller[D Device] struct {
 	rescan      bool
 	rescanEvery time.Duration
 	scanned     time.Time // last discovery, monotonic
+	most        int       // the most devices a discovery found
 	r           Reading   // reused by every sample
 
 	mu   sync.Mutex // guards desc, which Describe reads from any goroutine
@@ -119,6 +125,7 @@ func (p *Poller[D]) discover() error {
 	p.samples, p.rescan, p.scanned = 0, false, time.Now()
 	var err error
 	p.devices, err = p.cfg.Discover()
+	p.most = max(p.most, len(p.devices))
 	return err
 }
 
@@ -134,7 +141,9 @@ func (p *Poller[D]) closeDevices() {
 func (p *Poller[D]) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	p.sampling.Lock()
 	defer p.sampling.Unlock()
-	if p.rescan || (p.rescanEvery > 0 && time.Since(p.scanned) >= p.rescanEvery) {
+	since := time.Since(p.scanned)
+	if p.rescan || (p.rescanEvery > 0 && since >= p.rescanEvery) ||
+		(p.cfg.MissingRescan > 0 && len(p.devices) < p.most && since >= p.cfg.MissingRescan) {
 		if err := p.discover(); err != nil {
 			return buf, err
 		}

@@ -78,7 +78,11 @@ func jsonDecoder(fields []Field) (decoder, error) {
 				if err != nil {
 					return fmt.Errorf("%s: %s is not a representable number", f.Path, n)
 				}
-				tmp.AddFloat(f.Field, c.conv(v))
+				v = c.conv(v)
+				if err := checkPhysical(f.Field, v); err != nil {
+					return fmt.Errorf("%s: %w", f.Path, err)
+				}
+				tmp.AddFloat(f.Field, v)
 			case "bool":
 				switch v := raw.(type) {
 				case bool:

@@ -107,7 +107,9 @@ func submerDecoder(waterFlowUnit string) decoder {
 					if f.key == "wf" {
 						v *= wfScale
 					}
-					tmp.AddFloat(f.field, v)
+					if err = checkPhysical(f.field, v); err == nil {
+						tmp.AddFloat(f.field, v)
+					}
 				}
 			case kindPump, kindFlag:
 				var v bool

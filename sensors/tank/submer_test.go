@@ -106,6 +106,8 @@ func TestSubmerBadAnswers(t *testing.T) {
 		{"mode number", strings.Replace(g, `"mode":"normal"`, `"mode":3`, 1), "data.mode: 3 is not a string"},
 		{"overflow", strings.Replace(g, `"mpue":1`, `"mpue":1e999`, 1), "data.mpue: 1e999 is not a representable number"},
 		{"trailing", g + `{"data":{}}`, "trailing data"},
+		{"coolant 1e300 °C", strings.Replace(g, `"temperature":20.5`, `"temperature":1e300`, 1), "data.temperature: coolant_temp_c: 1e+300 is outside the physical range"},
+		{"mpue beyond any magnitude", strings.Replace(g, `"mpue":1`, `"mpue":1e13`, 1), "data.mpue: mpue: 1e+13 is outside the physical range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -298,6 +298,7 @@ func TestHTTPJSONBadAnswers(t *testing.T) {
 		{`{"a":{"temp":20,"on":true,"mode":"x"},"list":"no"}`, "list is the string \"no\", not an object or list"},
 		{`{"a":5,"list":[1,2]}`, "a is the number 5"},
 		{`{"a":{}}`, "partial answer: no a.temp, a.on, a.mode, list.1"},
+		{`{"a":{"temp":1e300,"on":true,"mode":"x"},"list":[1,2]}`, "a.temp: coolant_temp_c: 1e+300 is outside the physical range -50..150"},
 		{`[]`, `the answer is a list, indexed by number, not "a"`},
 		{`{"a":{"temp":1e999}}`, "not a representable number"},
 		{`{`, "not JSON"},
