@@ -102,9 +102,8 @@ func (c *Command) Run(ctx context.Context, env []string) (int, error) {
 	cmd.Stdout, cmd.Stderr = outW, errW
 	// Pdeathsig: if heatsink dies without stopping the job (kill -9, OOM),
 	// the kernel kills the job's leader, so no job heats the node unguarded
-	// and unrecorded. It reaches the leader only: children the job started
-	// are reparented and live on unless the job forwards the signal (a
-	// shell does not; exec the real program, or have it watch its parent).
+	// and unrecorded. It reaches the leader only; the children the job
+	// started are killed by the job's guard (startGuard).
 	// The kernel sends it when the forking thread exits, and Go's threads
 	// live as long as the process unless a goroutine exits locked to one,
 	// which heatsink never does.
@@ -128,6 +127,9 @@ func (c *Command) Run(ctx context.Context, env []string) (int, error) {
 		return status, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	pgid := cmd.Process.Pid
+	if guard := startGuard(pgid); guard != nil {
+		defer stopGuard(guard)
+	}
 	var copies sync.WaitGroup
 	copies.Add(2)
 	go copyOut(&copies, c.Stdout, outR)
@@ -169,6 +171,29 @@ func (c *Command) Run(ctx context.Context, env []string) (int, error) {
 	outR.Close()
 	errR.Close()
 	return exitStatus(cmd.ProcessState), nil
+}
+
+// startGuard starts a watcher of the job's process group. Pdeathsig reaches
+// the job's leader only: what the job started (a shell's background
+// children) would be reparented and heat the node unguarded after a kill -9
+// of heatsink. The guard is a shell in a group of its own that the kernel
+// sends SIGTERM when heatsink dies; it then kills the job's whole group and
+// its own. nil when no shell could be started: Pdeathsig still stops the
+// leader.
+func startGuard(pgid int) *exec.Cmd {
+	const script = `trap 'kill -KILL -"$1" 2>/dev/null; kill -KILL 0' TERM; while :; do sleep 3600 & wait $!; done`
+	g := exec.Command("/bin/sh", "-c", script, "heatsink-job-guard", strconv.Itoa(pgid))
+	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := g.Start(); err != nil {
+		return nil
+	}
+	return g
+}
+
+// stopGuard ends the guard of a job that has ended, with its sleep.
+func stopGuard(g *exec.Cmd) {
+	syscall.Kill(-g.Process.Pid, syscall.SIGKILL)
+	g.Wait()
 }
 
 func exitStatus(ps *os.ProcessState) int {

@@ -34,7 +34,8 @@ func TestHelperHeatsinkRunningAJob(t *testing.T) {
 	if pidFile == "" {
 		t.Skip("a helper process of TestKill9OfHeatsinkKillsTheJob")
 	}
-	c, err := NewCommand([]string{"sh", "-c", `echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 300`, pidFile})
+	// A shell job with a background child, which Pdeathsig alone misses.
+	c, err := NewCommand([]string{"sh", "-c", `sleep 300 & echo $! > "$0.child" && echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && wait`, pidFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,8 @@ func TestHelperHeatsinkRunningAJob(t *testing.T) {
 }
 
 // kill -9 of heatsink gives it no chance to stop the job: the kernel must
-// (Pdeathsig), or the job heats the node unguarded and unrecorded.
+// (Pdeathsig on the leader, and the guard for what the job started), or the
+// job heats the node unguarded and unrecorded.
 func TestKill9OfHeatsinkKillsTheJob(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "job.pid")
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperHeatsinkRunningAJob$")
@@ -61,14 +63,24 @@ func TestKill9OfHeatsinkKillsTheJob(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Cleanup(func() { syscall.Kill(job, syscall.SIGKILL) })
+	b, err := os.ReadFile(pidFile + ".child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	t.Cleanup(func() { syscall.Kill(job, syscall.SIGKILL); syscall.Kill(child, syscall.SIGKILL) })
 	helper.Process.Signal(syscall.SIGKILL)
 	helper.Wait()
-	for deadline := time.Now().Add(5 * time.Second); alive(job); {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d still runs 5 s after heatsink was killed", job)
+	for _, p := range []struct {
+		what string
+		pid  int
+	}{{"job", job}, {"the job's background child", child}} {
+		for deadline := time.Now().Add(5 * time.Second); alive(p.pid); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s (pid %d) still runs 5 s after heatsink was killed", p.what, p.pid)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
