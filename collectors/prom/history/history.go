@@ -339,8 +339,12 @@ func (ex *exporter) run(ctx context.Context) error {
 			ex.res.Series[used[i].name] = max(ex.res.Series[used[i].name], len(m))
 		}
 		pts := ex.assemble(from, to, results)
-		if err := ex.w.Write(pts); err != nil {
-			return err
+		// In batches, so the writer's buffer stays small and is reused
+		// rather than grown to a whole window's line protocol.
+		for b := range slices.Chunk(pts, 8192) {
+			if err := ex.w.Write(b); err != nil {
+				return err
+			}
 		}
 		ex.res.Points += len(pts)
 	}
