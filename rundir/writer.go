@@ -144,6 +144,12 @@ func (w *Writer) Write(points []point.Point) error {
 		}
 		w.pend = append(w.pend, w.enc.Bytes()...)
 		w.pendN++
+		// A large batch (an import, an export) goes out a MiB at a time,
+		// so the buffer stays small and is reused rather than grown to
+		// the whole batch; after a failed write the lines wait in it.
+		if len(w.pend) >= 1<<20 && w.gap == nil {
+			w.syncLocked(false)
+		}
 	}
 	// Written at once, so a kill -9 loses nothing Write returned; fsynced
 	// every SyncEvery, which bounds what a power loss costs.
