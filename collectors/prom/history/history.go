@@ -18,9 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,11 +125,7 @@ func Export(ctx context.Context, o Options, dir string) (*Result, error) {
 	if err := rundir.CheckNew(dir); err != nil {
 		return nil, fmt.Errorf("prometheus export: %w", err)
 	}
-	rt := o.RoundTripper
-	if rt == nil {
-		rt = transport(o.URL)
-	}
-	client, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	client, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: o.RoundTripper})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: %w", o.URL, err)
 	}
@@ -162,21 +156,6 @@ func Export(ctx context.Context, o Options, dir string) (*Result, error) {
 		return nil, err
 	}
 	return ex.res, nil
-}
-
-// transport is the HTTP transport for the server at rawURL. On loopback
-// the responses are not compressed: gzip there only costs CPU, Prometheus'
-// and ours, of the two cores a day's export is bound by; across a network
-// the bytes saved are worth it.
-func transport(rawURL string) http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	if u, err := url.Parse(rawURL); err == nil {
-		host := u.Hostname()
-		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-			t.DisableCompression = true
-		}
-	}
-	return t
 }
 
 func (o *Options) fill() error {
