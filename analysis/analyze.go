@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point/schema"
@@ -154,9 +156,21 @@ func Analyze(r *Run, o Options) *Report {
 			coolantList = append(coolantList, c)
 		}
 	}
-	for _, c := range comps {
-		rep.Components = append(rep.Components, a.component(c, coolantList))
+	// Components are analysed in parallel: each reads the run and writes
+	// only its own row, and the fitted time constants make a row cost
+	// tens of milliseconds.
+	rows := make([]ComponentResult, len(comps))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, c := range comps {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			rows[i] = a.component(c, coolantList)
+		})
 	}
+	wg.Wait()
+	rep.Components = append(rep.Components, rows...)
 	if len(comps) == 0 && r.Points > 0 {
 		rep.Notes = append(rep.Notes, noTemperatureNotes(r)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -24,15 +25,23 @@ func DropNonFinite(v any) []string {
 				walk(r.Elem(), path)
 			}
 		case reflect.Slice, reflect.Array:
+			// Only elements that can hold a result are walked: a plain
+			// number in a slice is data, not a result, and a long series
+			// would cost a path string an element.
+			switch r.Type().Elem().Kind() {
+			case reflect.Struct, reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Array:
+			default:
+				return
+			}
 			for i := range r.Len() {
-				walk(r.Index(i), fmt.Sprintf("%s[%d]", path, i))
+				walk(r.Index(i), path+"["+strconv.Itoa(i)+"]")
 			}
 		case reflect.Struct:
 			t := r.Type()
 			for i := range r.NumField() {
 				f, sf := r.Field(i), t.Field(i)
-				if !sf.IsExported() {
-					continue
+				if !sf.IsExported() || sf.Tag.Get("json") == "-" {
+					continue // not part of the report (the readings behind a component)
 				}
 				name := jsonName(sf)
 				where := strings.TrimPrefix(path+"."+name, ".")
