@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/configs/keypath"
-	"github.com/heatsink-hpc/heatsink/registry"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
+	"github.com/heatsink-hpc/heatsink/registry"
 	"gopkg.in/yaml.v3"
 )
 
