@@ -75,12 +75,16 @@ type gpuEngine struct {
 	capTok, capSent              int
 }
 
-func newGPUEngine(_ context.Context, t *Trainer) (*gpuEngine, error) {
-	open := t.dev.open
-	if open == nil {
-		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
+// openDevice opens the trainer's GPU, or the device a test gave it.
+func (t *Trainer) openDevice() (gpuDevice, error) {
+	if t.dev.open != nil {
+		return t.dev.open(t.dev.GPU)
 	}
-	d, err := open(t.dev.GPU)
+	return openCUDADevice(t.dev.GPU)
+}
+
+func newGPUEngine(_ context.Context, t *Trainer) (*gpuEngine, error) {
+	d, err := t.openDevice()
 	if err != nil {
 		return nil, err
 	}

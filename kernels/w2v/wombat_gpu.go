@@ -36,11 +36,7 @@ type wombatEngine struct {
 }
 
 func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
-	open := t.dev.open
-	if open == nil {
-		open = func(gpu int) (gpuDevice, error) { return openCUDADevice(gpu) }
-	}
-	d, err := open(t.dev.GPU)
+	d, err := t.openDevice()
 	if err != nil {
 		return nil, err
 	}
