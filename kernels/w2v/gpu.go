@@ -58,13 +58,12 @@ type gpuBuffer interface{ Free() error }
 // on the GPU (w2v_draw: the Go sampler's numbers) and training them, with
 // nothing from the host but the sentences' learning rates.
 type gpuEngine struct {
-	t      *Trainer
-	dev    gpuDevice
+	deviceModel
 	kernel string
 	ring   int // bytes of one sentence's ring and its values at read time
 	per    int // sentences per block of the training kernel at full width
-	// The model and the logistic table.
-	syn0, syn1, tab gpuBuffer
+	// The logistic table.
+	tab gpuBuffer
 	// The corpus (its tokens and sentence starts) and the sampler's tables
 	// (keep thresholds, unigram table).
 	corpus, starts, keep, unigram gpuBuffer
@@ -98,7 +97,7 @@ func newGPUEngine(_ context.Context, t *Trainer) (*gpuEngine, error) {
 // newGPUEngineOn prepares training on d, which it closes with the engine.
 func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 	cfg, c := t.cfg, t.c
-	g := &gpuEngine{t: t, dev: d, kernel: t.lay.kernelName()}
+	g := &gpuEngine{deviceModel: deviceModel{t: t, dev: d}, kernel: t.lay.kernelName()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -226,22 +225,28 @@ func bytesOf[T cuda.Element](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-func (g *gpuEngine) reset(syn0, syn1 []float32) error {
-	if err := g.dev.Upload(g.syn0, bytesOf(syn0)); err != nil {
-		return err
-	}
-	return g.dev.Upload(g.syn1, bytesOf(syn1))
+// deviceModel is a trainer's model on a GPU: the word vectors (syn0) and
+// the output weights (syn1), which the SGNS and Wombat engines reset, read
+// and checkpoint alike.
+type deviceModel struct {
+	t          *Trainer
+	dev        gpuDevice
+	syn0, syn1 gpuBuffer
 }
 
-func (g *gpuEngine) vectors(context.Context) ([]float32, error) {
-	out := make([]float32, g.t.c.Vocab.Size()*g.t.cfg.Dim)
-	return out, g.dev.Download(bytesOf(out), g.syn0)
+func (m *deviceModel) reset(syn0, syn1 []float32) error {
+	return errors.Join(m.dev.Upload(m.syn0, bytesOf(syn0)), m.dev.Upload(m.syn1, bytesOf(syn1)))
 }
 
-func (g *gpuEngine) weights() (syn0, syn1 []float32, err error) {
-	n := g.t.c.Vocab.Size() * g.t.cfg.Dim
+func (m *deviceModel) vectors(context.Context) ([]float32, error) {
+	out := make([]float32, m.t.c.Vocab.Size()*m.t.cfg.Dim)
+	return out, m.dev.Download(bytesOf(out), m.syn0)
+}
+
+func (m *deviceModel) weights() (syn0, syn1 []float32, err error) {
+	n := m.t.c.Vocab.Size() * m.t.cfg.Dim
 	syn0, syn1 = make([]float32, n), make([]float32, n)
-	err = errors.Join(g.dev.Download(bytesOf(syn0), g.syn0), g.dev.Download(bytesOf(syn1), g.syn1))
+	err = errors.Join(m.dev.Download(bytesOf(syn0), m.syn0), m.dev.Download(bytesOf(syn1), m.syn1))
 	return syn0, syn1, err
 }
 

@@ -26,13 +26,12 @@ const DefaultWombatBatchTokens = 1 << 18
 // and each launch uploads one plan and runs the matrix kernel on its tiles,
 // then the vector kernel on its pairs.
 type wombatEngine struct {
-	t   *Trainer
-	dev gpuDevice
-	m   *model // the host's view: objective, layout, tree (no weights)
-	// The model, the logistic table, and one plan's tiles and pairs.
-	syn0, syn1, tab, tiles, pairs gpuBuffer
-	capTiles, capPairs            int
-	launches                      [][2]int // sentence ranges
+	deviceModel
+	m *model // the host's view: objective, layout, tree (no weights)
+	// The logistic table, and one plan's tiles and pairs.
+	tab, tiles, pairs  gpuBuffer
+	capTiles, capPairs int
+	launches           [][2]int // sentence ranges
 }
 
 func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
@@ -49,7 +48,7 @@ func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
 
 func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	cfg, c := t.cfg, t.c
-	g := &wombatEngine{t: t, dev: d, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true}}
+	g := &wombatEngine{deviceModel: deviceModel{t: t, dev: d}, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -153,22 +152,6 @@ func (g *wombatEngine) name() string {
 		obj = ObjectiveHS
 	}
 	return fmt.Sprintf("GPU %d (%s), kernel wombat (%s)", info.Ordinal, info.Name, obj)
-}
-
-func (g *wombatEngine) reset(syn0, syn1 []float32) error {
-	return errors.Join(g.dev.Upload(g.syn0, bytesOf(syn0)), g.dev.Upload(g.syn1, bytesOf(syn1)))
-}
-
-func (g *wombatEngine) vectors(context.Context) ([]float32, error) {
-	out := make([]float32, g.t.c.Vocab.Size()*g.t.cfg.Dim)
-	return out, g.dev.Download(bytesOf(out), g.syn0)
-}
-
-func (g *wombatEngine) weights() (syn0, syn1 []float32, err error) {
-	n := g.t.c.Vocab.Size() * g.t.cfg.Dim
-	syn0, syn1 = make([]float32, n), make([]float32, n)
-	err = errors.Join(g.dev.Download(bytesOf(syn0), g.syn0), g.dev.Download(bytesOf(syn1), g.syn1))
-	return syn0, syn1, err
 }
 
 // epoch assembles launch i's plan on a worker goroutine (Device.Threads
