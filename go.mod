@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/NVIDIA/go-nvml v0.13.0-1
-	github.com/c-bata/goptuna v0.9.0
 	github.com/gosnmp/gosnmp v1.47.0
 	github.com/influxdata/influxdb-client-go/v2 v2.14.0
 	github.com/influxdata/line-protocol/v2 v2.2.1

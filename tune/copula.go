@@ -34,10 +34,11 @@ type FitOptions struct {
 }
 
 // Copula is a Gaussian copula over a space's task features and parameters.
-// Numeric variables (task features, integer ranges, ordinals by their rank)
-// have truncated Gaussian marginals, booleans and categoricals intervals of
-// (0,1) ordered by frequency; every variable maps to a standard normal score,
-// and a correlation matrix couples the scores.
+// Parameters that are numbers (integer ranges, ordinals by their rank) have
+// truncated Gaussian marginals, booleans and categoricals intervals of (0,1)
+// ordered by frequency; task features, which are conditioned on and never
+// sampled, have plain Gaussian ones (see fitTask). Every variable maps to a
+// standard normal score, and a correlation matrix couples the scores.
 type Copula struct {
 	space     *Space
 	marginals []marginal // task features first, then parameters
@@ -90,15 +91,15 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 		}
 	}
 	c := &Copula{space: s, marginals: make([]marginal, d), Fitted: len(top)}
-	for j, f := range s.Task {
-		c.marginals[j] = fitNumeric(cols[j], f.Min, f.Max, false)
+	for j := range s.Task {
+		c.marginals[j] = fitTask(cols[j])
 	}
 	for j, p := range s.Params {
 		x := cols[nt+j]
 		if p.Kind == Categorical || p.Kind == Bool {
 			c.marginals[nt+j] = fitCategorical(x, len(p.Levels))
 		} else {
-			c.marginals[nt+j] = fitNumeric(x, math.NaN(), math.NaN(), true)
+			c.marginals[nt+j] = fitLevels(x)
 		}
 	}
 	z := mat.NewDense(len(top), d, nil)
@@ -217,33 +218,59 @@ func (c *Copula) index(name string) int {
 	return -1
 }
 
-// numeric is a Gaussian truncated to [lo, hi]. For a parameter's level
-// index, the bounds are half a level beyond the observed levels, so the
+// taskMarginal is a task feature's marginal: a Gaussian, not truncated,
+// so the normal score (x-μ)/σ is linear in the task value and a task beyond
+// the sources continues the line the sources' scores lie on, up to the
+// probability integral transform's clamp that every marginal shares
+// (Φ⁻¹(1-ε) ≈ 5.2 standard deviations, far beyond any useful transfer).
+//
+// The chapter's GC (SDV's truncated Gaussian, bounded by the data) maps
+// every value at or beyond the largest source task to the same clamped
+// score, Φ⁻¹(1-ε) ≈ 5.2 whether the target is 10 % or 10× beyond it, and
+// conditioning on that score pushes every correlated parameter to the end
+// of its range: an extrapolated task is conditioned on a task that is not
+// the one asked for. Truncating at wider declared bounds only moves the
+// distortion: the score still runs to infinity at the bound.
+type taskMarginal struct {
+	mu, sigma float64
+	constant  bool // one source task: no relation to the task can be learnt
+}
+
+func fitTask(x []float64) *taskMarginal {
+	mean, std := stat.PopMeanStdDev(x, nil)
+	if std == 0 || math.IsNaN(std) {
+		return &taskMarginal{mu: mean, constant: true}
+	}
+	return &taskMarginal{mu: mean, sigma: std}
+}
+
+func (m *taskMarginal) toNormal(x float64) float64 {
+	if m.constant {
+		return 0
+	}
+	return distuv.UnitNormal.Quantile(clampU(distuv.UnitNormal.CDF((x - m.mu) / m.sigma)))
+}
+
+func (m *taskMarginal) fromNormal(z float64) float64 {
+	if m.constant {
+		return m.mu
+	}
+	return m.mu + m.sigma*z
+}
+
+// numeric is a Gaussian truncated to [lo, hi] over a parameter's level
+// indices: the bounds are half a level beyond the observed levels, so the
 // extreme observed levels get a whole level's mass and unobserved levels
 // beyond them none, as a fit bounded by the data (SDV's) intends.
 type numeric struct {
 	mu, sigma, lo, hi float64
 	plo, phi          float64 // Φ at the standardised bounds
-	levels            bool    // round to a level index
-	constant          bool
 }
 
-func fitNumeric(x []float64, lo, hi float64, levels bool) *numeric {
+func fitLevels(x []float64) *numeric {
 	dmin, dmax := floats(x)
-	if levels {
-		lo, hi = dmin-0.5, dmax+0.5
-	}
-	if math.IsNaN(lo) || lo > dmin {
-		lo = dmin
-	}
-	if math.IsNaN(hi) || hi < dmax {
-		hi = dmax
-	}
-	m := &numeric{lo: lo, hi: hi, levels: levels}
-	if dmin == dmax && !levels {
-		m.constant, m.mu = true, dmin
-		return m
-	}
+	lo, hi := dmin-0.5, dmax+0.5
+	m := &numeric{lo: lo, hi: hi}
 	mean, std := stat.MeanStdDev(x, nil)
 	if std == 0 || math.IsNaN(std) {
 		std = (hi - lo) / 4
@@ -287,25 +314,15 @@ func floats(x []float64) (min, max float64) {
 func clampU(u float64) float64 { return math.Min(math.Max(u, eps), 1-eps) }
 
 func (m *numeric) toNormal(x float64) float64 {
-	if m.constant {
-		return 0
-	}
 	u := (distuv.UnitNormal.CDF((x-m.mu)/m.sigma) - m.plo) / (m.phi - m.plo)
 	return distuv.UnitNormal.Quantile(clampU(u))
 }
 
 func (m *numeric) fromNormal(z float64) float64 {
-	if m.constant {
-		return m.mu
-	}
 	u := distuv.UnitNormal.CDF(z)
 	x := m.mu + m.sigma*distuv.UnitNormal.Quantile(clampU(m.plo+u*(m.phi-m.plo)))
-	x = math.Min(math.Max(x, m.lo), m.hi)
-	if m.levels {
-		x = math.Round(x)
-		x = math.Min(math.Max(x, math.Ceil(m.lo)), math.Floor(m.hi))
-	}
-	return x
+	x = math.Round(math.Min(math.Max(x, m.lo), m.hi))
+	return math.Min(math.Max(x, math.Ceil(m.lo)), math.Floor(m.hi))
 }
 
 // categorical gives each observed level an interval of (0,1) as wide as its
@@ -381,6 +398,9 @@ func (c *Copula) Condition(t Task, seed uint64) (*Sampler, error) {
 		v, ok := t[f.Name]
 		if !ok {
 			return nil, fmt.Errorf("condition copula: the task has no value for %s", f.Name)
+		}
+		if v < f.Min || v > f.Max {
+			return nil, fmt.Errorf("condition copula: task %s=%g is outside the space's range [%g, %g]", f.Name, v, f.Min, f.Max)
 		}
 		obs[i], vals[i] = i, c.marginals[i].toNormal(v)
 	}

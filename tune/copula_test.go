@@ -3,6 +3,7 @@ package tune
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -204,5 +205,33 @@ func TestFitKeepsTheBestOfEachTaskNotOfAll(t *testing.T) {
 	top := bestPerTask(s, obs, 0.1, false)
 	if len(top) != 2 || top[0].Config[0] != 1003 || top[1].Config[0] != 1006 {
 		t.Fatalf("kept %+v, want x=3 of task 1 and x=6 of task 2", top)
+	}
+}
+
+// An extrapolated task continues the line the source tasks' scores lie on;
+// the chapter's GC (SDV's truncated Gaussian bounded by the data) gives
+// every task at or beyond the largest source the same clamped score.
+func TestExtrapolatedTaskScoresContinueTheSourcesLine(t *testing.T) {
+	s, tab := synthetic(t)
+	var obs []Observation
+	for i, n := range []float64{60, 120, 180} {
+		obs = append(obs, tab.Sample(Task{"n": n}, 100, uint64(i))...)
+	}
+	c, err := Fit(s, obs, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := func(n float64) float64 { return c.marginals[0].toNormal(n) }
+	step := z(180) - z(120)
+	for _, tc := range []struct{ n, steps float64 }{{240, 1}, {300, 2}, {90, -1.5}} {
+		if got := (z(tc.n) - z(180)) / step; math.Abs(got-tc.steps) > 1e-9 {
+			t.Errorf("n=%v: %.3f source steps beyond n=180, want %v", tc.n, got, tc.steps)
+		}
+	}
+	if z(240) >= 5 {
+		t.Errorf("n=240 scores %.2f: clamped as if at the end of the world", z(240))
+	}
+	if _, err := c.Condition(Task{"n": 500}, 1); err == nil || !strings.Contains(err.Error(), "outside the space's range [20, 400]") {
+		t.Errorf("a task beyond the space's declared range: %v", err)
 	}
 }

@@ -37,8 +37,9 @@ type Param struct {
 }
 
 // TaskFeature is one feature of the task being tuned (an input scale). Min
-// and Max bound the copula's marginal for it, so a task beyond the sources
-// (extrapolation) still has a finite normal score; NaN where not given.
+// and Max are the range of tasks the space is meant for (a task outside it
+// is an error); NaN where not given. They do not shape the copula: its
+// marginal for a task feature is fitted on the sources alone.
 type TaskFeature struct {
 	Name     string
 	Min, Max float64

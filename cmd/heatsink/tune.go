@@ -51,7 +51,7 @@ run one after another with the same budget and seed. report.md and .json in
 	f.StringVar(&fl.space, "space", "", "tuning space (YAML)")
 	f.StringVar(&fl.workload, "workload", "", "built-in workload whose --set parameters the space names")
 	f.StringVar(&fl.out, "out", "", "directory of this tuning run: one run directory per evaluation, and the report")
-	f.StringArrayVar(&fl.sources, "sources", nil, "directory of earlier tuning runs (repeatable)")
+	f.StringArrayVar(&fl.sources, "sources", nil, "directory of earlier tuning runs, or influx[:BUCKET] for those in the configured InfluxDB (repeatable)")
 	f.StringArrayVar(&fl.tasks, "task", nil, "task feature k=v (repeatable)")
 	f.StringVar(&fl.budget, "budget", "auto", "evaluations per method, or auto: the copula's estimate")
 	f.StringVar(&fl.methods, "method", "gc", "gc, random, tpe, default, or several comma-separated")
@@ -94,7 +94,7 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	sources, err := tune.LoadSources(s, obj.Spec, fl.sources)
+	sources, err := loadTuneSources(cmd.Context(), cfg, s, obj.Spec, fl.sources)
 	if err != nil {
 		return err
 	}
@@ -109,12 +109,17 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	} else if len(args) == 0 {
 		return errors.New("nothing to tune: give --workload NAME or a command after --")
 	}
+	evaluator, closePub, err := publishTune(cmd.Context(), cfg, ev, fl.out)
+	if err != nil {
+		return err
+	}
+	defer closePub()
 	// SIGINT or SIGTERM ends the search; the report of what ran is still written.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := tune.Tune(ctx, tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
 		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources,
-		Evaluator: ev, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
+		Evaluator: evaluator, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\nreport: %s/report.md\n", strings.Join(rep.RunCommand, " "), fl.out)
 	}

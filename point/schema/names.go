@@ -22,6 +22,7 @@ const (
 	CollectorTick   = "collector_tick"
 	CollectorSource = "collector_source"
 	InfluxSink      = "influx_sink"
+	TuneEvaluation  = "tune_evaluation"
 )
 
 // Tag keys.
@@ -49,6 +50,7 @@ const (
 	TagSerial      = "serial"
 	TagSeverity    = "severity"
 	TagSource      = "source"
+	TagSpace       = "space"
 	TagTank        = "tank"
 	TagUUID        = "uuid"
 	TagVendor      = "vendor"
@@ -157,6 +159,7 @@ const (
 	FieldPump2On               = "pump2_on"
 	FieldPump2RPM              = "pump2_rpm"
 	FieldRebuildS              = "rebuild_s"
+	FieldRecord                = "record"
 	FieldRejectedPointsTotal   = "rejected_points_total"
 	FieldRetrainBytesPerS      = "retrain_bytes_per_s"
 	FieldRetrainS              = "retrain_s"
@@ -260,5 +263,8 @@ func table() []Measurement {
 		{Name: InfluxSink,
 			Tags:   nil,
 			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},
+		{Name: TuneEvaluation,
+			Tags:   []string{TagRun, TagSpace},
+			Fields: []string{FieldRecord}},
 	}
 }
