@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/rundir"
+	"github.com/heatsink-hpc/heatsink/slurm/slurmtest"
+	"github.com/heatsink-hpc/heatsink/tune"
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+// tuneSpace is a small space for a shell command whose score is a*b+n.
+const tuneSpace = `name: score
+task:
+  - {name: n, min: 1, max: 100}
+params:
+  - {name: a, type: int, min: 1, max: 5, default: 3}
+  - {name: b, type: ordinal, values: [1, 2, 4, 8], default: 4}
+`
+
+// scoreCommand prints the score and takes long enough (0.4 s an iteration)
+// for evaluations on different nodes to be seen overlapping.
+var scoreCommand = []string{"sh", "-c", `echo "score: $(( {a} * {b} + {n} ))"; sleep 0.4`}
+
+// TestTuneOnSlurm runs heatsink tune --launcher slurm --parallel 3 against
+// a real three-node cluster (three slurmd on this host), each node reading
+// its own fixture machine at its own temperature: every evaluation must run
+// as a step of the tuning job on one node, be judged by that node's
+// sensors (its first evaluation records the node's baseline, the later ones
+// wait for it), be recorded with the node, and reach the tuner's report.
+func TestTuneOnSlurm(t *testing.T) {
+	bin := heatsinkBinary(t)
+	dir, err := os.MkdirTemp("", "heatsink-tune-slurm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	cluster := slurmtest.Start(t, slurmtest.Options{Nodes: 3})
+	tempC := map[string]float64{}
+	for i, name := range cluster.Nodes {
+		machine := filepath.Join(dir, "machine-"+name)
+		if out, err := exec.Command("cp", "-a", "../../sensors/testdata/intel-node", machine).CombinedOutput(); err != nil {
+			t.Fatalf("copy fixture: %v %s", err, out)
+		}
+		tempC[name] = float64(50 + 15*i) // above the fixture's other sensors (nvme, up to 42 °C)
+		(&fleetNode{sys: filepath.Join(machine, "sys")}).setCPU(t, int(tempC[name]*1000))
+		os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(fmt.Sprintf("host: %s\ninterval: 200ms\nsysfs_root: %s\nprocfs_root: %s\nsources: {nvml: {disabled: true}}\n",
+			name, filepath.Join(machine, "sys"), filepath.Join(machine, "proc"))), 0o644)
+	}
+	space := filepath.Join(dir, "space.yaml")
+	os.WriteFile(space, []byte(tuneSpace), 0o644)
+	out := filepath.Join(dir, "tuning")
+	const budget = 7
+	cmd := exec.Command(bin, append([]string{"tune", "--space", space, "--task", "n=10", "--out", out, "--method", "random",
+		"--budget", strconv.Itoa(budget), "--objective", "min:re:score: ([0-9]+)", "--baseline", "1s",
+		"--launcher", "slurm", "--parallel", "3", "--node-config", filepath.Join(dir, "{node}.yaml"), "--"}, scoreCommand...)...)
+	cmd.Env = append(os.Environ(), cluster.Client.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("heatsink tune: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "recommended: heatsink run") || !strings.Contains(stderr.String(), fmt.Sprintf("random   %d/%d", budget, budget)) {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+
+	var rep tune.Report
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Curves) != 1 {
+		t.Fatalf("report.json: %v %s", err, b)
+	}
+	seen := map[string]bool{}
+	for _, ev := range rep.Curves[0].Evaluations {
+		seen[filepath.Base(ev.Run)] = true
+	}
+	jobs := map[string]bool{}
+	perNode := map[string][]string{}
+	var loads [][2]time.Time
+	for n := 1; n <= budget; n++ {
+		name := fmt.Sprintf("eval-%03d", n)
+		if !seen[name] {
+			t.Errorf("the tuner's report has no %s (it has %v)", name, seen)
+		}
+		var rec tune.Record
+		b, err := os.ReadFile(filepath.Join(out, name, tune.RecordFile))
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			t.Fatalf("%s: %v %s", name, err, b)
+		}
+		job, step, _ := strings.Cut(rec.Job, ".")
+		jobs[job] = true
+		if step == "" || jobs[rec.Job] {
+			t.Errorf("%s: slurm job %q, want a step of its own", name, rec.Job)
+		}
+		jobs[rec.Job] = true
+		want, _ := strconv.Atoi(rec.Values["a"])
+		bv, _ := strconv.Atoi(rec.Values["b"])
+		want = want*bv + 10
+		if rec.Objective == nil || *rec.Objective != float64(want) || rec.Violation != "" {
+			t.Errorf("%s: objective %v (%s) for %v, want %d", name, rec.Objective, rec.Violation, rec.Values, want)
+		}
+		// The node's own sensors judged it: its fixture's temperature.
+		if got, ok := tempC[rec.Node]; !ok || rec.Metrics["peak_temp_c"] != got {
+			t.Errorf("%s: node %q, peak %v °C; want one of %v at its own temperature", name, rec.Node, rec.Metrics["peak_temp_c"], tempC)
+		}
+		meta, err := rundir.ReadMeta(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Host != rec.Node {
+			t.Errorf("%s: run.json host %q, tune.json node %q", name, meta.Host, rec.Node)
+		}
+		_, baselined := meta.PhaseNamed(workloads.PhaseBaseline)
+		_, waited := meta.PhaseNamed(workloads.PhaseWaitNominal)
+		if first := len(perNode[rec.Node]) == 0; baselined != first || waited == first {
+			t.Errorf("%s on %s (earlier there: %v): baseline phase %v, wait phase %v; a node's first evaluation measures its baseline, later ones wait for it",
+				name, rec.Node, perNode[rec.Node], baselined, waited)
+		}
+		perNode[rec.Node] = append(perNode[rec.Node], name)
+		if load, ok := meta.PhaseNamed(workloads.PhaseLoad); ok && load.End != nil && n <= 3 {
+			loads = append(loads, [2]time.Time{load.Start, *load.End})
+		}
+	}
+	if len(jobs) != budget+1 {
+		t.Errorf("slurm jobs and steps %v: want %d steps of one job", jobs, budget)
+	}
+	if len(perNode) != 3 {
+		t.Errorf("evaluations per node %v: want all 3 nodes used", perNode)
+	}
+	// The first three ran at once, one on each node.
+	if len(loads) != 3 {
+		t.Fatalf("load phases of the first 3 evaluations: %v", loads)
+	}
+	latestStart, earliestEnd := loads[0][0], loads[0][1]
+	for _, l := range loads[1:] {
+		if l[0].After(latestStart) {
+			latestStart = l[0]
+		}
+		if l[1].Before(earliestEnd) {
+			earliestEnd = l[1]
+		}
+	}
+	if !latestStart.Before(earliestEnd) {
+		t.Errorf("the first 3 evaluations' loads %v never overlapped: they did not run at once", loads)
+	}
+}
