@@ -90,6 +90,15 @@ func (r *Report) finish(o Options) error {
 	if err := writeJSON(filepath.Join(o.Out, "report.json"), r); err != nil {
 		return err
 	}
+	if r.Best != nil && len(r.RunCommand) > 0 {
+		b, err := bestOf(r, r.RunCommand)
+		if err != nil {
+			return err
+		}
+		if err := b.write(filepath.Join(o.Out, TunedFile)); err != nil {
+			return err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
 	}

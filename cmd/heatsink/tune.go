@@ -123,7 +123,8 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources, Parallel: fl.parallel,
 		Evaluator: evaluator, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
-		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\nreport: %s/report.md\n", strings.Join(rep.RunCommand, " "), fl.out)
+		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\n  the same: heatsink run --tuned %s\nreport: %s/report.md\n",
+			strings.Join(rep.RunCommand, " "), fl.out, fl.out)
 	}
 	return err
 }
