@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/slurm"
@@ -77,6 +76,7 @@ type SlurmEvaluator struct {
 	log      io.Writer
 
 	free  chan string
+	stop  sync.Once
 	mu    sync.Mutex
 	n     int
 	nodes map[string]NodeState
@@ -157,9 +157,20 @@ func (e *SlurmEvaluator) srun(ctx context.Context, node, dir string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), e.alloc.Client.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// srun forwards SIGTERM to the step, whose heatsink stops the job and
-	// finishes its records; a SIGKILL would orphan them.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// A signal to srun aborts the step (SIGKILL after the step's KillWait),
+	// and the node's heatsink would leave its records open; scancel
+	// --signal=TERM reaches the heatsinks of every step of the job as a
+	// signal of their own, once, and each srun ends with its step.
+	cmd.Cancel = func() error {
+		e.stop.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := e.alloc.Client.Run(ctx, "scancel", "--signal=TERM", e.alloc.Job.ID); err != nil {
+				fmt.Fprintf(e.log, "heatsink tune: stop the evaluations: %v\n", err)
+			}
+		})
+		return nil
+	}
 	cmd.WaitDelay = time.Minute
 	if err := cmd.Run(); err != nil && ctx.Err() == nil {
 		b, _ := os.ReadFile(filepath.Join(dir, SrunLogFile))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -156,4 +157,59 @@ func TestTuneOnSlurm(t *testing.T) {
 	if !latestStart.Before(earliestEnd) {
 		t.Errorf("the first 3 evaluations' loads %v never overlapped: they did not run at once", loads)
 	}
+	t.Run("interrupted", func(t *testing.T) { tuneInterrupted(t, bin, cluster, dir, space) })
+}
+
+// tuneInterrupted stops a tuning run on Slurm with SIGINT while its
+// evaluations run: the steps' heatsinks stop their jobs and record them,
+// the report is written, and the allocation is given back.
+func tuneInterrupted(t *testing.T, bin string, cluster *slurmtest.Cluster, dir, space string) {
+	out := filepath.Join(dir, "interrupted")
+	cmd := exec.Command(bin, "tune", "--space", space, "--task", "n=10", "--out", out, "--method", "random", "--budget", "6",
+		"--objective", "min:re:score: ([0-9]+)", "--baseline", "0", "--launcher", "slurm", "--parallel", "2",
+		"--node-config", filepath.Join(dir, "{node}.yaml"), "--", "sh", "-c", "sleep 60; echo score: 1")
+	cmd.Env = append(os.Environ(), cluster.Client.Env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	running := func(n int) bool {
+		b, _ := os.ReadFile(filepath.Join(out, fmt.Sprintf("eval-%03d", n), tune.SrunLogFile))
+		return strings.Contains(string(b), "phase=load")
+	}
+	eventually(t, time.Minute, "both evaluations' loads to start", func() bool { return running(1) && running(2) })
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted tuning run exited 0:\n%s", stderr.String())
+		}
+	case <-time.After(45 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("heatsink tune still running 45 s after SIGINT:\n%s", stderr.String())
+	}
+	stopped := time.Since(start)
+	for n := 1; n <= 2; n++ {
+		meta, err := rundir.ReadMeta(filepath.Join(out, fmt.Sprintf("eval-%03d", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Status != string(workloads.StatusInterrupted) {
+			t.Errorf("eval-%03d: status %q, want %s (stopped %v after SIGINT)", n, meta.Status, workloads.StatusInterrupted, stopped)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "eval-003")); err == nil {
+		t.Error("an evaluation started after the interrupt")
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
+		t.Errorf("no report of the interrupted run: %v", err)
+	}
+	eventually(t, 30*time.Second, "the allocation to be released", func() bool {
+		b, err := cluster.Client.Run(context.Background(), "squeue", "--noheader")
+		return err == nil && len(bytes.TrimSpace(b)) == 0
+	})
 }
