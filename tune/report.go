@@ -90,19 +90,20 @@ func (r *Report) finish(o Options) error {
 	if err := writeJSON(filepath.Join(o.Out, "report.json"), r); err != nil {
 		return err
 	}
-	if r.Best != nil && len(r.RunCommand) > 0 {
-		b, err := bestOf(r, r.RunCommand)
-		if err != nil {
-			return err
-		}
-		if err := b.write(filepath.Join(o.Out, TunedFile)); err != nil {
-			return err
-		}
-	}
 	if err := os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(o.Out, "report.html"), []byte(r.HTML()), 0o644)
+	if err := os.WriteFile(filepath.Join(o.Out, "report.html"), []byte(r.HTML()), 0o644); err != nil {
+		return err
+	}
+	if r.Best == nil || len(r.RunCommand) == 0 {
+		return nil
+	}
+	b, err := bestOf(r, r.RunCommand)
+	if err != nil {
+		return err
+	}
+	return b.write(filepath.Join(o.Out, TunedFile))
 }
 
 func finite(m map[string]float64) map[string]float64 {
@@ -165,7 +166,7 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n")
 	if len(r.RunCommand) > 0 {
-		fmt.Fprintf(&b, "\n    heatsink run %s\n", strings.Join(quoteAll(r.RunCommand), " "))
+		fmt.Fprintf(&b, "\n    heatsink run %s\n\nor, from %s in this directory: `heatsink run --tuned DIR`\n", strings.Join(quoteAll(r.RunCommand), " "), TunedFile)
 	}
 	return b.String()
 }
