@@ -84,22 +84,29 @@ func TestTuneOnSlurm(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Curves) != 1 {
 		t.Fatalf("report.json: %v %s", err, b)
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // evaluation -> the node the report says
 	for _, ev := range rep.Curves[0].Evaluations {
-		seen[filepath.Base(ev.Run)] = true
+		seen[filepath.Base(ev.Run)] = ev.Node
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(md), "| violation | node |") {
+		t.Errorf("report.md has no node column:\n%s", md)
 	}
 	jobs := map[string]bool{}
 	perNode := map[string][]string{}
 	var loads [][2]time.Time
 	for n := 1; n <= budget; n++ {
 		name := fmt.Sprintf("eval-%03d", n)
-		if !seen[name] {
+		reported, ok := seen[name]
+		if !ok {
 			t.Errorf("the tuner's report has no %s (it has %v)", name, seen)
 		}
 		var rec tune.Record
 		b, err := os.ReadFile(filepath.Join(out, name, tune.RecordFile))
 		if err != nil || json.Unmarshal(b, &rec) != nil {
 			t.Fatalf("%s: %v %s", name, err, b)
+		}
+		if reported != rec.Node {
+			t.Errorf("%s: the report says node %q, tune.json %q", name, reported, rec.Node)
 		}
 		job, step, _ := strings.Cut(rec.Job, ".")
 		jobs[job] = true
