@@ -97,3 +97,11 @@ func (a *Allocation) Release(ctx context.Context) error {
 	_, err := a.Client.Run(ctx, "scancel", a.Job.ID)
 	return err
 }
+
+// SrunOn returns the command line that runs argv once on one node of the
+// allocation, as a step of its own: steps on different nodes run at once,
+// which is how `heatsink tune --parallel` spreads its evaluations.
+func (a *Allocation) SrunOn(node string, argv []string) []string {
+	out := []string{a.Client.path("srun"), "--jobid=" + a.Job.ID, "--nodelist=" + node, "--nodes=1", "--ntasks=1", "--kill-on-bad-exit=1", "--"}
+	return append(out, argv...)
+}

@@ -40,6 +40,8 @@ type RunEvaluator struct {
 	// for. 0 measures none (and waits only for runner.nominal's limits).
 	Baseline time.Duration
 	Repeat   int // 3 by default
+	// Node and Job are recorded in tune.json (see Record).
+	Node, Job string
 
 	n         int
 	baselined bool
@@ -58,6 +60,10 @@ type Record struct {
 	Violation string             `json:"violation,omitempty"`
 	Thermal   Thermal            `json:"thermal"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	// Node and Job say where a --launcher slurm evaluation ran: the node
+	// whose sensors judged it, and its Slurm job step (JOB.STEP).
+	Node string `json:"node,omitempty"`
+	Job  string `json:"slurm_job,omitempty"`
 }
 
 // RecordFile is the file beside run.json that makes a run an evaluation.
@@ -84,7 +90,8 @@ func (e *RunEvaluator) Evaluate(ctx context.Context, t Task, c Config) (Result, 
 		// to wait for, and later evaluations do not measure it again.
 		e.baselined, e.reference = true, out.Baseline
 	}
-	rec := Record{Space: e.Space.Name, Task: t, Values: e.Space.Values(c), Spec: e.Objective.Spec, Maximize: e.Objective.Maximize}
+	rec := Record{Space: e.Space.Name, Task: t, Values: e.Space.Values(c), Spec: e.Objective.Spec, Maximize: e.Objective.Maximize,
+		Node: e.Node, Job: e.Job}
 	res, err := e.measure(dir, out, &rec)
 	if err != nil {
 		// The job ran but its result is unusable (it failed, printed no

@@ -41,6 +41,7 @@ type Evaluated struct {
 	Violation string             `json:"violation,omitempty"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
 	Run       string             `json:"run,omitempty"`
+	Node      string             `json:"node,omitempty"` // where a --launcher slurm evaluation ran
 }
 
 // Pick is the recommended configuration.
@@ -64,7 +65,8 @@ func (r *Report) finish(o Options) error {
 		c := Curve{Method: tr.Method}
 		for _, it := range tr.Iterations {
 			c.Evaluations = append(c.Evaluations, Evaluated{N: it.N, Values: it.Values, Objective: ptr(it.Result.Objective),
-				BestSoFar: ptr(it.Best), Violation: it.Result.Violation, Metrics: finite(it.Result.Metrics), Run: it.Result.Run})
+				BestSoFar: ptr(it.Best), Violation: it.Result.Violation, Metrics: finite(it.Result.Metrics), Run: it.Result.Run,
+				Node: nodeOf(it.Result.Run)})
 			res := it.Result
 			if res.Violation == "" && !math.IsNaN(res.Objective) && (r.Best == nil || better(res.Objective, r.Best.Objective, r.Maximize)) {
 				r.Best = &Pick{Method: tr.Method, Values: it.Values, Objective: res.Objective, Run: res.Run}
@@ -93,7 +95,30 @@ func (r *Report) finish(o Options) error {
 	if err := os.WriteFile(filepath.Join(o.Out, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(o.Out, "report.html"), []byte(r.HTML()), 0o644)
+	if err := os.WriteFile(filepath.Join(o.Out, "report.html"), []byte(r.HTML()), 0o644); err != nil {
+		return err
+	}
+	if r.Best == nil || len(r.RunCommand) == 0 {
+		return nil
+	}
+	b, err := bestOf(r, r.RunCommand)
+	if err != nil {
+		return err
+	}
+	return b.write(filepath.Join(o.Out, TunedFile))
+}
+
+// nodeOf is the node an evaluation's tune.json names, "" if none: the
+// report shows where each evaluation of a --launcher slurm run ran.
+func nodeOf(run string) string {
+	if run == "" {
+		return ""
+	}
+	var rec Record
+	if readJSON(filepath.Join(run, RecordFile), &rec) != nil {
+		return ""
+	}
+	return rec.Node
 }
 
 func finite(m map[string]float64) map[string]float64 {
@@ -136,13 +161,25 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n")
 	}
 	for _, c := range r.Curves {
-		fmt.Fprintf(&b, "\n## %s evaluations\n\n| n | configuration | objective | peak °C | energy J | violation |\n|---|---|---|---|---|---|\n", c.Method)
+		nodes := false
+		for _, e := range c.Evaluations {
+			nodes = nodes || e.Node != ""
+		}
+		head, rule := "| n | configuration | objective | peak °C | energy J | violation |", "|---|---|---|---|---|---|"
+		if nodes {
+			head, rule = head+" node |", rule+"---|"
+		}
+		fmt.Fprintf(&b, "\n## %s evaluations\n\n%s\n%s\n", c.Method, head, rule)
 		for _, e := range c.Evaluations {
 			obj := "-"
 			if e.Objective != nil {
 				obj = fmt.Sprintf("%.6g", *e.Objective)
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", e.N, format(e.Values), obj, metric(e.Metrics, "peak_temp_c"), metric(e.Metrics, "energy_j"), e.Violation)
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |", e.N, format(e.Values), obj, metric(e.Metrics, "peak_temp_c"), metric(e.Metrics, "energy_j"), e.Violation)
+			if nodes {
+				b.WriteString(" " + e.Node + " |")
+			}
+			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\n## Recommended\n\n")
@@ -156,7 +193,7 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n")
 	if len(r.RunCommand) > 0 {
-		fmt.Fprintf(&b, "\n    heatsink run %s\n", strings.Join(quoteAll(r.RunCommand), " "))
+		fmt.Fprintf(&b, "\n    heatsink run %s\n\nor, from %s in this directory: `heatsink run --tuned DIR`\n", strings.Join(quoteAll(r.RunCommand), " "), TunedFile)
 	}
 	return b.String()
 }

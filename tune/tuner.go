@@ -30,6 +30,9 @@ type Options struct {
 	// back (its --workload or command, with {name} placeholders); Values of
 	// the recommendation are filled in.
 	RunArgs []string
+	// Parallel is how many evaluations run at once (SearchParallel); 0 or
+	// 1 is one at a time. The Evaluator must then be safe for concurrent use.
+	Parallel int
 }
 
 // Tune estimates the budget, runs every method, and writes the report.
@@ -75,9 +78,15 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		tr, err := Search(ctx, o.Space, o.Task, m, o.Evaluator, budget, o.Maximize, func(it Iteration) {
+		progress := func(it Iteration) {
 			fmt.Fprintf(o.Log, "%s %3d/%d  %s  -> %s  best %s\n", name, it.N, budget, format(it.Values), result(it.Result), num(it.Best))
-		})
+		}
+		var tr Trace
+		if o.Parallel > 1 {
+			tr, err = SearchParallel(ctx, o.Space, o.Task, m, o.Evaluator, budget, o.Parallel, o.Maximize, progress)
+		} else {
+			tr, err = Search(ctx, o.Space, o.Task, m, o.Evaluator, budget, o.Maximize, progress)
+		}
 		rep.Traces = append(rep.Traces, tr)
 		if errors.Is(err, ErrExhausted) {
 			fmt.Fprintf(o.Log, "heatsink tune: %s stopped after %d evaluations: %v\n", name, len(tr.Iterations), err)

@@ -41,6 +41,7 @@ takes to return to idle, and what cooling cost.
 		newExportCmd(),
 		newRunCmd(),
 		newTuneCmd(),
+		newTuneEvalCmd(),
 		newWorkloadsCmd(),
 		newAlertsCmd(),
 		newGPUsCmd(),

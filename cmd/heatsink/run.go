@@ -16,6 +16,7 @@ import (
 // runFlags are heatsink run's flags.
 type runFlags struct {
 	configPath, out, stdout, workload, cooldown string
+	tuned                                       string
 	sets                                        []string
 	baseline, load, grace                       time.Duration
 	waitNominal, withReport                     bool
@@ -39,6 +40,7 @@ func newRunCmd() *cobra.Command {
 	f.Lookup("stdout").NoOptDefVal = "lp"
 	f.StringVar(&rf.workload, "workload", "", "built-in workload to run (see heatsink workloads)")
 	f.StringArrayVar(&rf.sets, "set", nil, "workload parameter key=value (repeatable)")
+	f.StringVar(&rf.tuned, "tuned", "", "run heatsink tune's recommendation: a tuning directory or its best.yaml (the workload and --set, or the command)")
 	f.DurationVar(&rf.baseline, "baseline", 0, "idle baseline before the load (the reference study used 30m)")
 	f.DurationVar(&rf.load, "load", 0, "repeat the job until this much time has passed (default: run it once)")
 	f.StringVar(&rf.cooldown, "cooldown", "", "record this long after the load, or auto: until temperatures are back to baseline (default: no cooldown)")
@@ -71,7 +73,8 @@ run.json):
              runner.cooldown_max (default 1h)
 
 The job is a built-in workload (see heatsink workloads) or any command given
-after --. A command runs in its own process group with HEATSINK_RUN_ID,
+after --, or with --tuned DIR the configuration heatsink tune recommended
+(DIR/best.yaml; a --set given too overrides one of its parameters). A command runs in its own process group with HEATSINK_RUN_ID,
 HEATSINK_RUN_DIR and HEATSINK_ITERATION in its environment; its output is shown
 and saved as job.stdout and job.stderr in the run directory. SIGINT or SIGTERM
 stops the job (SIGTERM to its group, SIGKILL after runner.grace, default 10s;

@@ -10,6 +10,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/node"
+	"github.com/heatsink-hpc/heatsink/tune"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
@@ -93,7 +94,11 @@ func runConfig(cmd *cobra.Command, rf *runFlags, args []string) (*configs.Config
 // found now, before the run directory exists and before the baseline.
 func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []string) (node.RunOptions, error) {
 	ro := node.RunOptions{Options: node.Options{OutDir: rf.out, Stdout: rf.stdout, Command: os.Args, Versions: versions()}}
-	opts, err := jobOptions(rf.workload, rf.sets, args)
+	workload, sets, args, err := tune.TunedJob(rf.tuned, rf.workload, rf.sets, args)
+	if err != nil {
+		return ro, err
+	}
+	opts, err := jobOptions(workload, sets, args)
 	if err != nil {
 		return ro, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,9 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/tune"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
@@ -20,6 +16,8 @@ import (
 
 type tuneFlags struct {
 	config, space, workload, out, objective, budget, methods string
+	launcher, partition, nodeConfig                          string
+	parallel                                                 int
 	sources, tasks, constraints                              []string
 	seed                                                     uint64
 	quantile                                                 float64
@@ -60,6 +58,10 @@ run one after another with the same budget and seed. report.md and .json in
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the methods")
 	f.Float64Var(&fl.quantile, "quantile", 0.3, "best share of the source evaluations the copula is fitted on")
 	f.DurationVar(&fl.baseline, "baseline", 30*time.Second, "idle baseline the first evaluation records; later ones wait to be back to it")
+	f.StringVar(&fl.launcher, "launcher", "local", "local, or slurm: each evaluation a job step on a node of an allocation of --parallel nodes, judged by that node's sensors")
+	f.IntVar(&fl.parallel, "parallel", 1, "with --launcher slurm, evaluations at once, one per node")
+	f.StringVar(&fl.partition, "partition", "", "with --launcher slurm, the partition")
+	f.StringVar(&fl.nodeConfig, "node-config", "", "with --launcher slurm, the configuration the nodes load, {node} their name (default --config)")
 	f.Duration("interval", time.Second, "sampling interval")
 	f.Duration("deadline", 0, "per-source deadline")
 	addRootFlags(cmd)
@@ -109,38 +111,26 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	} else if len(args) == 0 {
 		return errors.New("nothing to tune: give --workload NAME or a command after --")
 	}
-	evaluator, closePub, err := publishTune(cmd.Context(), cfg, ev, fl.out)
+	// SIGINT or SIGTERM ends the search; the report of what ran is still written.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	launched, release, err := tuneLauncher(ctx, cmd, fl, s, ev)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Published from here, whichever node evaluated: the record is in the shared tuning directory.
+	evaluator, closePub, err := publishTune(cmd.Context(), cfg, launched, fl.out)
 	if err != nil {
 		return err
 	}
 	defer closePub()
-	// SIGINT or SIGTERM ends the search; the report of what ran is still written.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	rep, err := tune.Tune(ctx, tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
-		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources,
+		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources, Parallel: fl.parallel,
 		Evaluator: evaluator, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
-		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\nreport: %s/report.md\n", strings.Join(rep.RunCommand, " "), fl.out)
+		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\n  the same: heatsink run --tuned %s\nreport: %s/report.md\n",
+			strings.Join(rep.RunCommand, " "), fl.out, fl.out)
 	}
 	return err
-}
-
-// tuneRunJob records one evaluation as heatsink run records a run.
-func tuneRunJob(cfg *configs.Config) tune.RunJob {
-	return func(ctx context.Context, o workloads.Options, dir string) (workloads.Outcome, error) {
-		o.Stderr = os.Stderr
-		r, err := workloads.NewRunner(ctx, o)
-		if err != nil {
-			return workloads.Outcome{}, err
-		}
-		defer r.Close()
-		c, err := node.Start(cfg, node.Options{OutDir: dir, Sinks: []collectors.Sink{r.Latest()}, Job: r, OnEvent: r.Event,
-			Command: os.Args, Versions: versions()})
-		if err != nil {
-			return workloads.Outcome{}, err
-		}
-		out := r.Run(ctx, workloads.Recording{Collector: c.Collector(), RunID: c.RunID(), Dir: c.Dir(), Meta: c.Meta()})
-		return out, errors.Join(out.Err, c.Finish(out.Status))
-	}
 }
