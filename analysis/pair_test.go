@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,57 +82,210 @@ func importSMI(t *testing.T, csv string, of *rundir.Meta, dir string) {
 	}
 }
 
-// The H100 runs of testdata/h100-pair, each recorded by heatsink and by
-// nvidia-smi at once: the fitted plateau rise agrees within 3 %, and the
-// two τ differ by less than their difference's interval (within the noise).
-func TestRealH100PairAgreesOnTheFits(t *testing.T) {
+// pairReports unpacks a testdata pair (run-W and smi-W.csv for each
+// workload W) and analyses each run as recorded by heatsink and as
+// recorded by nvidia-smi, imported with the run's phases.
+func pairReports(t *testing.T, tarball string, workloads []string) map[string][2]*Report {
+	t.Helper()
 	dir := t.TempDir()
-	untar(t, "testdata/h100-pair/recordings.tar.gz", dir)
-	for _, w := range []string{"dgemm", "stream"} {
-		t.Run(w, func(t *testing.T) {
-			hsDir := filepath.Join(dir, "run-"+w)
-			meta, err := rundir.ReadMeta(hsDir)
+	untar(t, tarball, dir)
+	out := map[string][2]*Report{}
+	for _, w := range workloads {
+		hsDir := filepath.Join(dir, "run-"+w)
+		meta, err := rundir.ReadMeta(hsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smiDir := filepath.Join(dir, "smi-"+w)
+		importSMI(t, filepath.Join(dir, "smi-"+w+".csv"), meta, smiDir)
+		var reps [2]*Report
+		for k, d := range []string{hsDir, smiDir} {
+			run, err := Load(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			smiDir := filepath.Join(dir, "smi-"+w)
-			importSMI(t, filepath.Join(dir, "smi-"+w+".csv"), meta, smiDir)
-			var reps [2]*Report
-			for k, d := range []string{hsDir, smiDir} {
-				run, err := Load(d)
-				if err != nil {
-					t.Fatal(err)
-				}
-				reps[k] = Analyze(run, DefaultOptions())
-			}
-			for _, a := range reps[0].Components {
-				var b *ComponentResult
-				for i := range reps[1].Components {
-					if reps[1].Components[i].ID == a.ID {
-						b = &reps[1].Components[i]
-					}
-				}
-				if b == nil {
-					t.Fatalf("%s: not in the nvidia-smi recording", a.ID)
-				}
-				if (a.LoadFit == nil) != (b.LoadFit == nil) {
-					t.Errorf("%s: load fit in one recording only: %q / %q", a.ID, a.NotComputed["load_fit"], b.NotComputed["load_fit"])
-					continue
-				}
-				if a.LoadFit == nil {
-					t.Logf("%s: no load fit in either recording: %s", a.ID, a.NotComputed["load_fit"])
-					continue
-				}
-				fa, fb := a.LoadFit, b.LoadFit
-				t.Logf("%s: τ %.2f [%.2f, %.2f] / %.2f [%.2f, %.2f] s, rise %.2f / %.2f °C, heat interval %.2f / %.2f s/°C",
-					a.ID, fa.TauS, fa.TauLoS, fa.TauHiS, fb.TauS, fb.TauLoS, fb.TauHiS, fa.RiseC, fb.RiseC, *a.HeatIntervalSPerC, *b.HeatIntervalSPerC)
-				if d := math.Abs(fa.RiseC/fb.RiseC - 1); d > 0.03 {
-					t.Errorf("%s: rise %.2f vs %.2f °C, %.1f %% apart", a.ID, fa.RiseC, fb.RiseC, 100*d)
-				}
-				if d := Differ(Estimate{fa.TauS, fa.TauLoS, fa.TauHiS}, Estimate{fb.TauS, fb.TauLoS, fb.TauHiS}); !d.WithinNoise {
-					t.Errorf("%s: τ %.2f and %.2f s differ by %+.2f ± %.2f s: beyond the noise", a.ID, fa.TauS, fb.TauS, d.Value, d.HalfWidth)
-				}
-			}
-		})
+			reps[k] = Analyze(run, DefaultOptions())
+		}
+		out[w] = reps
 	}
+	return out
+}
+
+// relDiff is |a/b − 1|.
+func relDiff(a, b float64) float64 { return math.Abs(a/b - 1) }
+
+// The H100 runs of testdata/h100-pair (90 s loads) and h100-pair-long
+// (120 s DGEMM, 200 s STREAM), each recorded by heatsink and by nvidia-smi
+// at once: the fitted plateau rise agrees within 1 %, the two τ (load and
+// cooldown, where both recordings chose the same cooldown model) differ by
+// less than their difference's interval (within the noise), and, on the
+// long pair, whose loads all last over 5τ, τ is closer between the two
+// recordings than the study's interval for every component.
+//
+// Within 3 % is not asserted: on the long pair STREAM's τ agree to 0.3 %,
+// DGEMM's differ by 5-7 %. A DGEMM rise is a sub-second jump of ~15 °C, a
+// ~3 s part and only ~10 °C with τ ≈ 20 s; with readings a second apart,
+// rounded to whole degrees with ±0.3 °C of independent noise each (the
+// 10 Hz recording shows it), two recordings of such a rise differ by a
+// median 5 % (TestH100LikeRiseRecordingsAgreeWithinTheirIntervals), and
+// ten 1 Hz decimations of the 10 Hz recording scatter by 13 % rms.
+func TestRealH100PairAgreesOnTheFits(t *testing.T) {
+	for _, pair := range []string{"h100-pair", "h100-pair-long"} {
+		reps := pairReports(t, "testdata/"+pair+"/recordings.tar.gz", []string{"dgemm", "stream"})
+		for _, w := range []string{"dgemm", "stream"} {
+			t.Run(pair+"/"+w, func(t *testing.T) {
+				comparePair(t, reps[w][0], reps[w][1], pair == "h100-pair-long")
+			})
+		}
+	}
+}
+
+func comparePair(t *testing.T, hs, smi *Report, long bool) {
+	for _, a := range hs.Components {
+		var b *ComponentResult
+		for i := range smi.Components {
+			if smi.Components[i].ID == a.ID {
+				b = &smi.Components[i]
+			}
+		}
+		if b == nil {
+			t.Fatalf("%s: not in the nvidia-smi recording", a.ID)
+		}
+		if ca, cb := a.CooldownFit, b.CooldownFit; ca != nil && cb != nil {
+			d := Differ(Estimate{ca.CoolTauS, ca.CoolTauLoS, ca.CoolTauHiS}, Estimate{cb.CoolTauS, cb.CoolTauLoS, cb.CoolTauHiS})
+			t.Logf("%s: cooldown τ %.2f (%s) / %.2f (%s) s", a.ID, ca.CoolTauS, ca.Model, cb.CoolTauS, cb.Model)
+			if ca.Model == cb.Model && !d.WithinNoise {
+				t.Errorf("%s: cooldown τ %.2f and %.2f s differ by %+.2f ± %.2f s: beyond the noise", a.ID, ca.CoolTauS, cb.CoolTauS, d.Value, d.HalfWidth)
+			}
+		}
+		if (a.LoadFit == nil) != (b.LoadFit == nil) {
+			t.Errorf("%s: load fit in one recording only: %q / %q", a.ID, a.NotComputed["load_fit"], b.NotComputed["load_fit"])
+			continue
+		}
+		if a.LoadFit == nil {
+			t.Logf("%s: no load fit in either recording: %s", a.ID, a.NotComputed["load_fit"])
+			if long {
+				t.Errorf("%s: the long loads should all be fitted", a.ID)
+			}
+			continue
+		}
+		fa, fb := a.LoadFit, b.LoadFit
+		dTau, dHI := relDiff(fa.TauS, fb.TauS), relDiff(*a.HeatIntervalSPerC, *b.HeatIntervalSPerC)
+		t.Logf("%s: τ %.2f [%.2f, %.2f] / %.2f [%.2f, %.2f] s (%.1f %% apart), rise %.2f / %.2f °C, heat interval %.2f / %.2f s/°C (%.1f %% apart)",
+			a.ID, fa.TauS, fa.TauLoS, fa.TauHiS, fb.TauS, fb.TauLoS, fb.TauHiS, 100*dTau, fa.RiseC, fb.RiseC, *a.HeatIntervalSPerC, *b.HeatIntervalSPerC, 100*dHI)
+		if d := relDiff(fa.RiseC, fb.RiseC); d > 0.01 {
+			t.Errorf("%s: rise %.2f vs %.2f °C, %.1f %% apart", a.ID, fa.RiseC, fb.RiseC, 100*d)
+		}
+		if d := Differ(Estimate{fa.TauS, fa.TauLoS, fa.TauHiS}, Estimate{fb.TauS, fb.TauLoS, fb.TauHiS}); !d.WithinNoise {
+			t.Errorf("%s: τ %.2f and %.2f s differ by %+.2f ± %.2f s: beyond the noise", a.ID, fa.TauS, fb.TauS, d.Value, d.HalfWidth)
+		}
+		if long && dTau >= dHI {
+			t.Errorf("%s: τ (%.1f %% apart) is no closer between the recordings than the heat interval (%.1f %%)", a.ID, 100*dTau, 100*dHI)
+		}
+	}
+}
+
+// The 10 Hz nvidia-smi recordings of the long pair, each cut into ten 1 Hz
+// recordings of the same run (every tenth reading, from the first to the
+// tenth): what two 1 Hz recordings of one H100 run can agree on. Every
+// load is fitted in every one; the fitted rise agrees within 1 %, while
+// τ scatters by several per cent (the table is logged), as the sensor's
+// readings scatter independently from one tenth of a second to the next
+// (lag-1 autocorrelation near 0 over DGEMM's last minute, once the slow
+// trend is taken out): the premise of
+// TestH100LikeRiseRecordingsAgreeWithinTheirIntervals. DGEMM's core
+// scatters more (13 % rms) than that synthetic rise predicts: its first
+// second is no exponential (up 12 °C in 0.6 s, down 5 °C as the power
+// reaches the 700 W cap, up again), and the decimations' τ move with the
+// phase of their first readings within it.
+func TestRealH100TenHertzDecimations(t *testing.T) {
+	dir := t.TempDir()
+	untar(t, "testdata/h100-pair-long/recordings.tar.gz", dir)
+	for _, w := range []string{"dgemm", "stream"} {
+		meta, err := rundir.ReadMeta(filepath.Join(dir, "run-"+w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d10 := filepath.Join(dir, "smi10-"+w)
+		importSMI(t, filepath.Join(dir, "smi10-"+w+".csv"), meta, d10)
+		run, err := Load(d10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := Analyze(run, DefaultOptions())
+		load := *rep.Phases.Load
+		for _, c := range rep.Components {
+			if c.Kind != KindGPUCore && c.Kind != KindGPUMem {
+				continue
+			}
+			tt, vv := Finite(c.Series.T, c.Series.V)
+			var taus, rises, his []float64
+			for k := range 10 {
+				var dt, dv []float64
+				for i := k; i < len(tt); i += 10 {
+					dt, dv = append(dt, tt[i]), append(dv, vv[i])
+				}
+				idle, err := Idle(dt, dv, rep.Phases.Baseline.Start, rep.Phases.Baseline.End)
+				if err != nil {
+					t.Fatalf("%s %s, decimation %d: %v", w, c.ID, k, err)
+				}
+				f, err := FitLoad(dt, dv, load, idle.Mean, 1, 5, 0.95)
+				if err != nil {
+					t.Fatalf("%s %s, decimation %d: %v", w, c.ID, k, err)
+				}
+				hi, _, _, err := HeatInterval(dt, dv, load, idle.Mean, 1)
+				if err != nil {
+					t.Fatalf("%s %s, decimation %d: %v", w, c.ID, k, err)
+				}
+				taus, rises, his = append(taus, f.TauS), append(rises, f.RiseC), append(his, hi)
+			}
+			t.Logf("%s %s: τ %.1f–%.1f s (median %.1f, rms %.1f %%); rise %.2f–%.2f °C (rms %.1f %%); heat interval %.2f–%.2f s/°C (rms %.1f %%)",
+				w, c.ID, slices.Min(taus), slices.Max(taus), median(taus), 100*rmsRel(taus), slices.Min(rises), slices.Max(rises),
+				100*rmsRel(rises), slices.Min(his), slices.Max(his), 100*rmsRel(his))
+			if s := rmsRel(rises); s > 0.01 {
+				t.Errorf("%s %s: the rise scatters by %.1f %% rms between decimations", w, c.ID, 100*s)
+			}
+			if w == "dgemm" {
+				if r := detrendedLag1(tt, vv, load.End-60, load.End, 3); math.Abs(r) > 0.2 {
+					t.Errorf("%s %s: detrended readings' lag-1 autocorrelation %.2f: not independent from one reading to the next", w, c.ID, r)
+				} else {
+					t.Logf("%s %s: detrended 10 Hz readings' lag-1 autocorrelation %.2f", w, c.ID, r)
+				}
+			}
+		}
+	}
+}
+
+// rmsRel is the rms deviation of v from its median, over the median.
+func rmsRel(v []float64) float64 {
+	m, ss := median(v), 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss/float64(len(v))) / m
+}
+
+// detrendedLag1 is the lag-1 autocorrelation of the readings in [from, to)
+// less their centred moving mean over ±halfS seconds.
+func detrendedLag1(t, v []float64, from, to, halfS float64) float64 {
+	var r []float64
+	for k := range t {
+		if t[k] < from+halfS || t[k] >= to-halfS {
+			continue
+		}
+		i, j := window(t, t[k]-halfS, t[k]+halfS)
+		s := 0.0
+		for _, x := range v[i:j] {
+			s += x
+		}
+		r = append(r, v[k]-s/float64(j-i))
+	}
+	var c0, c1 float64
+	for k := range r {
+		c0 += r[k] * r[k]
+		if k > 0 {
+			c1 += r[k] * r[k-1]
+		}
+	}
+	return c1 / c0
 }

@@ -36,15 +36,18 @@ rows() { # WORKLOAD RECORDING_NAME REPORT_JSON
 
 {
   printf 'workload\trecording\tcomponent\ttau_s [95%%]\trise_c\tplateau_c\tcool_tau_s [95%%]\tcool model\theat_interval_s_per_c\tband\n'
+  n=0
   while [ $# -gt 0 ]; do
     run=$1 csv=$2
     shift 2
+    n=$((n + 1))
     args=()
     while IFS=$'\t' read -r name start end; do
       args+=(--phase "$name=$start..$end")
     done < <(jq -r '.phases[] | [.name, .start, .end] | @tsv' "$run/run.json")
     host=$(jq -r '.host' "$run/run.json")
-    imp=$work/$(basename "$run")-smi
+    # numbered: two pairs may both name their run directory run-dgemm
+    imp=$work/$n-$(basename "$run")-smi
     "$hs" import "$csv" --out "$imp" --host "$host" --timezone UTC "${args[@]}" >/dev/null 2>"$work/import.log" ||
       { cat "$work/import.log" >&2; exit 1; }
     "$hs" report "$run" --format json >"$work/a.json"
