@@ -135,12 +135,12 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 }
 
 // sharedBytes is a Wombat kernel's dynamic shared memory for a block of
-// wombatWarps warps: the logistic table, then 12 padded rows (tiles) or 2
-// rows (pairs) per warp.
+// wombatWarps warps: the logistic table, then per warp 12 padded rows and
+// 32 g's (tiles) or 2 rows (pairs).
 func (g *wombatEngine) sharedBytes(kernel string) int {
 	d := g.t.cfg.Dim
 	if kernel == "wombat_tiles" {
-		return 4*expTableSize + wombatWarps*12*(d+1)*4
+		return 4*expTableSize + wombatWarps*(12*(d+1)+32)*4
 	}
 	return 4*expTableSize + wombatWarps*2*d*4
 }
