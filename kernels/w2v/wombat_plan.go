@@ -1,6 +1,10 @@
 package w2v
 
-import "math"
+import (
+	"math"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
 
 // Wombat on the GPU (Simonton and Alaghband, Algorithms 2-4): the host
 // reads the corpus, draws (the sampler's Philox numbers, as every trainer
@@ -44,14 +48,23 @@ const (
 	wombatTileCols = 8
 )
 
-// wombatPlan is one launch's work.
+// wombatPlan is one launch's work. A plan for the CUDA driver's GPU lives
+// in page-locked memory (host, viewed as ints): its tiles in the first
+// capTiles records, its pairs after them.
 type wombatPlan struct {
 	tiles, pairs []int32
 	kept         int64
+	host         *cuda.HostBuffer
+	ints         []int32
+	capTiles     int
 }
 
 func (p *wombatPlan) reset() {
 	p.tiles, p.pairs, p.kept = p.tiles[:0], p.pairs[:0], 0
+	if p.ints != nil {
+		t := p.capTiles * wombatTileInts
+		p.tiles, p.pairs = p.ints[:0:t], p.ints[t:t:len(p.ints)]
+	}
 }
 
 func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
