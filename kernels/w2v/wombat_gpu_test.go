@@ -352,10 +352,11 @@ func TestWombatBenchTable(t *testing.T) {
 // overlaps its objective's CPU reference's.
 //
 // The CPU runs need no GPU and take most of the time, so they can run
-// apart: W2V_QUALITY_RUNS (comma-separated names, default all) picks the
-// runs trained, and W2V_QUALITY_SCORES names a table this test printed
-// earlier (kernels/w2v/testdata/wombat-quality-cpu.txt) whose rows stand
-// for the runs not trained.
+// apart: W2V_QUALITY_RUNS (comma-separated names, default all; "none"
+// trains nothing) picks the runs trained, and W2V_QUALITY_SCORES names
+// tables this test printed earlier (comma-separated; the committed ones
+// are kernels/w2v/testdata/wombat-quality-*.txt) whose rows stand for the
+// runs not trained.
 func TestWombatQualityMatchesCPU(t *testing.T) {
 	path := os.Getenv("W2V_QUALITY")
 	if path == "" {
@@ -387,13 +388,16 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 		}
 	}
 	scores := make([][]qualityScores, len(runs))
-	if f := os.Getenv("W2V_QUALITY_SCORES"); f != "" {
+	for _, f := range strings.Split(os.Getenv("W2V_QUALITY_SCORES"), ",") {
+		if f == "" {
+			continue
+		}
 		recorded, err := readQualityTable(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, rn := range runs {
-			if !train[i] {
+			if !train[i] && len(recorded[rn.name]) > 0 {
 				scores[i] = recorded[rn.name]
 				t.Logf("%s: %d seeds' scores from %s", rn.name, len(scores[i]), f)
 			}
