@@ -17,14 +17,18 @@
 #
 # STEPs: gen tests sanitize bench cpu quality (default: all, in order;
 # each after gen needs gen's output in $OUT/gen). On the H100 machine gen,
-# tests, sanitize and bench took about 3 minutes; cpu and quality take longer
-# than one 10-minute device command allows beside them (the Go SGHS trains
-# 0.48 M words/s on its 16 cores, and quality trains it 5 times on 18 M
-# words): give each a command of its own (quality: OUT=... with $OUT/gen
-# from an earlier gen). Environment: OUT (logs
+# tests, sanitize and bench took 110 s; cpu and quality take longer than
+# one 10-minute device command allows beside them (quality trains the Go
+# SGHS 5 times on 18 M words): give each a command of its own, or run
+# quality's CPU references on any machine (W2V_QUALITY_RUNS="cpu sghs,cpu
+# sgns,cpu wombat sghs", no GPU needed) and on the GPU machine only the
+# GPU runs (W2V_QUALITY_RUNS="gpu wombat sghs,gpu wombat sgns") with
+# W2V_QUALITY_SCORES naming the CPU's table
+# (kernels/w2v/testdata/wombat-quality-cpu.txt). Environment: OUT (logs
 # and the generated kernels, default a temp dir; commit $OUT/gen/w2v.*
 # into kernels/gen), W2V_BENCH_RUNS (3), W2V_WOMBAT_CONC, W2V_QUALITY_SEEDS
-# (5), W2V_QUALITY_EPOCHS (3). Exits non-zero if any step fails.
+# (5), W2V_QUALITY_EPOCHS (3), W2V_QUALITY_RUNS, W2V_QUALITY_SCORES.
+# Exits non-zero if any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.devcarry}

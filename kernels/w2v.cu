@@ -561,12 +561,16 @@ __device__ __forceinline__ float wombat_gradient(float f, float label, float alp
 }
 
 // wombat_tiles is the matrix kernel (Algorithm 3): warp w of the grid
-// trains tiles w, w + (warps in the grid), ... Lane (r, c) = (lane / 8,
-// lane % 8) owns the pair of output r and context c. The 4 output rows are
-// read into shared memory by the warp as a 4x8 grid (8 lanes a row), the
-// 8 context rows as an 8x4 grid (4 lanes a row), rows padded to d+1 floats
-// so that the 8 lanes reading one element of 8 context rows hit 8 banks.
-// Shared memory: the logistic table, then 12 padded rows per warp.
+// trains tiles w, w + (warps in the grid), ... The warp reads the 4 output
+// rows and the tile's context rows into shared memory a row at a time (32
+// lanes on consecutive elements), rows padded to d+1 floats. Lane (r, c) =
+// (lane / 8, lane % 8) computes the pair of output r and context c, f and
+// g, and leaves g in shared memory; then lane j owns elements j, j+32, ...
+// of every row and sums, for each, G^T Wo over the 4 rows and G Wi over
+// the 8 columns in trainPlan's order, an idle column adding 0, and adds
+// each sum to its row by an atomic: a warp's 32 atomics fall on 32
+// consecutive floats of one row. Shared memory: the logistic table, then
+// per warp 12 padded rows and the 32 g's.
 extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
     wombat_tiles(float *syn0, float *syn1, const int *__restrict__ tiles, const float *tab, int ntiles, int d, int hs)
 {
@@ -574,52 +578,65 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
     w2v_table_to_shared(wombat_tile_shared, tab);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per = blockDim.x >> 5;
     const int ds = d + 1;
-    float *wo = wombat_tile_shared + W2V_EXP_TABLE + (size_t)warp * 12 * ds;
+    float *wo = wombat_tile_shared + W2V_EXP_TABLE + (size_t)warp * (12 * ds + 32);
     float *wi = wo + 4 * ds;
+    float *gs = wi + 8 * ds;
     const int r = lane >> 3, c = lane & 7;
-    const int c4 = lane >> 2, q = lane & 3;
     for (int t = blockIdx.x * per + warp; t < ntiles; t += gridDim.x * per) {
         const int *T = tiles + (size_t)t * WOMBAT_TILE_INTS;
         const int nc = __ldg(T + 14);
         const float alpha = __int_as_float(__ldg(T + 13));
-        const float label = (__ldg(T + 12) >> r) & 1 ? 1.0f : 0.0f;
-        const float *osrc = syn1 + (size_t)__ldg(T + r) * d;
-        for (int e = c; e < d; e += 8)
-            wo[r * ds + e] = W2V_LDCG(osrc + e);
-        if (c4 < nc) {
-            const float *csrc = syn0 + (size_t)__ldg(T + 4 + c4) * d;
-            for (int e = q; e < d; e += 4)
-                wi[c4 * ds + e] = W2V_LDCG(csrc + e);
+        const int bits = __ldg(T + 12);
+        for (int q = 0; q < 4 + nc; q++) {
+            const float *src = q < 4 ? syn1 + (size_t)__ldg(T + q) * d : syn0 + (size_t)__ldg(T + q) * d;
+            float *dst = q < 4 ? wo + q * ds : wi + (q - 4) * ds;
+            for (int e = lane; e < d; e += 32)
+                dst[e] = W2V_LDCG(src + e);
         }
         __syncwarp();
-        const bool live = c < nc;
         float g = 0.0f;
-        if (live) {
+        if (c < nc) {
             float f = 0.0f;
             for (int e = 0; e < d; e++)
                 f = __fadd_rn(f, __fmul_rn(wo[r * ds + e], wi[c * ds + e]));
             bool train;
-            g = wombat_gradient(f, label, alpha, wombat_tile_shared, hs, train);
+            g = wombat_gradient(f, (bits >> r) & 1 ? 1.0f : 0.0f, alpha, wombat_tile_shared, hs, train);
         }
-        float *orow = syn1 + (size_t)__ldg(T + r) * d;
-        float *crow = syn0 + (size_t)(live ? __ldg(T + 4 + c) : 0) * d;
-        for (int e = 0; e < d; e++) {
-            // G^T Wo: over the 4 rows of column c (lanes c, c+8, c+16, c+24);
-            // G Wi: over the 8 columns of row r (lanes 8r .. 8r+7).
-            float ui = __fmul_rn(g, wo[r * ds + e]);
-            float uo = live ? __fmul_rn(g, wi[c * ds + e]) : 0.0f;
-            ui = __fadd_rn(ui, __shfl_down_sync(0xffffffffu, ui, 16));
-            ui = __fadd_rn(ui, __shfl_down_sync(0xffffffffu, ui, 8));
-            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 4, 8));
-            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 2, 8));
-            uo = __fadd_rn(uo, __shfl_down_sync(0xffffffffu, uo, 1, 8));
-            if (r == 0 && live)
-                atomicAdd(crow + e, ui);
-            if (c == 0)
-                atomicAdd(orow + e, uo);
+        gs[lane] = g;
+        __syncwarp();
+        for (int e = lane; e < d; e += 32) {
+            float o[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                o[k] = wo[k * ds + e];
+            // G^T Wo: context column k over the 4 rows, (r0+r2) + (r1+r3).
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                if (k < nc) {
+                    const float u0 = __fmul_rn(gs[k], o[0]), u1 = __fmul_rn(gs[8 + k], o[1]);
+                    const float u2 = __fmul_rn(gs[16 + k], o[2]), u3 = __fmul_rn(gs[24 + k], o[3]);
+                    atomicAdd(syn0 + (size_t)__ldg(T + 4 + k) * d + e, __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
+                }
+            }
+            // G Wi: output row k over the 8 columns, idle ones 0,
+            // ((c0+c4) + (c2+c6)) + ((c1+c5) + (c3+c7)).
+            float x[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                x[k] = k < nc ? wi[k * ds + e] : 0.0f;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                float v[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    v[j] = j < nc ? __fmul_rn(gs[8 * k + j], x[j]) : 0.0f;
+                const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
+                                          __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
+                atomicAdd(syn1 + (size_t)__ldg(T + k) * d + e, s);
+            }
         }
-        // The next tile overwrites the rows, and reads what these atomics
-        // wrote when it names the same rows.
+        // The next tile overwrites the rows and g's, and reads what these
+        // atomics wrote when it names the same rows.
         __syncwarp();
     }
 }

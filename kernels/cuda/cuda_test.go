@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestLoadLibraryMissingIsNoDriver(t *testing.T) {
@@ -103,8 +104,28 @@ func TestNilAndFreedResourcesReleaseQuietly(t *testing.T) {
 	var b *Buffer
 	var e *Event
 	var m *Module
-	if err := errors.Join(b.Free(), (&Buffer{}).Free(), e.Destroy(), (&Event{}).Destroy(), m.Unload(), (&Module{}).Unload()); err != nil {
+	var h *HostBuffer
+	var s *Stream
+	if err := errors.Join(b.Free(), (&Buffer{}).Free(), e.Destroy(), (&Event{}).Destroy(), m.Unload(), (&Module{}).Unload(),
+		h.Free(), (&HostBuffer{}).Free(), s.Destroy(), (&Stream{}).Destroy()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An asynchronous copy outside either buffer, or from or to a freed one, is
+// refused before it reaches the driver.
+func TestCopyToAsyncChecksRanges(t *testing.T) {
+	h, b := &HostBuffer{p: unsafe.Pointer(new([64]byte)), bytes: 64}, &Buffer{ptr: 1, bytes: 32}
+	for _, c := range []struct{ dst, src, n int64 }{
+		{0, 0, 33}, {1, 0, 32}, {0, 33, 32}, {-1, 0, 4}, {0, -4, 4}, {0, 0, -1},
+	} {
+		err := h.CopyToAsync(b, c.dst, c.src, c.n, nil)
+		if err == nil || !strings.Contains(err.Error(), "asynchronous copy of") {
+			t.Errorf("copy of %d bytes from %d to %d: error %v", c.n, c.src, c.dst, err)
+		}
+	}
+	if err := (&HostBuffer{bytes: 64}).CopyToAsync(b, 0, 0, 4, nil); err == nil || !strings.Contains(err.Error(), "freed") {
+		t.Errorf("copy from a freed host buffer: error %v", err)
 	}
 }
 

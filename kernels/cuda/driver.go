@@ -69,6 +69,8 @@ type Driver struct {
 	cuMemAlloc, cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemsetD8, cuMemGetInfo unsafe.Pointer
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize, cuEventElapsedTime      unsafe.Pointer
 	cuMemcpyPeer, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                unsafe.Pointer
+	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize, cuStreamWaitEvent                   unsafe.Pointer
+	cuMemAllocHost, cuMemFreeHost, cuMemcpyHtoDAsync                                          unsafe.Pointer
 }
 
 // Load opens libcuda.so.1 and initialises the driver. Without a driver the
@@ -135,6 +137,13 @@ func LoadLibrary(name string) (*Driver, error) {
 		{&d.cuMemcpyPeer, []string{"cuMemcpyPeer"}},
 		{&d.cuDeviceCanAccessPeer, []string{"cuDeviceCanAccessPeer"}},
 		{&d.cuCtxEnablePeerAccess, []string{"cuCtxEnablePeerAccess"}},
+		{&d.cuStreamCreate, []string{"cuStreamCreate"}},
+		{&d.cuStreamDestroy, []string{"cuStreamDestroy_v2"}},
+		{&d.cuStreamSynchronize, []string{"cuStreamSynchronize"}},
+		{&d.cuStreamWaitEvent, []string{"cuStreamWaitEvent"}},
+		{&d.cuMemAllocHost, []string{"cuMemAllocHost_v2"}},
+		{&d.cuMemFreeHost, []string{"cuMemFreeHost"}},
+		{&d.cuMemcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}},
 	}
 	for _, s := range syms {
 		var firstErr error

@@ -185,3 +185,65 @@ func equal(a, b []float64) bool {
 	}
 	return true
 }
+
+// A copy from page-locked memory on a stream of its own lands where it
+// should, and the default stream, told to wait for it, sees it.
+func TestGPUAsyncCopyOrderedByEvents(t *testing.T) {
+	c := openGPU(t)
+	const n = 1 << 20
+	h, err := c.AllocHost(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Free()
+	b, err := c.Alloc(n + 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	s, err := c.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	copied, seen := mustEvent(t, c), mustEvent(t, c)
+	src := h.Bytes()
+	for i := range src {
+		src[i] = byte(i*7 + i>>11)
+	}
+	if err := b.Memset(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.CopyToAsync(b, 4096, 16, n-16, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(copied.RecordOn(s), c.WaitEvent(nil, copied), seen.Record(), seen.Synchronize()); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, n+4096)
+	if err := Download(got, b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		want := byte(0)
+		if i >= 4096 && i < 4096+n-16 {
+			want = src[i-4096+16]
+		}
+		if got[i] != want {
+			t.Fatalf("byte %d is %d, want %d", i, got[i], want)
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustEvent(t *testing.T, c *Context) *Event {
+	t.Helper()
+	e, err := c.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Destroy() })
+	return e
+}

@@ -58,6 +58,12 @@ static inline CUresult hs_memGetInfo(void *f, size_t *fr, size_t *t) { return ((
 static inline CUresult hs_eventCreate(void *f, CUevent *e, unsigned fl) { return ((CUresult(*)(CUevent *, unsigned))f)(e, fl); }
 static inline CUresult hs_eventRecord(void *f, CUevent e, CUstream s) { return ((CUresult(*)(CUevent, CUstream))f)(e, s); }
 static inline CUresult hs_eventElapsed(void *f, float *ms, CUevent a, CUevent b) { return ((CUresult(*)(float *, CUevent, CUevent))f)(ms, a, b); }
+static inline CUresult hs_streamCreate(void *f, CUstream *s, unsigned fl) { return ((CUresult(*)(CUstream *, unsigned))f)(s, fl); }
+static inline CUresult hs_streamWaitEvent(void *f, CUstream s, CUevent e, unsigned fl) { return ((CUresult(*)(CUstream, CUevent, unsigned))f)(s, e, fl); }
+static inline CUresult hs_memAllocHost(void *f, void **p, size_t n) { return ((CUresult(*)(void **, size_t))f)(p, n); }
+static inline CUresult hs_htodAsync(void *f, CUdeviceptr d, const void *s, size_t n, CUstream st) {
+	return ((CUresult(*)(CUdeviceptr, const void *, size_t, CUstream))f)(d, s, n, st);
+}
 static inline CUresult hs_errorText(void *f, CUresult r, const char **s) { return ((CUresult(*)(CUresult, const char **))f)(r, s); }
 
 // hs_jitLogOptions fills cuModuleLoadDataEx's option arrays to capture the

@@ -81,3 +81,44 @@ func BenchmarkCPUObjectives(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWombatPlan measures one goroutine assembling Wombat's GPU plans
+// (drawing and cutting windows into tiles and pairs) at the benchmark
+// setting, in kept tokens a second: on the GPU machine the assembling
+// goroutines, not the kernels, bound Wombat's words/s.
+func BenchmarkWombatPlan(b *testing.B) {
+	c := benchCorpus()
+	for _, obj := range []string{ObjectiveNS, ObjectiveHS} {
+		b.Run("objective="+obj, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Objective, cfg.Kernel = obj, KernelWombat
+			tr, err := NewTrainer(context.Background(), c, cfg, CPU(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tr.Close()
+			s, m := tr.s, tr.eng.(*cpuEngine).m
+			n, wf := s.negatives(), cfg.WindowFixed()
+			sc := newWombatScratch(cfg.Dim, wf, m.wombatOutputs(n))
+			p := &wombatPlan{}
+			tok, neg := make([]int32, DefaultMaxSentence), make([]int32, DefaultMaxSentence*n)
+			var kept, bytes int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := 0; j < c.Sentences(); j++ {
+					if j%64 == 0 {
+						bytes += 4 * int64(len(p.tiles)+len(p.pairs))
+						kept += p.kept
+						p.reset()
+					}
+					L := s.prepare(0, c.starts[j], c.Sentence(j), tok, neg)
+					p.addSentence(m, tok[:L], neg[:L*n], n, wf, 0.025, sc)
+				}
+			}
+			bytes += 4 * int64(len(p.tiles)+len(p.pairs))
+			kept += p.kept
+			b.ReportMetric(float64(kept)/b.Elapsed().Seconds(), "kept/s")
+			b.ReportMetric(float64(bytes)/float64(kept), "B/kept")
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -144,5 +145,43 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 					runs[i].name, lo[i], hi[i], runs[k].name, lo[k], hi[k])
 			}
 		}
+	}
+}
+
+// A table the Wombat quality test printed reads back as each trainer's
+// scores in seed order, names with spaces included; every other line is
+// skipped, and a file with no rows or a bad score is an error naming it.
+func TestReadQualityTable(t *testing.T) {
+	got, err := readQualityTable("testdata/quality-table.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]qualityScores{
+		"cpu sghs":        {{0.625, 0.333, 0.090, 0.077}, {0.642, 0.341, 0.090, 0.077}},
+		"cpu wombat sghs": {{0.641, 0.354, 0.085, 0.074}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("trainers %v, want %v", got, want)
+	}
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s: %v, want %v", name, got[name], w)
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ name, text, want string }{
+		{"empty.txt", "trainer seed words/s\n", "no rows"},
+		{"bad.txt", "cpu sghs 1 0.15 M 0.625 x 0.090 0.077\n", `bad.txt:1: score "x"`},
+	} {
+		path := dir + "/" + c.name
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readQualityTable(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := readQualityTable(dir + "/missing.txt"); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("missing file: error %v", err)
 	}
 }

@@ -109,9 +109,7 @@ func (s *sampler) prepare(e int, pos int64, raw, tok, neg []int32) int {
 			continue
 		}
 		tok[k] = w
-		for j := 0; j < n; j++ {
-			neg[k*n+j] = s.negative(&r, w)
-		}
+		s.negativesOf(&r, w, neg[k*n:k*n+n])
 		k++
 	}
 	return k
@@ -135,6 +133,38 @@ func (s *sampler) negative(r *stream, w int32) int32 {
 		return w
 	}
 	return (w + 1 + int32(scale(r.next(), s.vocab-1))) % int32(s.vocab)
+}
+
+// negativesOf draws len(dst) negatives for w as negative does, one after
+// another. The unigram table is too large for the caches, so the draws'
+// table reads are issued together first, on the guess that none needs a
+// redraw (the table's reads then overlap); where one would, the draws are
+// made again one by one from the same stream position: the same numbers.
+func (s *sampler) negativesOf(r *stream, w int32, dst []int32) {
+	const most = 16
+	if len(dst) > most {
+		for j := range dst {
+			dst[j] = s.negative(r, w)
+		}
+		return
+	}
+	start := *r
+	var at [most]uint32
+	for j := range dst {
+		at[j] = scale(r.next(), len(s.table))
+	}
+	for j := range dst {
+		dst[j] = s.table[at[j]]
+	}
+	for _, t := range dst {
+		if t == w || s.eos && t == 0 && s.vocab > 1 {
+			*r = start
+			for j := range dst {
+				dst[j] = s.negative(r, w)
+			}
+			return
+		}
+	}
 }
 
 // alpha is the learning rate of sentence i in epoch e: word2vec's linear

@@ -138,3 +138,49 @@ func TestLearningRateDecaysLinearly(t *testing.T) {
 		t.Errorf("alpha past the end = %g, want the floor %g", got, 0.1*1e-4)
 	}
 }
+
+// negativesOf draws exactly what negative does one draw at a time, where
+// a draw hits the centre or </s> (and is redrawn) and where none does,
+// for counts of negatives on both sides of its batch of 16.
+func TestNegativesOfMatchesOneAtATime(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		counts map[string]int64
+		eos    int64
+		n      int
+	}{
+		{"collisions and eos", map[string]int64{"a": 100, "b": 1, "c": 1}, 50, 7},
+		{"wide vocabulary", map[string]int64{"a": 5, "b": 4, "c": 3, "d": 2, "e": 2, "f": 1, "g": 1}, 0, 5},
+		{"more than a batch", map[string]int64{"a": 100, "b": 3, "c": 2}, 0, 20},
+	} {
+		cfg := DefaultConfig()
+		cfg.Sample, cfg.TableSize, cfg.Negatives = 0, 1000, c.n
+		s, _ := samplerFor(t, c.counts, [][]string{{"a"}}, cfg, c.eos)
+		redrawn, plain := 0, 0
+		for pos := int64(0); pos < 2000; pos++ {
+			w := int32(pos % int64(s.vocab))
+			r1, r2 := newStream(7, 1, pos), newStream(7, 1, pos)
+			got, want := make([]int32, c.n), make([]int32, c.n)
+			s.negativesOf(&r1, w, got)
+			for j := range want {
+				want[j] = s.negative(&r2, w)
+			}
+			if !slices.Equal(got, want) || r1 != r2 {
+				t.Fatalf("%s: position %d, word %d: %v (stream %v), want %v (stream %v)", c.name, pos, w, got, r1, want, r2)
+			}
+			if r3 := newStream(7, 1, pos); func() bool {
+				for range c.n {
+					r3.next()
+				}
+				return r3 != r2
+			}() {
+				redrawn++
+			} else {
+				plain++
+			}
+		}
+		if c.n <= 16 && (redrawn == 0 || plain == 0) {
+			t.Errorf("%s: %d draws redrawn, %d not: the case does not reach both paths", c.name, redrawn, plain)
+		}
+	}
+}

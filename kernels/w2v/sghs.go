@@ -69,6 +69,16 @@ func (m *model) trainSentenceHS(toks []int32, wf int, alpha float32, sc *hsScrat
 // axpy is y += a*x, each product rounded to float32 before the add.
 func axpy(y, x []float32, a float32) {
 	x = x[:len(y)]
+	q := len(y) / 4
+	if q > 0 {
+		axpyQuads(&y[0], &x[0], q, a)
+	}
+	axpyGo(y[4*q:], x[4*q:], a)
+}
+
+// axpyGo is axpy in Go (the assembly's reference and its tail).
+func axpyGo(y, x []float32, a float32) {
+	x = x[:len(y)]
 	i := 0
 	for ; i+4 <= len(y); i += 4 {
 		y[i] += float32(a * x[i])

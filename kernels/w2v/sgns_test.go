@@ -225,5 +225,11 @@ func TestSIMDMatchesGo(t *testing.T) {
 		if !slices.Equal(c1, c2) || !slices.Equal(o1, o2) {
 			t.Errorf("n=%d: pair differs from pairGo", n)
 		}
+		y1, y2 := slices.Clone(y), slices.Clone(y)
+		axpy(y1, x, g)
+		axpyGo(y2, x, g)
+		if !slices.Equal(y1, y2) || slices.Equal(y1, y) && n > 0 {
+			t.Errorf("n=%d: axpy differs from axpyGo, or changed nothing", n)
+		}
 	}
 }

@@ -17,3 +17,8 @@ func pairQuads(c, o *float32, quads int, grad float32)
 //
 //go:noescape
 func dotLanes(x, y *float32, blocks int) float32
+
+// axpyQuads is axpy for 4*quads elements (simd_amd64.s).
+//
+//go:noescape
+func axpyQuads(y, x *float32, quads int, a float32)

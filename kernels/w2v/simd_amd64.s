@@ -166,3 +166,54 @@ reduce:
 	ADDSS X1, X0 // s = 1: lane 0
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func axpyQuads(y, x *float32, quads int, a float32)
+// For 4*quads elements: y' = y + a*x, the product rounded before the add
+// (MULPS, ADDPS), as Go's float32 y += a*x; four quads an iteration.
+TEXT ·axpyQuads(SB), NOSPLIT, $0-28
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ quads+16(FP), CX
+	MOVSS a+24(FP), X15
+	SHUFPS $0, X15, X15
+aloop4:
+	CMPQ CX, $4
+	JLT aloop1
+	MOVUPS 0(SI), X0
+	MOVUPS 16(SI), X1
+	MOVUPS 32(SI), X2
+	MOVUPS 48(SI), X3
+	MULPS X15, X0
+	MULPS X15, X1
+	MULPS X15, X2
+	MULPS X15, X3
+	MOVUPS 0(DI), X4
+	MOVUPS 16(DI), X5
+	MOVUPS 32(DI), X6
+	MOVUPS 48(DI), X7
+	ADDPS X0, X4
+	ADDPS X1, X5
+	ADDPS X2, X6
+	ADDPS X3, X7
+	MOVUPS X4, 0(DI)
+	MOVUPS X5, 16(DI)
+	MOVUPS X6, 32(DI)
+	MOVUPS X7, 48(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $4, CX
+	JMP aloop4
+aloop1:
+	TESTQ CX, CX
+	JEQ adone
+	MOVUPS 0(SI), X0
+	MULPS X15, X0
+	MOVUPS 0(DI), X4
+	ADDPS X0, X4
+	MOVUPS X4, 0(DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	DECQ CX
+	JMP aloop1
+adone:
+	RET

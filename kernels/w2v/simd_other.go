@@ -21,3 +21,7 @@ func dotLanes(x, y *float32, blocks int) float32 {
 	laneAddBlocks(&p, x, y, blocks)
 	return butterfly(&p)
 }
+
+func axpyQuads(y, x *float32, quads int, a float32) {
+	axpyGo(unsafe.Slice(y, 4*quads), unsafe.Slice(x, 4*quads), a)
+}

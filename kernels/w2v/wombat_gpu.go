@@ -17,21 +17,30 @@ const wombatWarps = 4
 
 // DefaultWombatBatchTokens is the corpus tokens whose windows one Wombat
 // launch trains. The host assembles the next launches on its cores while
-// the GPU trains this one; a launch of 2^18 tokens holds about 100 MB of
-// tiles and pairs for hierarchical softmax over text8's vocabulary.
-const DefaultWombatBatchTokens = 1 << 18
+// the GPU trains this one, each goroutine two plans at once in
+// page-locked memory; a launch of 2^16 tokens holds up to about 21 MB of
+// tiles and pairs for hierarchical softmax over text8's vocabulary (330
+// bytes a kept token), and trains for about a millisecond.
+const DefaultWombatBatchTokens = 1 << 16
 
 // wombatEngine trains on one GPU as Wombat does: goroutines read and draw
 // the sentences and cut their windows into tiles and pairs (wombat_plan.go),
-// and each launch uploads one plan and runs the matrix kernel on its tiles,
-// then the vector kernel on its pairs.
+// and each launch copies one plan to the GPU and runs the matrix kernel on
+// its tiles, then the vector kernel on its pairs. On the CUDA driver's GPU
+// the copies run beside the kernels (wombatPipe); elsewhere in step.
 type wombatEngine struct {
 	deviceModel
 	m *model // the host's view: objective, layout, tree (no weights)
-	// The logistic table, and one plan's tiles and pairs.
-	tab, tiles, pairs  gpuBuffer
+	// The logistic table, and two slots of one plan's tiles and pairs.
+	tab                gpuBuffer
+	tiles, pairs       [2]gpuBuffer
 	capTiles, capPairs int
 	launches           [][2]int // sentence ranges
+	pipe               *wombatPipe
+	// Each assembling goroutine's two plans (one building, one waiting),
+	// which come back to it once copied: a goroutine cannot run ahead of
+	// the others and starve the one whose launch is next.
+	plans [][2]*wombatPlan
 }
 
 func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
@@ -97,19 +106,36 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		g.launches = append(g.launches, [2]int{lo, hi})
 		lo = hi
 	}
-	// A window (at most one per token) of k outputs and n contexts has
-	// floor(k/4) tiles per 8 contexts and (k mod 4)*n pairs: bounded by
-	// the longest k and by 3*n whatever its k.
-	k, n := g.m.wombatOutputs(t.s.negatives()), 2*cfg.WindowFixed()
-	g.capTiles = batch * (k / wombatTileRows) * ((n + wombatTileCols - 1) / wombatTileCols)
-	g.capPairs = batch * min(k, wombatTileRows-1) * n
+	// Room for the most tiles and pairs a launch can have: a token's window
+	// of k outputs (its Huffman path, or 1+n) and nc contexts (at most 2
+	// W_f, and fewer than its sentence's words) has floor(k/4) tiles per 8
+	// contexts and (k mod 4)*nc pairs; subsampling only drops windows and
+	// contexts.
+	nneg, wf := t.s.negatives(), cfg.WindowFixed()
+	for _, l := range g.launches {
+		var nt, np int
+		for j := l[0]; j < l[1]; j++ {
+			raw := c.Sentence(j)
+			nc := min(2*wf, len(raw)-1)
+			for _, w := range raw {
+				k := 1 + nneg
+				if g.m.hs != nil && w >= 0 {
+					k = int(g.m.hs.off[w+1] - g.m.hs.off[w])
+				}
+				nt += k / wombatTileRows * ((nc + wombatTileCols - 1) / wombatTileCols)
+				np += k % wombatTileRows * nc
+			}
+		}
+		g.capTiles, g.capPairs = max(g.capTiles, nt), max(g.capPairs, np)
+	}
 	v := c.Vocab.Size()
 	sizes := []struct {
 		dst  *gpuBuffer
 		size int
 	}{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
-		{&g.tiles, 4 * wombatTileInts * g.capTiles}, {&g.pairs, 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
 	}
 	var need int64
 	for _, b := range sizes {
@@ -131,16 +157,32 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	if err := d.Upload(g.tab, bytesOf(newExpTable())); err != nil {
 		return nil, err
 	}
+	g.plans = make([][2]*wombatPlan, min(t.dev.threads(), len(g.launches)))
+	if cd, ok := d.(contextDevice); ok {
+		if g.pipe, err = newWombatPipe(cd.Context()); err != nil {
+			return nil, err
+		}
+	}
+	for w := range g.plans {
+		for i := range g.plans[w] {
+			g.plans[w][i] = &wombatPlan{}
+			if g.pipe != nil {
+				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capPairs); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	return g, nil
 }
 
 // sharedBytes is a Wombat kernel's dynamic shared memory for a block of
-// wombatWarps warps: the logistic table, then 12 padded rows (tiles) or 2
-// rows (pairs) per warp.
+// wombatWarps warps: the logistic table, then per warp 12 padded rows and
+// 32 g's (tiles) or 2 rows (pairs).
 func (g *wombatEngine) sharedBytes(kernel string) int {
 	d := g.t.cfg.Dim
 	if kernel == "wombat_tiles" {
-		return 4*expTableSize + wombatWarps*12*(d+1)*4
+		return 4*expTableSize + wombatWarps*(12*(d+1)+32)*4
 	}
 	return 4*expTableSize + wombatWarps*2*d*4
 }
@@ -156,25 +198,22 @@ func (g *wombatEngine) name() string {
 
 // epoch assembles launch i's plan on a worker goroutine (Device.Threads
 // of them, taking launches in turn) while earlier launches train; the
-// plans go to the GPU in order. hostWait is the time the GPU waited for
-// a plan.
+// plans go to the GPU in order. hostWait is the time the GPU's queue
+// waited for a plan.
 func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	t := g.t
 	s, c := t.s, t.c
 	n, wf := s.negatives(), t.cfg.WindowFixed()
-	workers := min(t.dev.threads(), len(g.launches))
+	workers := len(g.plans)
 	ready := make([]chan *wombatPlan, len(g.launches))
 	for i := range ready {
 		ready[i] = make(chan *wombatPlan, 1)
 	}
-	// Each worker has two plans of its own (one building, one waiting),
-	// which come back to it once trained: a worker cannot run ahead of the
-	// others and starve the one whose launch is next.
 	free := make([]chan *wombatPlan, workers)
 	for w := range free {
 		free[w] = make(chan *wombatPlan, 2)
-		free[w] <- &wombatPlan{}
-		free[w] <- &wombatPlan{}
+		free[w] <- g.plans[w][0]
+		free[w] <- g.plans[w][1]
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -212,52 +251,111 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 	var st epochStats
 	for i := range g.launches {
 		if err := workloads.Checkpoint(ctx); err != nil {
-			return epochStats{}, err
+			return epochStats{}, errors.Join(err, g.drain(&st))
 		}
 		wait := time.Now()
 		var p *wombatPlan
 		select {
 		case p = <-ready[i]:
 		case <-ctx.Done():
-			return epochStats{}, ctx.Err()
+			return epochStats{}, errors.Join(ctx.Err(), g.drain(&st))
 		}
 		st.hostWait += time.Since(wait)
-		k, err := g.run(p)
-		if err != nil {
-			return epochStats{}, err
+		if err := g.submit(p, i%2, &st); err != nil {
+			return epochStats{}, errors.Join(err, g.drain(&st))
 		}
-		st.kernel += k
 		st.kept += p.kept
 		free[i%workers] <- p
+	}
+	if err := g.drain(&st); err != nil {
+		return epochStats{}, err
 	}
 	return st, ctx.Err()
 }
 
-// run uploads a plan, trains its tiles then its pairs, and waits for the
-// GPU, returning the kernels' time.
-func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
+// submit queues plan p's copy and kernels in slot s and returns once p
+// may be refilled, adding the kernels' time to st as it becomes known:
+// with a pipe, after the plan reached the GPU, the kernels of the
+// launch before still running; without, after its kernels.
+func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 	nt, np := p.ntiles(), p.npairs()
 	if nt > g.capTiles || np > g.capPairs {
-		return 0, fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), nt, np, g.capTiles, g.capPairs)
+		return fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), nt, np, g.capTiles, g.capPairs)
 	}
-	if err := errors.Join(g.dev.Upload(g.tiles, bytesOf(p.tiles)), g.dev.Upload(g.pairs, bytesOf(p.pairs))); err != nil {
-		return 0, fmt.Errorf("%s: upload a plan: %w", g.name(), err)
+	if g.pipe == nil {
+		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
+			return fmt.Errorf("%s: upload a plan: %w", g.name(), err)
+		}
+		if err := g.dev.Start(); err != nil {
+			return err
+		}
+		lerr := g.launchPlan(s, nt, np)
+		k, err := g.dev.Stop()
+		if lerr != nil || err != nil {
+			return fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
+		}
+		st.kernel += k
+		return nil
 	}
-	if err := g.dev.Start(); err != nil {
-		return 0, err
+	k, err := g.pipe.retire(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", g.name(), err)
 	}
-	var lerr error
+	st.kernel += k
+	if err := g.pipe.send(p, s, g.tiles[s], g.pairs[s]); err != nil {
+		return fmt.Errorf("%s: copy a plan: %w", g.name(), err)
+	}
+	if err := errors.Join(g.launchPlan(s, nt, np), g.pipe.queued(s)); err != nil {
+		return fmt.Errorf("%s: %w", g.name(), err)
+	}
+	return nil
+}
+
+// drain waits for the queued kernels and adds their time to st.
+func (g *wombatEngine) drain(st *epochStats) error {
+	if g.pipe == nil {
+		return nil
+	}
+	var errs []error
+	for s := range g.tiles {
+		k, err := g.pipe.retire(s)
+		st.kernel += k
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", g.name(), err)
+	}
+	return nil
+}
+
+// run trains one plan and waits for it, returning the kernels' time (the
+// tests' entry). A plan in Go memory is first copied into the first
+// worker's page-locked one where there is a pipe.
+func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
+	if g.pipe != nil && p.host == nil {
+		h := g.plans[0][0]
+		h.reset()
+		if len(p.tiles) > cap(h.tiles) || len(p.pairs) > cap(h.pairs) {
+			return 0, fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), p.ntiles(), p.npairs(), g.capTiles, g.capPairs)
+		}
+		h.tiles, h.pairs = append(h.tiles, p.tiles...), append(h.pairs, p.pairs...)
+		p = h
+	}
+	var st epochStats
+	err := errors.Join(g.submit(p, 0, &st), g.drain(&st))
+	return st.kernel, err
+}
+
+// launchPlan queues the kernels over slot s's nt tiles and np pairs.
+func (g *wombatEngine) launchPlan(s, nt, np int) error {
+	var err error
 	if nt > 0 {
-		lerr = g.launch("wombat_tiles", g.tiles, nt)
+		err = g.launch("wombat_tiles", g.tiles[s], nt)
 	}
-	if np > 0 && lerr == nil {
-		lerr = g.launch("wombat_pairs", g.pairs, np)
+	if np > 0 && err == nil {
+		err = g.launch("wombat_pairs", g.pairs[s], np)
 	}
-	k, err := g.dev.Stop()
-	if lerr != nil || err != nil {
-		return 0, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
-	}
-	return k, nil
+	return err
 }
 
 // launch queues a Wombat kernel over items tiles or pairs: at most
@@ -283,12 +381,24 @@ func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
 
 func (g *wombatEngine) freeBuffers() error {
 	var errs []error
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles, &g.pairs} {
+	if g.pipe != nil {
+		errs = append(errs, g.pipe.close())
+		g.pipe = nil
+	}
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.pairs[0], &g.tiles[1], &g.pairs[1]} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil
 		}
 	}
+	for _, ps := range g.plans {
+		for _, p := range ps {
+			if p != nil {
+				errs = append(errs, p.host.Free())
+			}
+		}
+	}
+	g.plans = nil
 	return errors.Join(errs...)
 }
 

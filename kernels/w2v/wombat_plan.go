@@ -1,6 +1,11 @@
 package w2v
 
-import "math"
+import (
+	"math"
+	"slices"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
 
 // Wombat on the GPU (Simonton and Alaghband, Algorithms 2-4): the host
 // reads the corpus, draws (the sampler's Philox numbers, as every trainer
@@ -44,21 +49,31 @@ const (
 	wombatTileCols = 8
 )
 
-// wombatPlan is one launch's work.
+// wombatPlan is one launch's work. A plan for the CUDA driver's GPU lives
+// in page-locked memory (host, viewed as ints): its tiles in the first
+// capTiles records, its pairs after them.
 type wombatPlan struct {
 	tiles, pairs []int32
 	kept         int64
+	host         *cuda.HostBuffer
+	ints         []int32
+	capTiles     int
 }
 
 func (p *wombatPlan) reset() {
 	p.tiles, p.pairs, p.kept = p.tiles[:0], p.pairs[:0], 0
+	if p.ints != nil {
+		t := p.capTiles * wombatTileInts
+		p.tiles, p.pairs = p.ints[:0:t], p.ints[t:t:len(p.ints)]
+	}
 }
 
 func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
 func (p *wombatPlan) npairs() int { return len(p.pairs) / wombatPairInts }
 
 // addWindow cuts one window (outputs out with labels, contexts ctx) into
-// tiles and pairs (Algorithm 2, lines 3-5).
+// tiles and pairs (Algorithm 2, lines 3-5). The records are written in
+// place: in page-locked memory, every field, pads included, each time.
 func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha float32) {
 	k, n := len(out), len(ctx)
 	if n == 0 {
@@ -66,6 +81,10 @@ func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha 
 	}
 	ab := int32(math.Float32bits(alpha))
 	full := k / wombatTileRows * wombatTileRows
+	nt := full / wombatTileRows * ((n + wombatTileCols - 1) / wombatTileCols)
+	t0 := len(p.tiles)
+	p.tiles = slices.Grow(p.tiles, nt*wombatTileInts)[:t0+nt*wombatTileInts]
+	T := p.tiles[t0:]
 	for j := 0; j < full; j += wombatTileRows {
 		var bits int32
 		for r := 0; r < wombatTileRows; r++ {
@@ -75,21 +94,26 @@ func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha 
 		}
 		for i := 0; i < n; i += wombatTileCols {
 			nc := min(wombatTileCols, n-i)
-			p.tiles = append(p.tiles, out[j], out[j+1], out[j+2], out[j+3])
-			for c := 0; c < wombatTileCols; c++ {
-				if c < nc {
-					p.tiles = append(p.tiles, ctx[i+c])
-				} else {
-					p.tiles = append(p.tiles, -1)
-				}
+			rec := (*[wombatTileInts]int32)(T)
+			T = T[wombatTileInts:]
+			rec[0], rec[1], rec[2], rec[3] = out[j], out[j+1], out[j+2], out[j+3]
+			copy(rec[4:4+nc], ctx[i:i+nc])
+			for c := nc; c < wombatTileCols; c++ {
+				rec[4+c] = -1
 			}
-			p.tiles = append(p.tiles, bits, ab, int32(nc), 0)
+			rec[12], rec[13], rec[14], rec[15] = bits, ab, int32(nc), 0
 		}
 	}
+	np := (k - full) * n
+	p0 := len(p.pairs)
+	p.pairs = slices.Grow(p.pairs, np*wombatPairInts)[:p0+np*wombatPairInts]
+	P := p.pairs[p0:]
 	for j := full; j < k; j++ {
-		lb := int32(math.Float32bits(label[j]))
+		o, lb := out[j], int32(math.Float32bits(label[j]))
 		for _, c := range ctx {
-			p.pairs = append(p.pairs, out[j], c, lb, ab)
+			rec := (*[wombatPairInts]int32)(P)
+			P = P[wombatPairInts:]
+			rec[0], rec[1], rec[2], rec[3] = o, c, lb, ab
 		}
 	}
 }

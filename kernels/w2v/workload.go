@@ -68,7 +68,7 @@ func (Workload) Params() []workloads.ParamSpec {
 		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
 			Help: "goroutines training (cpu; 0: one per core; 1: deterministic), or assembling Wombat's batches (kernel=wombat on a GPU); FULL-W2V's GPU draws its own"},
 		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
-			Help: "corpus tokens per GPU launch (kernel=wombat: the default means 2^18)"},
+			Help: "corpus tokens per GPU launch (kernel=wombat: the default means 2^16)"},
 		{Name: "fresh", Type: workloads.Bool, Default: strconv.FormatBool(def.Fresh),
 			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
 		// Bounded by default (DefaultConcurrency): on the H100 unbounded

@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: e403d5f485387cce07998c046419923c844682a4db77be6897749d56b6d52cd6
+// w2v.cu sha256: 801fec6ad12df8a65fe128d611703e8d2e38ce2356a1ced258a92a8148002f79
 #include "shim.h"
 #include "../../../w2v.cu"
 

@@ -1,0 +1,108 @@
+package w2v
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+)
+
+// wombatPipe overlaps moving plans with training them on a GPU of the CUDA
+// driver: plans are assembled in page-locked host memory, copied on a
+// stream of their own into one of two device slots, and the kernels, on
+// the default stream, wait for their slot's copy by an event. A slot is
+// refilled once the kernels two launches back, which read it, are done:
+// while the GPU trains launch i, launch i+1 is copied and queued behind it.
+type wombatPipe struct {
+	ctx  *cuda.Context
+	copy *cuda.Stream
+	// Per slot: the copy done, the kernels' start and end.
+	copied, kstart, kdone [2]*cuda.Event
+	used                  [2]bool
+}
+
+// contextDevice is a gpuDevice that exposes its CUDA context (the
+// driver's device does; the emulator has none, and copies in step).
+type contextDevice interface{ Context() *cuda.Context }
+
+func newWombatPipe(ctx *cuda.Context) (_ *wombatPipe, err error) {
+	p := &wombatPipe{ctx: ctx}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.close())
+		}
+	}()
+	if p.copy, err = ctx.NewStream(); err != nil {
+		return nil, err
+	}
+	for s := range p.copied {
+		for _, e := range []**cuda.Event{&p.copied[s], &p.kstart[s], &p.kdone[s]} {
+			if *e, err = ctx.NewEvent(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// hostPlan is a plan whose tiles and pairs live in page-locked memory of
+// room for capTiles tiles and capPairs pairs.
+func (p *wombatPipe) hostPlan(capTiles, capPairs int) (*wombatPlan, error) {
+	n := wombatTileInts*capTiles + wombatPairInts*capPairs
+	h, err := p.ctx.AllocHost(int64(4 * max(n, 1)))
+	if err != nil {
+		return nil, err
+	}
+	ints := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), n)
+	return &wombatPlan{host: h, ints: ints, capTiles: capTiles}, nil
+}
+
+// retire waits for the kernels that last read slot s and returns their
+// device time (0 if none did).
+func (p *wombatPipe) retire(s int) (time.Duration, error) {
+	if !p.used[s] {
+		return 0, nil
+	}
+	p.used[s] = false
+	if err := p.kdone[s].Synchronize(); err != nil {
+		return 0, err
+	}
+	return p.kdone[s].Since(p.kstart[s])
+}
+
+// send queues plan pl's copy into slot s's buffers, then makes the default
+// stream wait for it and marks where the kernels start. Slot s must be
+// retired.
+func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, pairs gpuBuffer) error {
+	if pl.host == nil || unsafe.SliceData(pl.tiles) != unsafe.SliceData(pl.ints) ||
+		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[pl.capTiles*wombatTileInts:]) {
+		return fmt.Errorf("a plan outside its page-locked memory (it outgrew the room allocated)")
+	}
+	tb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.pairs))
+	return errors.Join(
+		pl.host.CopyToAsync(tiles.(*cuda.Buffer), 0, 0, tb, p.copy),
+		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(pl.capTiles*wombatTileInts), pb, p.copy),
+		p.copied[s].RecordOn(p.copy),
+		p.ctx.WaitEvent(nil, p.copied[s]),
+		p.kstart[s].Record())
+}
+
+// queued marks the end of slot s's kernels; copied waits until its plan
+// has reached the GPU, so that the plan's memory may be refilled.
+func (p *wombatPipe) queued(s int) error {
+	p.used[s] = true
+	return errors.Join(p.kdone[s].Record(), p.copied[s].Synchronize())
+}
+
+func (p *wombatPipe) close() error {
+	var errs []error
+	if p.copy != nil {
+		errs = append(errs, p.copy.Synchronize(), p.copy.Destroy())
+	}
+	for s := range p.copied {
+		errs = append(errs, p.copied[s].Destroy(), p.kstart[s].Destroy(), p.kdone[s].Destroy())
+	}
+	return errors.Join(errs...)
+}
