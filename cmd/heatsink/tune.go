@@ -68,34 +68,45 @@ run one after another with the same budget and seed. report.md and .json in
 	return cmd
 }
 
+// tuneInputs are the flags' files and expressions, parsed.
+type tuneInputs struct {
+	space  *tune.Space
+	obj    tune.Objective
+	limits tune.Limits
+	task   tune.Task
+	budget int // 0: auto
+}
+
+func parseTuneInputs(fl tuneFlags) (in tuneInputs, err error) {
+	if fl.out == "" || fl.space == "" {
+		return in, errors.New("give --space SPACE.yaml and --out DIR")
+	}
+	if in.space, err = tune.LoadSpace(fl.space); err != nil {
+		return in, err
+	}
+	if in.obj, err = tune.ParseObjective(fl.objective); err != nil {
+		return in, err
+	}
+	if in.limits, err = tune.ParseLimits(fl.constraints); err != nil {
+		return in, err
+	}
+	if in.task, err = tune.ParseTask(fl.tasks); err != nil {
+		return in, err
+	}
+	in.budget, err = tune.ParseBudget(fl.budget)
+	return in, err
+}
+
 func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	cfg, err := loadConfig(cmd, fl.config)
 	if err != nil {
 		return err
 	}
-	if fl.out == "" || fl.space == "" {
-		return errors.New("give --space SPACE.yaml and --out DIR")
-	}
-	s, err := tune.LoadSpace(fl.space)
+	in, err := parseTuneInputs(fl)
 	if err != nil {
 		return err
 	}
-	obj, err := tune.ParseObjective(fl.objective)
-	if err != nil {
-		return err
-	}
-	limits, err := tune.ParseLimits(fl.constraints)
-	if err != nil {
-		return err
-	}
-	task, err := tune.ParseTask(fl.tasks)
-	if err != nil {
-		return err
-	}
-	budget, err := tune.ParseBudget(fl.budget)
-	if err != nil {
-		return err
-	}
+	s, obj, limits, task, budget := in.space, in.obj, in.limits, in.task, in.budget
 	sources, err := loadTuneSources(cmd.Context(), cfg, s, obj.Spec, fl.sources)
 	if err != nil {
 		return err
