@@ -101,5 +101,9 @@ func modelAverage(est []Estimate, w, dof []float64, level float64) Estimate {
 	}
 	alpha := 1 - level
 	avg.Lo, avg.Hi = solve(alpha/2), solve(1-alpha/2)
+	// A model with under α/2 of the weight but far away moves the mean
+	// more than the tails: the interval is stretched to hold the estimate
+	// it is reported with.
+	avg.Lo, avg.Hi = math.Min(avg.Lo, avg.Value), math.Max(avg.Hi, avg.Value)
 	return avg
 }

@@ -45,6 +45,10 @@ func TestModelAverage(t *testing.T) {
 		// model's interval on its outer side (at half the tail each, a bit
 		// inside its bound), the estimate halfway.
 		{"two models apart", []Estimate{a, b}, []float64{0.5, 0.5}, Estimate{15, 9.2, 22.6}, 0.2},
+		// 2 % of the weight, under the 2.5 % tail, 1000 units away: the
+		// mean (30) lies far beyond the tail areas' bound (~12), and the
+		// interval is stretched to hold it.
+		{"a far model under α/2 of the weight", []Estimate{a, {1010, 1008, 1012}}, []float64{0.98, 0.02}, Estimate{30, 9.0, 30}, 0.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := modelAverage(tc.est, tc.w, []float64{100, 100}, 0.95)
@@ -68,7 +72,7 @@ func TestModelAverage(t *testing.T) {
 				}
 				return p
 			}
-			if len(tc.est) > 1 && tc.w[1] > 0 {
+			if len(tc.est) > 1 && tc.w[1] > 0.025 {
 				if lo, hi := tail(got.Lo, true), tail(got.Hi, false); math.Abs(lo-0.025) > 1e-6 || math.Abs(hi-0.025) > 1e-6 {
 					t.Errorf("tail areas %.4f below and %.4f above, want 0.025 each", lo, hi)
 				}
