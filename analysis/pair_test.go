@@ -198,7 +198,30 @@ func comparePair(t *testing.T, hs, smi *Report, long bool) {
 // second is no exponential (up 12 °C in 0.6 s, down 5 °C as the power
 // reaches the 700 W cap, up again), and the decimations' τ move with the
 // phase of their first readings within it.
+//
+// Pairs of decimations agree on τ within their difference's interval in
+// 28 of 45 for DGEMM's core, 37 for its memory, 45 for STREAM's. The
+// model-averaged intervals (modelAverage) change none of these counts:
+// AICc is close to a toss-up in one DGEMM-core decimation only (weight
+// 0.57; 0.95 in another, 1.000 in the rest), so the choice of model is not
+// what the intervals leave out. What they leave out is a third time scale:
+// the 10 Hz core readings still climb 0.02 °C/s, linearly, from 40 s into
+// the load to its end at 120 s (63.6, 64.0, 64.3, 64.8 °C over successive
+// 20 s), so the two-exponential profile SSE(τ_slow) is nearly flat from
+// 20 s to the search's edge (a ~13 s part plus that creep), and which
+// decimation's second term takes the 3 s part and which the creep is up to
+// its noise; in two of the ten the best two-exponential fit is at the edge
+// and is not admitted, leaving one exponential (τ 16.5 and 19.0 s).
 func TestRealH100TenHertzDecimations(t *testing.T) {
+	// Of the 45 pairs of decimations, how many at least agree within
+	// their difference's interval on τ, the rise and the cooldown τ
+	// (model-averaged intervals; see the comment above for DGEMM).
+	minAgree := map[string][3]int{
+		"dgemm gpu_core:0":  {28, 36, 45},
+		"dgemm gpu_mem:0":   {37, 41, 45},
+		"stream gpu_core:0": {45, 45, 45},
+		"stream gpu_mem:0":  {45, 45, 40},
+	}
 	dir := t.TempDir()
 	untar(t, "testdata/h100-pair-long/recordings.tar.gz", dir)
 	for _, w := range []string{"dgemm", "stream"} {
@@ -220,6 +243,8 @@ func TestRealH100TenHertzDecimations(t *testing.T) {
 			}
 			tt, vv := Finite(c.Series.T, c.Series.V)
 			var taus, rises, his []float64
+			var tauE, riseE, coolE []Estimate
+			twoOf, uncertain := 0, 0
 			for k := range 10 {
 				var dt, dv []float64
 				for i := k; i < len(tt); i += 10 {
@@ -237,11 +262,42 @@ func TestRealH100TenHertzDecimations(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s, decimation %d: %v", w, c.ID, k, err)
 				}
+				cf, err := FitCooldown(dt, dv, load.End, rep.Phases.Cooldown.End, 5, 0.95)
+				if err != nil {
+					t.Fatalf("%s %s, decimation %d, cooldown: %v", w, c.ID, k, err)
+				}
+				t.Logf("%s %s, decimation %d: %s (weight %.3f), τ %.2f [%.2f, %.2f] s, cooldown τ %.2f [%.2f, %.2f] s (%s, weight %.3f)",
+					w, c.ID, k, f.Model, f.ModelWeight, f.TauS, f.TauLoS, f.TauHiS, cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS, cf.Model, cf.ModelWeight)
+				if f.Model == "two-exponential" {
+					twoOf++
+				}
+				if f.ModelWeight < 0.9 {
+					uncertain++
+				}
 				taus, rises, his = append(taus, f.TauS), append(rises, f.RiseC), append(his, hi)
+				tauE, riseE = append(tauE, Estimate{f.TauS, f.TauLoS, f.TauHiS}), append(riseE, Estimate{f.RiseC, f.RiseLoC, f.RiseHiC})
+				coolE = append(coolE, Estimate{cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS})
 			}
 			t.Logf("%s %s: τ %.1f–%.1f s (median %.1f, rms %.1f %%); rise %.2f–%.2f °C (rms %.1f %%); heat interval %.2f–%.2f s/°C (rms %.1f %%)",
 				w, c.ID, slices.Min(taus), slices.Max(taus), median(taus), 100*rmsRel(taus), slices.Min(rises), slices.Max(rises),
 				100*rmsRel(rises), slices.Min(his), slices.Max(his), 100*rmsRel(his))
+			agree := func(es []Estimate) int {
+				n := 0
+				for i := range es {
+					for j := i + 1; j < len(es); j++ {
+						if Differ(es[i], es[j]).WithinNoise {
+							n++
+						}
+					}
+				}
+				return n
+			}
+			nTau, nRise, nCool := agree(tauE), agree(riseE), agree(coolE)
+			t.Logf("%s %s: of the 45 pairs of decimations, τ within their difference's interval in %d, rise in %d, cooldown τ in %d; two exponentials chosen in %d of 10, the chosen model's weight under 0.9 in %d",
+				w, c.ID, nTau, nRise, nCool, twoOf, uncertain)
+			if want := minAgree[w+" "+c.ID]; nTau < want[0] || nRise < want[1] || nCool < want[2] {
+				t.Errorf("%s %s: pairs within their interval: τ %d, rise %d, cooldown τ %d; want at least %v", w, c.ID, nTau, nRise, nCool, want)
+			}
 			if s := rmsRel(rises); s > 0.01 {
 				t.Errorf("%s %s: the rise scatters by %.1f %% rms between decimations", w, c.ID, 100*s)
 			}

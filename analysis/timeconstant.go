@@ -25,22 +25,29 @@ type LoadFit struct {
 	Criterion string   `json:"criterion"`
 	AICcOne   float64  `json:"aicc_one"`
 	AICcTwo   *float64 `json:"aicc_two"`
-	FromS     float64  `json:"from_s"`
-	ToS       float64  `json:"to_s"`
-	N         int      `json:"n"`
-	StartC    float64  `json:"start_c"`
+	// ModelWeight is Model's Akaike weight (1 when it was the only model
+	// admitted); Models are each admitted model's own estimates.
+	ModelWeight float64    `json:"model_weight"`
+	Models      []ModelFit `json:"models"`
+	FromS       float64    `json:"from_s"`
+	ToS         float64    `json:"to_s"`
+	N           int        `json:"n"`
+	StartC      float64    `json:"start_c"`
 	// RiseC is the fitted plateau's rise above the idle mean, plateau_c −
 	// idle_mean_c: with the fast part of a rise often quicker than the
 	// sampling, T0 and ΔT_fast trade off against each other, while the
-	// plateau is pinned by every reading near it. RiseLoC and RiseHiC are
-	// RiseC ± t·SE(plateau) from the linearised covariance (the idle mean
-	// taken as exact).
+	// plateau is pinned by every reading near it. Each model's interval is
+	// its rise ± t·SE(plateau) from the linearised covariance (the idle mean
+	// taken as exact). RiseC, RiseLoC, RiseHiC and PlateauC are averaged
+	// over the admitted models (see modelAverage), as are TauS, TauLoS and
+	// TauHiS: which model AICc picks can change from one recording of a run
+	// to the next, and each model's interval assumes it is the right one.
 	RiseC    float64 `json:"rise_c"`
 	RiseLoC  float64 `json:"rise_lo_c"`
 	RiseHiC  float64 `json:"rise_hi_c"`
 	PlateauC float64 `json:"plateau_c"`
-	// TauS is τ (τ_slow), TauLoS and TauHiS its interval at Level from the
-	// profile of the residual sum of squares.
+	// TauS is τ (τ_slow), TauLoS and TauHiS its interval at Level, from
+	// each model's profile of the residual sum of squares.
 	TauS      float64  `json:"tau_s"`
 	TauLoS    float64  `json:"tau_lo_s"`
 	TauHiS    float64  `json:"tau_hi_s"`
@@ -53,21 +60,23 @@ type LoadFit struct {
 	// the variance behind the intervals (1 for independent residuals).
 	Inflation   float64           `json:"interval_inflation"`
 	NotComputed map[string]string `json:"not_computed,omitempty"`
-	// fastTauS is τ_fast even where it is too short to report, for At.
-	fastTauS float64
+	// fastTauS is τ_fast even where it is too short to report, for At;
+	// modelTauS and modelPlateauC are Model's own τ and plateau, which
+	// the drawn curve needs where TauS and PlateauC are averages.
+	fastTauS, modelTauS, modelPlateauC float64
 }
 
-// At returns the fitted temperature t seconds after the run's start.
+// At returns Model's fitted temperature t seconds after the run's start.
 func (f *LoadFit) At(t float64) float64 {
 	x := t - f.FromS
-	amp := f.PlateauC - f.StartC
+	amp := f.modelPlateauC - f.StartC
 	slow, v := amp, f.StartC
 	if f.FastShare != nil {
 		fast := amp * *f.FastShare
 		slow -= fast
 		v -= fast * math.Expm1(-x/f.fastTauS)
 	}
-	return v - slow*math.Expm1(-x/f.TauS)
+	return v - slow*math.Expm1(-x/f.modelTauS)
 }
 
 // CoolFit is the model fitted to a component's readings from the end of the
@@ -82,12 +91,17 @@ type CoolFit struct {
 	Criterion string   `json:"criterion"`
 	AICcOne   float64  `json:"aicc_one"`
 	AICcTwo   *float64 `json:"aicc_two"`
-	FromS     float64  `json:"from_s"`
-	ToS       float64  `json:"to_s"`
-	N         int      `json:"n"`
-	CoolTauS  float64  `json:"cool_tau_s"`
-	// CoolTauLoS and CoolTauHiS bound CoolTauS at Level (profile interval,
-	// the fast time constant re-fitted at each slow one).
+	// ModelWeight and Models are as for the load.
+	ModelWeight float64    `json:"model_weight"`
+	Models      []ModelFit `json:"models"`
+	FromS       float64    `json:"from_s"`
+	ToS         float64    `json:"to_s"`
+	N           int        `json:"n"`
+	// CoolTauS is τ (τ_slow) averaged over the admitted models, as the
+	// load's; CoolTauLoS and CoolTauHiS bound it at Level (each model's
+	// profile interval, the fast time constant re-fitted at each slow one,
+	// averaged by modelAverage).
+	CoolTauS     float64  `json:"cool_tau_s"`
 	CoolTauLoS   float64  `json:"cool_tau_lo_s"`
 	CoolTauHiS   float64  `json:"cool_tau_hi_s"`
 	CoolTauFastS *float64 `json:"cool_tau_fast_s"`
@@ -101,11 +115,12 @@ type CoolFit struct {
 	RMSC        float64           `json:"rms_c"`
 	Inflation   float64           `json:"interval_inflation"`
 	NotComputed map[string]string `json:"not_computed,omitempty"`
-	// fastTauS is τ_fast even where it is too short to report, for At.
-	fastTauS float64
+	// fastTauS is τ_fast even where it is too short to report, for At;
+	// modelTauS is Model's own τ.
+	fastTauS, modelTauS float64
 }
 
-// At returns the fitted temperature t seconds after the run's start.
+// At returns Model's fitted temperature t seconds after the run's start.
 func (f *CoolFit) At(t float64) float64 {
 	x := t - f.FromS
 	v, slow := f.AsymptoteC, f.DropC
@@ -114,7 +129,7 @@ func (f *CoolFit) At(t float64) float64 {
 		slow -= fast
 		v += fast * math.Exp(-x/f.fastTauS)
 	}
-	return v + slow*math.Exp(-x/f.CoolTauS)
+	return v + slow*math.Exp(-x/f.modelTauS)
 }
 
 // HeatIntervalBand is the spread the study's heat interval carries from its
@@ -140,7 +155,11 @@ const minFitReadings = 10
 // expChoice is one or two exponentials fitted to the same readings, and
 // the one AICc prefers.
 type expChoice struct {
-	use, one  *ExpFit
+	use, one *ExpFit
+	// admitted are the fits (one, then two where admitted) and weights
+	// their Akaike weights.
+	admitted  []*ExpFit
+	weights   []float64
 	aiccTwo   *float64
 	model     string
 	fastShare *float64
@@ -158,7 +177,7 @@ func chooseExp(b basis, x, y []float64, dt, tauMax, level float64, what, fastKey
 	if err != nil {
 		return nil, fmt.Errorf("one-exponential fit over the %s: %w", what, err)
 	}
-	c := &expChoice{use: one, one: one, model: "one-exponential", why: map[string]string{}}
+	c := &expChoice{use: one, one: one, admitted: []*ExpFit{one}, model: "one-exponential", why: map[string]string{}}
 	two, err := fitExp(b, x, y, 2, dt/4, tauMax, level)
 	switch {
 	case err != nil:
@@ -167,10 +186,16 @@ func chooseExp(b basis, x, y []float64, dt, tauMax, level float64, what, fastKey
 		c.why["aicc_two"] = fmt.Sprintf("two-exponential fit has terms of opposite direction (amplitudes %.2g and %.2g °C)", two.Coef[1], two.Coef[2])
 	default:
 		c.aiccTwo = ptr(two.AICc)
+		c.admitted = append(c.admitted, two)
 		if two.AICc < one.AICc {
 			c.use, c.model = two, "two-exponential"
 		}
 	}
+	aicc := make([]float64, len(c.admitted))
+	for i, f := range c.admitted {
+		aicc[i] = f.AICc
+	}
+	c.weights = akaikeWeights(aicc)
 	if c.use == one {
 		if c.aiccTwo != nil {
 			c.why[fastKey] = fmt.Sprintf("one exponential has the smaller AICc (%.1f against %.1f)", one.AICc, *c.aiccTwo)
@@ -185,6 +210,42 @@ func chooseExp(b basis, x, y []float64, dt, tauMax, level float64, what, fastKey
 		c.why[fastKey] = fmt.Sprintf("the fast part (%.0f %% of the change) is quicker than the sampling interval %.2g s resolves", 100**c.fastShare, dt)
 	}
 	return c, nil
+}
+
+// weight is the Akaike weight of the chosen model.
+func (c *expChoice) weight() float64 {
+	for i, f := range c.admitted {
+		if f == c.use {
+			return c.weights[i]
+		}
+	}
+	return 1
+}
+
+// models returns each admitted model's own estimates, est giving the
+// quantities of one fit, and their average (modelAverage).
+func (c *expChoice) models(level float64, est func(f *ExpFit) (tau Estimate, rise *Estimate)) (out []ModelFit, tau Estimate, rise *Estimate) {
+	var taus, rises []Estimate
+	var dof []float64
+	for i, f := range c.admitted {
+		t, r := est(f)
+		name := "one-exponential"
+		if len(f.Taus) > 1 {
+			name = "two-exponential"
+		}
+		out = append(out, ModelFit{Model: name, AICc: f.AICc, Weight: c.weights[i], TauS: t, RiseC: r})
+		taus = append(taus, t)
+		if r != nil {
+			rises = append(rises, *r)
+		}
+		dof = append(dof, float64(f.N-len(f.Coef)-len(f.Taus)))
+	}
+	tau = modelAverage(taus, c.weights, dof, level)
+	if len(rises) == len(taus) {
+		r := modelAverage(rises, c.weights, dof, level)
+		rise = &r
+	}
+	return out, tau, rise
 }
 
 // FitLoad fits the rise over load (see LoadFit) of a component idling at
@@ -205,12 +266,17 @@ func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64
 		return nil, err
 	}
 	f := c.use
+	models, tau, rise := c.models(level, func(f *ExpFit) (Estimate, *Estimate) {
+		p, lo, hi := total(f, 0)
+		return Estimate{f.Taus[0], f.TauLo, f.TauHi}, &Estimate{p - idleMean, lo - idleMean, hi - idleMean}
+	})
 	lf := &LoadFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo,
-		FromS: load.Start, ToS: load.End, N: f.N, StartC: f.Coef[0], TauS: f.Taus[0],
-		TauLoS: f.TauLo, TauHiS: f.TauHi, FastShare: c.fastShare, Level: level, FitR2: f.R2, RMSC: f.RMS,
-		Inflation: f.Inflation, NotComputed: c.why}
-	lf.PlateauC, lf.RiseLoC, lf.RiseHiC = total(f, 0)
-	lf.RiseC, lf.RiseLoC, lf.RiseHiC = lf.PlateauC-idleMean, lf.RiseLoC-idleMean, lf.RiseHiC-idleMean
+		ModelWeight: c.weight(), Models: models, FromS: load.Start, ToS: load.End, N: f.N, StartC: f.Coef[0],
+		TauS: tau.Value, TauLoS: tau.Lo, TauHiS: tau.Hi, FastShare: c.fastShare, Level: level, FitR2: f.R2, RMSC: f.RMS,
+		Inflation: f.Inflation, NotComputed: c.why, modelTauS: f.Taus[0]}
+	lf.RiseC, lf.RiseLoC, lf.RiseHiC = rise.Value, rise.Lo, rise.Hi
+	lf.PlateauC = lf.RiseC + idleMean
+	lf.modelPlateauC, _, _ = total(f, 0)
 	if len(f.Taus) > 1 {
 		lf.fastTauS = f.Taus[1]
 		if _, hidden := c.why["tau_fast_s"]; !hidden {
@@ -220,12 +286,12 @@ func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64
 	switch {
 	case lf.RiseC < minRise:
 		return nil, fmt.Errorf("fitted rise %.2f °C is under the minimum %.2g °C", lf.RiseC, minRise)
-	case lf.TauS < dt:
-		return nil, fmt.Errorf("fitted time constant %.2g s is shorter than the sampling interval %.2g s: a rise faster than the sampling resolves", lf.TauS, dt)
-	case dur < 3*lf.TauS:
-		return nil, fmt.Errorf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", dur, lf.TauS)
+	case lf.modelTauS < dt:
+		return nil, fmt.Errorf("fitted time constant %.2g s is shorter than the sampling interval %.2g s: a rise faster than the sampling resolves", lf.modelTauS, dt)
+	case dur < 3*lf.modelTauS:
+		return nil, fmt.Errorf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", dur, lf.modelTauS)
 	}
-	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC, lf.AICcOne) {
+	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC, lf.AICcOne, lf.ModelWeight, lf.modelPlateauC) {
 		return nil, errors.New("the fit over the load gave a non-finite result")
 	}
 	if len(lf.NotComputed) == 0 {
@@ -265,9 +331,13 @@ func FitCooldown(t, v []float64, from, to, maxGap, level float64) (*CoolFit, err
 		return nil, err
 	}
 	f := c.use
-	cf := &CoolFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo, FromS: from, ToS: to,
-		N: f.N, CoolTauS: f.Taus[0], CoolTauLoS: f.TauLo, CoolTauHiS: f.TauHi, FastShare: c.fastShare,
-		AsymptoteC: f.Coef[0], Level: level, FitR2: f.R2, RMSC: f.RMS, Inflation: f.Inflation, NotComputed: c.why}
+	models, tau, _ := c.models(level, func(f *ExpFit) (Estimate, *Estimate) {
+		return Estimate{f.Taus[0], f.TauLo, f.TauHi}, nil
+	})
+	cf := &CoolFit{Model: c.model, Criterion: "AICc", AICcOne: c.one.AICc, AICcTwo: c.aiccTwo, ModelWeight: c.weight(),
+		Models: models, FromS: from, ToS: to, N: f.N, CoolTauS: tau.Value, CoolTauLoS: tau.Lo, CoolTauHiS: tau.Hi,
+		FastShare: c.fastShare, AsymptoteC: f.Coef[0], Level: level, FitR2: f.R2, RMSC: f.RMS, Inflation: f.Inflation,
+		NotComputed: c.why, modelTauS: f.Taus[0]}
 	cf.DropC, _, _ = total(f, 1)
 	if len(f.Taus) > 1 {
 		cf.fastTauS = f.Taus[1]
@@ -278,10 +348,10 @@ func FitCooldown(t, v []float64, from, to, maxGap, level float64) (*CoolFit, err
 	switch {
 	case cf.DropC <= 0:
 		return nil, fmt.Errorf("the fitted cooldown rises by %.2f °C instead of falling", -cf.DropC)
-	case cf.CoolTauS < dt:
-		return nil, fmt.Errorf("fitted cooldown time constant %.2g s is shorter than the sampling interval %.2g s", cf.CoolTauS, dt)
+	case cf.modelTauS < dt:
+		return nil, fmt.Errorf("fitted cooldown time constant %.2g s is shorter than the sampling interval %.2g s", cf.modelTauS, dt)
 	}
-	if !finiteAll(cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS, cf.AsymptoteC, cf.DropC, cf.FitR2, cf.RMSC, cf.AICcOne) {
+	if !finiteAll(cf.CoolTauS, cf.CoolTauLoS, cf.CoolTauHiS, cf.AsymptoteC, cf.DropC, cf.FitR2, cf.RMSC, cf.AICcOne, cf.ModelWeight) {
 		return nil, errors.New("the cooldown fit gave a non-finite result")
 	}
 	if len(cf.NotComputed) == 0 {
@@ -547,8 +617,8 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 func fitDefinitions(o OptionsUsed) []Definition {
 	lv := 100 * (1 - o.Alpha)
 	return []Definition{
-		{"load_fit", fmt.Sprintf("over the load phase, x = t − t_load_start, the rise T(x) = T0 + ΔT·(1 − e^(−x/τ)) and the double rise T0 + ΔT_slow·(1 − e^(−x/τ)) + ΔT_fast·(1 − e^(−x/τ_fast)) (τ_fast ≤ τ/2, both rising) are fitted by least squares, and the one with the smaller AICc = n·ln(SSE/n) + 2k + 2k(k+1)/(n−k−1) (k = 4 or 6) is kept (model). τ is searched on a log grid with the levels and amplitudes solved linearly at each τ (variable projection; for two, τ_fast minimised at each τ) and refined by golden section. tau_s = τ (the slow one); plateau_c = T0 + ΔT (+ ΔT_fast); rise_c = plateau_c − idle_mean_c; start_c = T0; tau_fast_s = τ_fast (not reported below the sampling interval) and fast_share = ΔT_fast/(ΔT_slow + ΔT_fast); fit_r2 = 1 − SSE/SST; rms_c = √(SSE/n). tau_lo_s–tau_hi_s is the %.3g %% profile-likelihood interval {τ : SSE(τ) − SSE_min ≤ F(1, n−p) · s²}, rise_lo_c–rise_hi_c is rise_c ± t(n−p) · SE(plateau) from the linearised covariance (the idle mean taken as exact); s² = SSE/(n−p) × max(1, (1+ρ₁)/(1−ρ₁)), ρ₁ the residuals' lag-1 autocorrelation (interval_inflation), p the parameters. Phases of over %d readings are fitted on %d group means. Not computed without the idle mean, when rise_c is under %.3g °C, τ is shorter than the sampling interval, the load lasted under 3τ, a gap over %.3g s interrupts it, or a GPU's power changed by over 15 %% between thirds of the load", lv, maxFitPoints, maxFitPoints, o.MinRiseC, o.MaxGapS)},
-		{"cooldown_fit", fmt.Sprintf("from the end of the load to the end of the cooldown (or of the recording), x = t − t_load_end, T(x) = T∞ + A·e^(−x/τ) and T∞ + A_slow·e^(−x/τ_slow) + A_fast·e^(−x/τ_fast) (τ_fast ≤ τ_slow/2, both falling) are fitted and chosen by AICc as the load fit is, with the same intervals. cool_tau_s = τ or τ_slow with its %.3g %% profile interval (τ_fast re-fitted at each τ_slow); cool_tau_fast_s = τ_fast (not reported below the sampling interval); fast_share = A_fast/(A_fast + A_slow); asymptote_c = T∞; drop_c = the fitted drop at the load's end", lv)},
+		{"load_fit", fmt.Sprintf("over the load phase, x = t − t_load_start, the rise T(x) = T0 + ΔT·(1 − e^(−x/τ)) and the double rise T0 + ΔT_slow·(1 − e^(−x/τ)) + ΔT_fast·(1 − e^(−x/τ_fast)) (τ_fast ≤ τ/2, both rising) are fitted by least squares, and the one with the smaller AICc = n·ln(SSE/n) + 2k + 2k(k+1)/(n−k−1) (k = 4 or 6) is kept (model). τ is searched on a log grid with the levels and amplitudes solved linearly at each τ (variable projection; for two, τ_fast minimised at each τ) and refined by golden section. tau_s = τ (the slow one); plateau_c = T0 + ΔT (+ ΔT_fast); rise_c = plateau_c − idle_mean_c; start_c = T0; tau_fast_s = τ_fast (not reported below the sampling interval) and fast_share = ΔT_fast/(ΔT_slow + ΔT_fast); fit_r2 = 1 − SSE/SST; rms_c = √(SSE/n). Each model's own τ interval is the %.3g %% profile-likelihood interval {τ : SSE(τ) − SSE_min ≤ F(1, n−p) · s²}, its rise interval is its rise ± t(n−p) · SE(plateau) from the linearised covariance (the idle mean taken as exact); s² = SSE/(n−p) × max(1, (1+ρ₁)/(1−ρ₁)), ρ₁ the residuals' lag-1 autocorrelation (interval_inflation), p the parameters. Phases of over %d readings are fitted on %d group means. Where both models are fitted (two-exponential admitted: both terms rising, τ bounded), each gets the Akaike weight w_i = e^(−Δ_i/2)/Σ_j e^(−Δ_j/2), Δ_i = AICc_i − min AICc (model_weight is the chosen model's; models lists each model's own aicc, weight, tau_s and rise_c as {value, lo, hi}), and tau_s, rise_c and plateau_c are the averages Σ w_i θ_i while tau_lo_s–tau_hi_s and rise_lo_c–rise_hi_c are the model-averaged tail-area (MATA) interval: the L and U with Σ w_i P_i(θ < L) = Σ w_i P_i(θ > U) = α/2, P_i a Student t(n−p_i) split at θ_i and scaled on each side so that its central %.3g %% interval is model i's own interval (stretched to hold the average where a far model with under α/2 of the weight moves it more than the tails); with one model admitted these are that model's values. The fitted curve drawn is the chosen model's. Not computed without the idle mean, when rise_c is under %.3g °C, τ is shorter than the sampling interval, the load lasted under 3τ, a gap over %.3g s interrupts it, or a GPU's power changed by over 15 %% between thirds of the load", lv, maxFitPoints, maxFitPoints, lv, o.MinRiseC, o.MaxGapS)},
+		{"cooldown_fit", fmt.Sprintf("from the end of the load to the end of the cooldown (or of the recording), x = t − t_load_end, T(x) = T∞ + A·e^(−x/τ) and T∞ + A_slow·e^(−x/τ_slow) + A_fast·e^(−x/τ_fast) (τ_fast ≤ τ_slow/2, both falling) are fitted and chosen by AICc as the load fit is, with the same intervals, weights and averages. cool_tau_s = τ or τ_slow, averaged over the admitted models, with its %.3g %% interval (each model's profile interval, τ_fast re-fitted at each τ_slow, averaged as tau_s's); cool_tau_fast_s = τ_fast (not reported below the sampling interval); fast_share = A_fast/(A_fast + A_slow); asymptote_c = T∞; drop_c = the fitted drop at the load's end", lv)},
 		{"heat_interval_band", "the spread of heat_interval_s_per_c from its definition: lo_s_per_c–hi_s_per_c covers the interval as defined, the interval with t_peak the first reading within the sensor's resolution (resolution_c: 1 °C for whole-degree sensors) of the load maximum (within_resolution_s_per_c), and both again on the readings resampled (linear interpolation, rounded to the resolution) at sampling phases shifted by ¼, ½ and ¾ of the sampling interval"},
 	}
 }

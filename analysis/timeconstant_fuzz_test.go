@@ -63,7 +63,7 @@ func FuzzFits(f *testing.F) {
 			}
 		}
 		if lf, err := FitLoad(tt, vv, load, vv[0], 1, 10, 0.95); err == nil {
-			check("load fit", lf, lf.TauLoS, lf.TauS, lf.TauHiS, lf.RiseLoC, lf.RiseC, lf.RiseHiC, -1e9, lf.At(end/2), 1e9)
+			check("load fit", lf, lf.TauLoS, lf.TauS, lf.TauHiS, lf.RiseLoC, lf.RiseC, lf.RiseHiC, -1e9, lf.At(end/2), 1e9, 0, lf.ModelWeight, 1)
 			if lf.FastShare != nil {
 				check("load fit", lf, 0, *lf.FastShare, 1)
 			}
@@ -71,7 +71,7 @@ func FuzzFits(f *testing.F) {
 			t.Fatal("an empty error")
 		}
 		if cf, err := FitCooldown(tt, vv, tt[0], end, 10, 0.95); err == nil {
-			check("cooldown fit", cf, cf.CoolTauLoS, cf.CoolTauS, cf.CoolTauHiS, -1e9, cf.At(end/2), 1e9, -1e9, cf.AsymptoteC, 1e9)
+			check("cooldown fit", cf, cf.CoolTauLoS, cf.CoolTauS, cf.CoolTauHiS, -1e9, cf.At(end/2), 1e9, -1e9, cf.AsymptoteC, 1e9, 0, cf.ModelWeight, 1)
 			if cf.FastShare != nil {
 				check("cooldown fit", cf, 0, *cf.FastShare, 1)
 			}

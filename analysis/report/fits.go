@@ -21,14 +21,14 @@ func fitSections(rep *analysis.Report) []section {
 			band = fmt.Sprintf("%.2f–%.2f", b.LoSPerC, b.HiSPerC)
 		}
 		if f := c.LoadFit; f != nil {
-			load.Table.Rows = append(load.Table.Rows, []string{c.ID, f.Model, interval(f.TauS, f.TauLoS, f.TauHiS, 1),
+			load.Table.Rows = append(load.Table.Rows, []string{c.ID, model(f.Model, f.ModelWeight, len(f.Models)), interval(f.TauS, f.TauLoS, f.TauHiS, 1),
 				interval(f.RiseC, f.RiseLoC, f.RiseHiC, 1), fmt.Sprintf("%.1f", f.PlateauC), fast(f.TauFastS, f.FastShare),
 				fmt.Sprintf("%.3f", f.FitR2), fmt.Sprintf("%.2f", f.RMSC), num(c.HeatIntervalSPerC, 2), band})
 		} else if c.HeatIntervalBand != nil {
 			load.Table.Rows = append(load.Table.Rows, []string{c.ID, dash, dash, dash, dash, dash, dash, dash, num(c.HeatIntervalSPerC, 2), band})
 		}
 		if f := c.CooldownFit; f != nil {
-			cool.Table.Rows = append(cool.Table.Rows, []string{c.ID, f.Model, interval(f.CoolTauS, f.CoolTauLoS, f.CoolTauHiS, 1),
+			cool.Table.Rows = append(cool.Table.Rows, []string{c.ID, model(f.Model, f.ModelWeight, len(f.Models)), interval(f.CoolTauS, f.CoolTauLoS, f.CoolTauHiS, 1),
 				fast(f.CoolTauFastS, f.FastShare), fmt.Sprintf("%.1f", f.AsymptoteC), fmt.Sprintf("%.1f", f.DropC),
 				fmt.Sprintf("%.3f", f.FitR2), fmt.Sprintf("%.2f", f.RMSC)})
 		}
@@ -49,9 +49,18 @@ func fitSections(rep *analysis.Report) []section {
 				level = 100 * c.CooldownFit.Level
 			}
 		}
-		out[0].Paras = append(out[0].Paras, fmt.Sprintf("Intervals in brackets are %.3g %% confidence intervals; the model (one or two exponentials) is the one with the smaller AICc. Formulas under Definitions.", level))
+		out[0].Paras = append(out[0].Paras, fmt.Sprintf("Intervals in brackets are %.3g %% confidence intervals; the model (one or two exponentials) is the one with the smaller AICc, with its Akaike weight where both were fitted, and τ, the rise and their intervals are averaged over both models by those weights. Formulas under Definitions.", level))
 	}
 	return out
+}
+
+// model prints the chosen model, with its Akaike weight when n models
+// were weighed.
+func model(name string, weight float64, n int) string {
+	if n < 2 {
+		return name
+	}
+	return fmt.Sprintf("%s (w %.2f)", name, weight)
 }
 
 // interval prints v [lo, hi].
