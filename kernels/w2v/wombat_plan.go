@@ -71,10 +71,11 @@ func (p *wombatPlan) reset() {
 func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
 func (p *wombatPlan) npairs() int { return len(p.pairs) / wombatPairInts }
 
-// addWindow cuts one window (outputs out with labels, contexts ctx) into
-// tiles and pairs (Algorithm 2, lines 3-5). The records are written in
-// place: in page-locked memory, every field, pads included, each time.
-func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha float32) {
+// addWindow cuts one window (outputs out with word2vec's codes, label
+// 1-code, and contexts ctx) into tiles and pairs (Algorithm 2, lines
+// 3-5). The records are written in place: in page-locked memory, every
+// field, pads included, each time.
+func (p *wombatPlan) addWindow(out []int32, codes []uint8, ctx []int32, alpha float32) {
 	k, n := len(out), len(ctx)
 	if n == 0 {
 		return
@@ -88,9 +89,7 @@ func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha 
 	for j := 0; j < full; j += wombatTileRows {
 		var bits int32
 		for r := 0; r < wombatTileRows; r++ {
-			if label[j+r] != 0 {
-				bits |= 1 << r
-			}
+			bits |= int32(1-codes[j+r]) << r
 		}
 		for i := 0; i < n; i += wombatTileCols {
 			nc := min(wombatTileCols, n-i)
@@ -109,7 +108,7 @@ func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha 
 	p.pairs = slices.Grow(p.pairs, np*wombatPairInts)[:p0+np*wombatPairInts]
 	P := p.pairs[p0:]
 	for j := full; j < k; j++ {
-		o, lb := out[j], int32(math.Float32bits(label[j]))
+		o, lb := out[j], int32(1-codes[j])*int32(math.Float32bits(1))
 		for _, c := range ctx {
 			rec := (*[wombatPairInts]int32)(P)
 			P = P[wombatPairInts:]
@@ -127,7 +126,7 @@ func (p *wombatPlan) addSentence(m *model, toks, negs []int32, n, wf int, alpha 
 		return
 	}
 	for w := 0; w < L; w++ {
-		k := m.outputs(toks, negs, w, n, sc)
+		out, codes := m.planOutputs(toks, negs, w, n, sc)
 		nc := 0
 		for q := max(0, w-wf); q <= min(L-1, w+wf); q++ {
 			if q != w {
@@ -135,8 +134,22 @@ func (p *wombatPlan) addSentence(m *model, toks, negs []int32, n, wf int, alpha 
 				nc++
 			}
 		}
-		p.addWindow(sc.out[:k], sc.label[:k], sc.ctx[:nc], alpha)
+		p.addWindow(out, codes, sc.ctx[:nc], alpha)
 	}
+}
+
+// planOutputs is centre w's outputs and codes, as outputs lists them
+// but without copying a Huffman path: the tree's own slices (a fifth of
+// a plan goroutine's time went to copying them and converting labels),
+// or the centre and its n negatives with negative sampling's codes.
+func (m *model) planOutputs(toks, negs []int32, w, n int, sc *wombatScratch) ([]int32, []uint8) {
+	if m.hs != nil {
+		codes, points := m.hs.path(toks[w])
+		return points, codes
+	}
+	sc.out[0] = toks[w]
+	copy(sc.out[1:1+n], negs[w*n:w*n+n])
+	return sc.out[:1+n], sc.nsCodes[:1+n]
 }
 
 // wombatGradient is the kernels' g: hierarchical softmax's (0, and no
