@@ -83,7 +83,7 @@ fi
 
 if has bench; then
 	step "throughput (text8-shaped corpus, d=128, W=5, sample 1e-3; the paper's row W=8, sample 1e-4, 10 epochs)"
-	W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestWombatBenchTable' -test.timeout 230s 2>&1 |
+	W2V_BENCH=1 timeout 400 "$bin/w2v.test" -test.v -test.run 'TestWombatBenchTable' -test.timeout 390s 2>&1 |
 		tee "$out/wombat-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see wombat-bench.log"; fail=1; }
 fi

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -239,6 +240,13 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 					}
 					L := s.prepare(e, c.starts[j], raw, tok, neg)
 					p.addSentence(g.m, tok[:L], neg[:L*n], n, wf, s.alpha(e, j), sc)
+					// A plan takes a goroutine milliseconds, and with
+					// every core assembling one the feeding loop, back
+					// from a cgo wait for the GPU, can find no free P
+					// and wait for the scheduler to preempt a worker
+					// (up to 10 ms) while the GPU runs dry: a yield a
+					// sentence bounds that to a sentence's work.
+					runtime.Gosched()
 				}
 				ready[i] <- p
 			}
@@ -289,7 +297,7 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 		if err := g.dev.Start(); err != nil {
 			return err
 		}
-		lerr := g.launchPlan(s, nt, np)
+		lerr := g.launchPlan(s, nt, np, nil)
 		k, err := g.dev.Stop()
 		if lerr != nil || err != nil {
 			return fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
@@ -302,10 +310,18 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 		return fmt.Errorf("%s: %w", g.name(), err)
 	}
 	st.kernel += k
+	idle, err := g.pipe.idle()
+	if err != nil {
+		return fmt.Errorf("%s: %w", g.name(), err)
+	}
+	st.launches++
+	if idle {
+		st.starved++
+	}
 	if err := g.pipe.send(p, s, g.tiles[s], g.pairs[s]); err != nil {
 		return fmt.Errorf("%s: copy a plan: %w", g.name(), err)
 	}
-	if err := errors.Join(g.launchPlan(s, nt, np), g.pipe.queued(s)); err != nil {
+	if err := errors.Join(g.launchPlan(s, nt, np, g.pipe.pairsCopied), g.pipe.queued(s)); err != nil {
 		return fmt.Errorf("%s: %w", g.name(), err)
 	}
 	return nil
@@ -346,11 +362,15 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	return st.kernel, err
 }
 
-// launchPlan queues the kernels over slot s's nt tiles and np pairs.
-func (g *wombatEngine) launchPlan(s, nt, np int) error {
+// launchPlan queues the kernels over slot s's nt tiles and np pairs,
+// calling pairsReady (where not nil) between them.
+func (g *wombatEngine) launchPlan(s, nt, np int, pairsReady func(int) error) error {
 	var err error
 	if nt > 0 {
 		err = g.launch("wombat_tiles", g.tiles[s], nt)
+	}
+	if pairsReady != nil && err == nil {
+		err = pairsReady(s)
 	}
 	if np > 0 && err == nil {
 		err = g.launch("wombat_pairs", g.pairs[s], np)
