@@ -19,9 +19,9 @@ const wombatWarps = 4
 // DefaultWombatBatchTokens is the corpus tokens whose windows one Wombat
 // launch trains. The host assembles the next launches on its cores while
 // the GPU trains this one, each goroutine two plans at once in
-// page-locked memory; a launch of 2^16 tokens holds up to about 21 MB of
-// tiles and pairs for hierarchical softmax over text8's vocabulary (330
-// bytes a kept token), and trains for about a millisecond.
+// page-locked memory; a launch of 2^16 tokens holds about 10 MB of
+// windows, tiles and pairs for hierarchical softmax over text8's
+// vocabulary (190 bytes a kept token), and trains for about a millisecond.
 const DefaultWombatBatchTokens = 1 << 16
 
 // wombatEngine trains on one GPU as Wombat does: goroutines read and draw
@@ -32,12 +32,13 @@ const DefaultWombatBatchTokens = 1 << 16
 type wombatEngine struct {
 	deviceModel
 	m *model // the host's view: objective, layout, tree (no weights)
-	// The logistic table, and two slots of one plan's tiles and pairs.
-	tab                gpuBuffer
-	tiles, pairs       [2]gpuBuffer
-	capTiles, capPairs int
-	launches           [][2]int // sentence ranges
-	pipe               *wombatPipe
+	// The logistic table, and two slots of one plan's tiles, windows and
+	// pairs.
+	tab                            gpuBuffer
+	tiles, windows, pairs          [2]gpuBuffer
+	capTiles, capWindows, capPairs int
+	launches                       [][2]int // sentence ranges
+	pipe                           *wombatPipe
 	// Each assembling goroutine's two plans (one building, one waiting),
 	// which come back to it once copied: a goroutine cannot run ahead of
 	// the others and starve the one whose launch is next.
@@ -113,8 +114,11 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	// contexts and (k mod 4)*nc pairs; subsampling only drops windows and
 	// contexts.
 	nneg, wf := t.s.negatives(), cfg.WindowFixed()
+	if 2*wf > wombatMaxContexts {
+		return nil, fmt.Errorf("Wombat on a GPU: window %d gives %d contexts, above the %d a plan's indices hold", cfg.Window, 2*wf, wombatMaxContexts)
+	}
 	for _, l := range g.launches {
-		var nt, np int
+		var nt, nw, np int
 		for j := l[0]; j < l[1]; j++ {
 			raw := c.Sentence(j)
 			nc := min(2*wf, len(raw)-1)
@@ -124,10 +128,11 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 					k = int(g.m.hs.off[w+1] - g.m.hs.off[w])
 				}
 				nt += k / wombatTileRows * ((nc + wombatTileCols - 1) / wombatTileCols)
+				nw += 2 + nc + k
 				np += k % wombatTileRows * nc
 			}
 		}
-		g.capTiles, g.capPairs = max(g.capTiles, nt), max(g.capPairs, np)
+		g.capTiles, g.capWindows, g.capPairs = max(g.capTiles, nt), max(g.capWindows, nw), max(g.capPairs, np)
 	}
 	v := c.Vocab.Size()
 	sizes := []struct {
@@ -135,8 +140,8 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		size int
 	}{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
-		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
-		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.windows[0], 4 * g.capWindows}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.windows[1], 4 * g.capWindows}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
 	}
 	var need int64
 	for _, b := range sizes {
@@ -168,7 +173,7 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		for i := range g.plans[w] {
 			g.plans[w][i] = &wombatPlan{}
 			if g.pipe != nil {
-				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capPairs); err != nil {
+				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capWindows, g.capPairs); err != nil {
 					return nil, err
 				}
 			}
@@ -287,11 +292,11 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 // launch before still running; without, after its kernels.
 func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 	nt, np := p.ntiles(), p.npairs()
-	if nt > g.capTiles || np > g.capPairs {
-		return fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), nt, np, g.capTiles, g.capPairs)
+	if nt > g.capTiles || np > g.capPairs || len(p.windows) > g.capWindows {
+		return fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), nt, len(p.windows), np, g.capTiles, g.capWindows, g.capPairs)
 	}
 	if g.pipe == nil {
-		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.windows[s], bytesOf(p.windows)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
 			return fmt.Errorf("%s: upload a plan: %w", g.name(), err)
 		}
 		if err := g.dev.Start(); err != nil {
@@ -318,7 +323,7 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 	if idle {
 		st.starved++
 	}
-	if err := g.pipe.send(p, s, g.tiles[s], g.pairs[s]); err != nil {
+	if err := g.pipe.send(p, s, g.tiles[s], g.windows[s], g.pairs[s]); err != nil {
 		return fmt.Errorf("%s: copy a plan: %w", g.name(), err)
 	}
 	if err := errors.Join(g.launchPlan(s, nt, np, g.pipe.pairsCopied), g.pipe.queued(s)); err != nil {
@@ -351,10 +356,10 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	if g.pipe != nil && p.host == nil {
 		h := g.plans[0][0]
 		h.reset()
-		if len(p.tiles) > cap(h.tiles) || len(p.pairs) > cap(h.pairs) {
-			return 0, fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), p.ntiles(), p.npairs(), g.capTiles, g.capPairs)
+		if len(p.tiles) > cap(h.tiles) || len(p.windows) > cap(h.windows) || len(p.pairs) > cap(h.pairs) {
+			return 0, fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), p.ntiles(), len(p.windows), p.npairs(), g.capTiles, g.capWindows, g.capPairs)
 		}
-		h.tiles, h.pairs = append(h.tiles, p.tiles...), append(h.pairs, p.pairs...)
+		h.tiles, h.windows, h.pairs = append(h.tiles, p.tiles...), append(h.windows, p.windows...), append(h.pairs, p.pairs...)
 		p = h
 	}
 	var st epochStats
@@ -367,20 +372,20 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 func (g *wombatEngine) launchPlan(s, nt, np int, pairsReady func(int) error) error {
 	var err error
 	if nt > 0 {
-		err = g.launch("wombat_tiles", g.tiles[s], nt)
+		err = g.launch("wombat_tiles", g.tiles[s], g.windows[s], nt)
 	}
 	if pairsReady != nil && err == nil {
 		err = pairsReady(s)
 	}
 	if np > 0 && err == nil {
-		err = g.launch("wombat_pairs", g.pairs[s], np)
+		err = g.launch("wombat_pairs", g.pairs[s], g.windows[s], np)
 	}
 	return err
 }
 
 // launch queues a Wombat kernel over items tiles or pairs: at most
 // Device.Concurrency warps at once (one when sequential).
-func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
+func (g *wombatEngine) launch(kernel string, items, windows gpuBuffer, n int) error {
 	per := wombatWarps
 	grid := (n + per - 1) / per
 	c := g.t.dev.Concurrency
@@ -396,7 +401,7 @@ func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
 		hs = 1
 	}
 	return g.dev.Launch(kernel, cuda.Dim1(grid), cuda.Dim1(32*per), g.sharedBytes(kernel),
-		g.syn0, g.syn1, items, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
+		g.syn0, g.syn1, items, windows, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
 }
 
 func (g *wombatEngine) freeBuffers() error {
@@ -405,7 +410,7 @@ func (g *wombatEngine) freeBuffers() error {
 		errs = append(errs, g.pipe.close())
 		g.pipe = nil
 	}
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.pairs[0], &g.tiles[1], &g.pairs[1]} {
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.tiles[1], &g.windows[1], &g.pairs[1]} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

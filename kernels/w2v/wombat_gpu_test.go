@@ -205,16 +205,26 @@ func TestWombatPlanCutsWindows(t *testing.T) {
 		// Every pair of the window appears once, as a tile's live cell or
 		// a pair.
 		seen := map[[2]int32]int{}
-		for t := 0; t < p.ntiles(); t++ {
-			T := p.tiles[t*wombatTileInts:]
+		for ti := 0; ti < p.ntiles(); ti++ {
+			out, bits, ctx, alpha := p.tile(ti)
 			for r := 0; r < 4; r++ {
-				for i := 0; i < int(T[14]); i++ {
-					seen[[2]int32{T[r], T[4+i]}]++
+				if want := int32(1 - codes[out[r]]); (bits>>r)&1 != want {
+					t.Errorf("k=%d n=%d: tile %d: output %d's label %d, want %d", c.k, c.n, ti, out[r], (bits>>r)&1, want)
 				}
+				for _, x := range ctx {
+					seen[[2]int32{out[r], x}]++
+				}
+			}
+			if alpha != 0.5 {
+				t.Errorf("k=%d n=%d: tile %d: alpha %g", c.k, c.n, ti, alpha)
 			}
 		}
 		for q := 0; q < p.npairs(); q++ {
-			seen[[2]int32{p.pairs[q*4], p.pairs[q*4+1]}]++
+			out, ctx, label, alpha := p.pair(q)
+			if want := float32(1 - int(codes[out])); label != want || alpha != 0.5 {
+				t.Errorf("k=%d n=%d: pair %d: label %g, alpha %g; want %g, 0.5", c.k, c.n, q, label, alpha, want)
+			}
+			seen[[2]int32{out, ctx}]++
 		}
 		if c.n > 0 && len(seen) != c.k*c.n {
 			t.Errorf("k=%d n=%d: %d distinct pairs covered, want %d", c.k, c.n, len(seen), c.k*c.n)

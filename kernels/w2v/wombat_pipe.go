@@ -51,16 +51,16 @@ func newWombatPipe(ctx *cuda.Context) (_ *wombatPipe, err error) {
 	return p, nil
 }
 
-// hostPlan is a plan whose tiles and pairs live in page-locked memory of
-// room for capTiles tiles and capPairs pairs.
-func (p *wombatPipe) hostPlan(capTiles, capPairs int) (*wombatPlan, error) {
-	n := wombatTileInts*capTiles + wombatPairInts*capPairs
+// hostPlan is a plan whose tiles, windows and pairs live in page-locked
+// memory of room for capTiles tiles, capWindows ints and capPairs pairs.
+func (p *wombatPipe) hostPlan(capTiles, capWindows, capPairs int) (*wombatPlan, error) {
+	n := wombatTileInts*capTiles + capWindows + wombatPairInts*capPairs
 	h, err := p.ctx.AllocHost(int64(4 * max(n, 1)))
 	if err != nil {
 		return nil, err
 	}
 	ints := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), n)
-	return &wombatPlan{host: h, ints: ints, capTiles: capTiles}, nil
+	return &wombatPlan{host: h, ints: ints, capTiles: capTiles, capWindows: capWindows, capPairs: capPairs}, nil
 }
 
 // retire waits for the kernels that last read slot s and returns their
@@ -94,16 +94,20 @@ func (p *wombatPipe) idle() (bool, error) {
 // send queues plan pl's copy into slot s's buffers, then makes the default
 // stream wait for its tiles and marks where the kernels start (pairsCopied
 // makes it wait for the rest). Slot s must be retired.
-func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, pairs gpuBuffer) error {
+func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, windows, pairs gpuBuffer) error {
+	w0 := pl.capTiles * wombatTileInts
+	p0 := w0 + pl.capWindows
 	if pl.host == nil || unsafe.SliceData(pl.tiles) != unsafe.SliceData(pl.ints) ||
-		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[pl.capTiles*wombatTileInts:]) {
+		unsafe.SliceData(pl.windows) != unsafe.SliceData(pl.ints[w0:]) ||
+		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[p0:]) {
 		return fmt.Errorf("a plan outside its page-locked memory (it outgrew the room allocated)")
 	}
-	tb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.pairs))
+	tb, wb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.windows)), 4*int64(len(pl.pairs))
 	return errors.Join(
 		pl.host.CopyToAsync(tiles.(*cuda.Buffer), 0, 0, tb, p.copy),
+		pl.host.CopyToAsync(windows.(*cuda.Buffer), 0, 4*int64(w0), wb, p.copy),
 		p.tcopied[s].RecordOn(p.copy),
-		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(pl.capTiles*wombatTileInts), pb, p.copy),
+		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(p0), pb, p.copy),
 		p.copied[s].RecordOn(p.copy),
 		p.ctx.WaitEvent(nil, p.tcopied[s]),
 		p.kstart[s].Record())
