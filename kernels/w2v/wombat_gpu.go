@@ -100,9 +100,22 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		longest = max(longest, len(c.Sentence(i)))
 	}
 	batch = max(min(batch, int(c.Tokens())), longest)
+	// An epoch's first launches grow, the i-th (i < threads) of
+	// (i+1)/threads of a batch: every goroutine starts a plan at once, and
+	// with launches of one size the GPU waited for the first whole plan
+	// (a plan takes a goroutine about 15 launches' training). A corpus of
+	// fewer than that many batches keeps them whole.
+	ramp := t.dev.threads()
+	if int(c.Tokens()) < 2*ramp*batch {
+		ramp = 0
+	}
 	for lo := 0; lo < c.Sentences(); {
+		limit := batch
+		if i := len(g.launches); i < ramp {
+			limit = max(batch*(i+1)/ramp, longest)
+		}
 		hi := lo + 1
-		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= batch {
+		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= limit {
 			hi++
 		}
 		g.launches = append(g.launches, [2]int{lo, hi})
