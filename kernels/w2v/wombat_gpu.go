@@ -103,8 +103,9 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	// An epoch's first launches grow, the i-th (i < threads) of
 	// (i+1)/threads of a batch: every goroutine starts a plan at once, and
 	// with launches of one size the GPU waited for the first whole plan
-	// (a plan takes a goroutine about 15 launches' training). A corpus of
-	// fewer than that many batches keeps them whole.
+	// (on the H100 machine a plan took a goroutine over ten launches'
+	// training). A corpus of fewer than 2*threads batches keeps them
+	// whole.
 	ramp := t.dev.threads()
 	if int(c.Tokens()) < 2*ramp*batch {
 		ramp = 0
