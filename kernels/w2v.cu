@@ -536,12 +536,16 @@ extern "C" __global__ void __launch_bounds__(1024)
 // The host cuts every window's output x context pairs into tiles of 4
 // outputs x at most 8 contexts and single pairs (kernels/w2v/wombat_plan.go
 // defines the records and, in trainPlan, the arithmetic, which these
-// kernels follow with _rn intrinsics). Both objectives use them: for
+// kernels follow with _rn intrinsics). A window is stored once (alpha's
+// bits, nc, its nc contexts, its outputs with the label in bit 31); a tile
+// or pair is two ints, its window's offset and j << 8 | i (tile: outputs
+// j..j+3, contexts i..) or j << 8 | c (pair: output j, context c). Both objectives use them: for
 // hierarchical softmax (hs) the outputs are inner nodes of the Huffman
 // tree and a pair with |f| >= 6 trains nothing, as in word2vec.
 
-#define WOMBAT_TILE_INTS 16
-#define WOMBAT_PAIR_INTS 4
+#define WOMBAT_TILE_INTS 2
+#define WOMBAT_PAIR_INTS 2
+#define WOMBAT_ROW_MASK 0x7fffffff
 // Warps (tiles or pairs at once) per block.
 #define WOMBAT_WARPS 4
 
@@ -572,7 +576,8 @@ __device__ __forceinline__ float wombat_gradient(float f, float label, float alp
 // consecutive floats of one row. Shared memory: the logistic table, then
 // per warp 12 padded rows and the 32 g's.
 extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
-    wombat_tiles(float *syn0, float *syn1, const int *__restrict__ tiles, const float *tab, int ntiles, int d, int hs)
+    wombat_tiles(float *syn0, float *syn1, const int *__restrict__ tiles, const int *__restrict__ windows,
+                 const float *tab, int ntiles, int d, int hs)
 {
     W2V_SHARED_ARRAY(float, wombat_tile_shared);
     w2v_table_to_shared(wombat_tile_shared, tab);
@@ -583,12 +588,19 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
     float *gs = wi + 8 * ds;
     const int r = lane >> 3, c = lane & 7;
     for (int t = blockIdx.x * per + warp; t < ntiles; t += gridDim.x * per) {
-        const int *T = tiles + (size_t)t * WOMBAT_TILE_INTS;
-        const int nc = __ldg(T + 14);
-        const float alpha = __int_as_float(__ldg(T + 13));
-        const int bits = __ldg(T + 12);
+        const int *W = windows + __ldg(tiles + (size_t)t * WOMBAT_TILE_INTS);
+        const int jc = __ldg(tiles + (size_t)t * WOMBAT_TILE_INTS + 1);
+        const int ncw = __ldg(W + 1), i0 = jc & 255;
+        const int nc = min(8, ncw - i0);
+        const float alpha = __int_as_float(__ldg(W));
+        // O: the tile's 4 outputs (label in bit 31), C: its contexts.
+        const int *O = W + 2 + ncw + (jc >> 8), *C = W + 2 + i0;
+        int bits = 0;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            bits |= (int)((unsigned)__ldg(O + k) >> 31) << k;
         for (int q = 0; q < 4 + nc; q++) {
-            const float *src = q < 4 ? syn1 + (size_t)__ldg(T + q) * d : syn0 + (size_t)__ldg(T + q) * d;
+            const float *src = q < 4 ? syn1 + (size_t)(__ldg(O + q) & WOMBAT_ROW_MASK) * d : syn0 + (size_t)__ldg(C + q - 4) * d;
             float *dst = q < 4 ? wo + q * ds : wi + (q - 4) * ds;
             for (int e = lane; e < d; e += 32)
                 dst[e] = W2V_LDCG(src + e);
@@ -615,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                 if (k < nc) {
                     const float u0 = __fmul_rn(gs[k], o[0]), u1 = __fmul_rn(gs[8 + k], o[1]);
                     const float u2 = __fmul_rn(gs[16 + k], o[2]), u3 = __fmul_rn(gs[24 + k], o[3]);
-                    atomicAdd(syn0 + (size_t)__ldg(T + 4 + k) * d + e, __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
+                    atomicAdd(syn0 + (size_t)__ldg(C + k) * d + e, __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
                 }
             }
             // G Wi: output row k over the 8 columns, idle ones 0,
@@ -632,7 +644,7 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                     v[j] = j < nc ? __fmul_rn(gs[8 * k + j], x[j]) : 0.0f;
                 const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
                                           __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
-                atomicAdd(syn1 + (size_t)__ldg(T + k) * d + e, s);
+                atomicAdd(syn1 + (size_t)(__ldg(O + k) & WOMBAT_ROW_MASK) * d + e, s);
             }
         }
         // The next tile overwrites the rows and g's, and reads what these
@@ -648,7 +660,8 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
 // layout's dot product); then syn0 += g*o and syn1 += g*c(old) by atomics.
 // Shared memory: the logistic table, then 2 rows per warp.
 extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
-    wombat_pairs(float *syn0, float *syn1, const int *__restrict__ pairs, const float *tab, int npairs, int d, int hs)
+    wombat_pairs(float *syn0, float *syn1, const int *__restrict__ pairs, const int *__restrict__ windows,
+                 const float *tab, int npairs, int d, int hs)
 {
     W2V_SHARED_ARRAY(float, wombat_pair_shared);
     w2v_table_to_shared(wombat_pair_shared, tab);
@@ -656,9 +669,11 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
     float *os = wombat_pair_shared + W2V_EXP_TABLE + (size_t)warp * 2 * d;
     float *cs = os + d;
     for (int t = blockIdx.x * per + warp; t < npairs; t += gridDim.x * per) {
-        const int *P = pairs + (size_t)t * WOMBAT_PAIR_INTS;
-        float *orow = syn1 + (size_t)__ldg(P) * d, *crow = syn0 + (size_t)__ldg(P + 1) * d;
-        const float label = __int_as_float(__ldg(P + 2)), alpha = __int_as_float(__ldg(P + 3));
+        const int *W = windows + __ldg(pairs + (size_t)t * WOMBAT_PAIR_INTS);
+        const int jc = __ldg(pairs + (size_t)t * WOMBAT_PAIR_INTS + 1);
+        const int o = __ldg(W + 2 + __ldg(W + 1) + (jc >> 8));
+        float *orow = syn1 + (size_t)(o & WOMBAT_ROW_MASK) * d, *crow = syn0 + (size_t)__ldg(W + 2 + (jc & 255)) * d;
+        const float label = o < 0 ? 1.0f : 0.0f, alpha = __int_as_float(__ldg(W));
         float part = 0.0f;
         for (int e = lane; e < d; e += 32) {
             const float o = W2V_LDCG(orow + e), x = W2V_LDCG(crow + e);

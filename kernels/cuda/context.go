@@ -219,6 +219,10 @@ type Event struct {
 // eventBlockingSync makes Synchronize sleep rather than spin.
 const eventBlockingSync = 0x1
 
+// cudaErrorNotReady is cuEventQuery's answer for an event not yet reached
+// (CUDA_ERROR_NOT_READY).
+const cudaErrorNotReady = 600
+
 // NewEvent creates a timing event.
 func (c *Context) NewEvent() (*Event, error) {
 	e := &Event{ctx: c}
@@ -245,6 +249,20 @@ func (e *Event) Synchronize() error {
 	return c.Do(func() error {
 		return c.drv.check("cuEventSynchronize", C.hs_ptr(c.drv.cuEventSynchronize, unsafe.Pointer(e.ev)))
 	})
+}
+
+// Reached reports whether the GPU has reached the event, without waiting.
+func (e *Event) Reached() (bool, error) {
+	c := e.ctx
+	var r C.CUresult
+	err := c.Do(func() error {
+		r = C.hs_ptr(c.drv.cuEventQuery, unsafe.Pointer(e.ev))
+		return nil
+	})
+	if err != nil || r == cudaErrorNotReady {
+		return false, err
+	}
+	return r == 0, c.drv.check("cuEventQuery", r)
 }
 
 // Since is the GPU time between start and e, both recorded and reached.

@@ -68,6 +68,7 @@ type Driver struct {
 	cuFuncSetAttribute, cuFuncGetAttribute, cuLaunchKernel                                    unsafe.Pointer
 	cuMemAlloc, cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemsetD8, cuMemGetInfo unsafe.Pointer
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize, cuEventElapsedTime      unsafe.Pointer
+	cuEventQuery                                                                              unsafe.Pointer
 	cuMemcpyPeer, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                unsafe.Pointer
 	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize, cuStreamWaitEvent                   unsafe.Pointer
 	cuMemAllocHost, cuMemFreeHost, cuMemcpyHtoDAsync                                          unsafe.Pointer
@@ -133,6 +134,7 @@ func LoadLibrary(name string) (*Driver, error) {
 		{&d.cuEventDestroy, []string{"cuEventDestroy_v2"}},
 		{&d.cuEventRecord, []string{"cuEventRecord"}},
 		{&d.cuEventSynchronize, []string{"cuEventSynchronize"}},
+		{&d.cuEventQuery, []string{"cuEventQuery"}},
 		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 		{&d.cuMemcpyPeer, []string{"cuMemcpyPeer"}},
 		{&d.cuDeviceCanAccessPeer, []string{"cuDeviceCanAccessPeer"}},

@@ -107,7 +107,7 @@ func BenchmarkWombatPlan(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				for j := 0; j < c.Sentences(); j++ {
 					if j%64 == 0 {
-						bytes += 4 * int64(len(p.tiles)+len(p.pairs))
+						bytes += 4 * int64(len(p.tiles)+len(p.windows)+len(p.pairs))
 						kept += p.kept
 						p.reset()
 					}
@@ -115,7 +115,7 @@ func BenchmarkWombatPlan(b *testing.B) {
 					p.addSentence(m, tok[:L], neg[:L*n], n, wf, 0.025, sc)
 				}
 			}
-			bytes += 4 * int64(len(p.tiles)+len(p.pairs))
+			bytes += 4 * int64(len(p.tiles)+len(p.windows)+len(p.pairs))
 			kept += p.kept
 			b.ReportMetric(float64(kept)/b.Elapsed().Seconds(), "kept/s")
 			b.ReportMetric(float64(bytes)/float64(kept), "B/kept")

@@ -83,6 +83,9 @@ type epochStats struct {
 	// kernel is the kernels' device time (drawing and training), and
 	// hostWait the host's work between launches (GPU only).
 	kernel, hostWait time.Duration
+	// launches is the Wombat launches, starved those queued when the GPU
+	// had nothing left to train (the first of an epoch among them).
+	launches, starved int
 }
 
 // Trainer trains word vectors on a corpus.
@@ -145,9 +148,12 @@ type Stats struct {
 	Wall   time.Duration
 	Kernel time.Duration // the kernels' GPU time (GPU only)
 	// HostWait is the host's work between launches, while the GPU idled.
-	HostWait  time.Duration
-	Vocab     int
-	Sentences int
+	HostWait time.Duration
+	// Launches is Wombat's launches (GPU), Starved those queued to an
+	// idle GPU: each then also waited for its plan's copy.
+	Launches, Starved int
+	Vocab             int
+	Sentences         int
 }
 
 // WordsPerS is word2vec's rate: words counted per second of training,
@@ -168,6 +174,9 @@ func (s Stats) Metrics() map[string]float64 {
 		m["kernel_s"] = s.Kernel.Seconds()
 		m["kernel_words_per_s"] = float64(s.Words) / s.Kernel.Seconds()
 		m["host_wait_s"] = s.HostWait.Seconds()
+	}
+	if s.Launches > 0 {
+		m["launches"], m["starved_launches"] = float64(s.Launches), float64(s.Starved)
 	}
 	return m
 }
@@ -191,6 +200,8 @@ func (t *Trainer) Train(ctx context.Context) (Stats, error) {
 		}
 		st.Kernel += es.kernel
 		st.HostWait += es.hostWait
+		st.Launches += es.launches
+		st.Starved += es.starved
 		st.Kept += es.kept
 		st.Words += t.s.counted
 		st.Tokens += t.c.Tokens()

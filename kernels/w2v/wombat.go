@@ -25,15 +25,20 @@ type wombatScratch struct {
 	g              []float32 // k x n
 	ctx, out       []int32
 	label          []float32
+	nsCodes        []uint8 // negative sampling's: the centre 0, its negatives 1
 	lanes          []float32
 }
 
 func newWombatScratch(dim, wf, maxOut int) *wombatScratch {
 	n := 2 * wf
-	return &wombatScratch{wi: make([]float32, n*dim), ui: make([]float32, n*dim),
+	sc := &wombatScratch{wi: make([]float32, n*dim), ui: make([]float32, n*dim),
 		wo: make([]float32, maxOut*dim), uo: make([]float32, maxOut*dim), g: make([]float32, maxOut*n),
 		ctx: make([]int32, n), out: make([]int32, maxOut), label: make([]float32, maxOut),
-		lanes: make([]float32, 32*((dim+31)/32))}
+		nsCodes: make([]uint8, maxOut), lanes: make([]float32, 32*((dim+31)/32))}
+	for j := 1; j < maxOut; j++ {
+		sc.nsCodes[j] = 1
+	}
+	return sc
 }
 
 // wombatOutputs is the most outputs a window has: the longest Huffman

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -18,9 +19,9 @@ const wombatWarps = 4
 // DefaultWombatBatchTokens is the corpus tokens whose windows one Wombat
 // launch trains. The host assembles the next launches on its cores while
 // the GPU trains this one, each goroutine two plans at once in
-// page-locked memory; a launch of 2^16 tokens holds up to about 21 MB of
-// tiles and pairs for hierarchical softmax over text8's vocabulary (330
-// bytes a kept token), and trains for about a millisecond.
+// page-locked memory; a launch of 2^16 tokens holds about 10 MB of
+// windows, tiles and pairs for hierarchical softmax over text8's
+// vocabulary (190 bytes a kept token), and trains for about a millisecond.
 const DefaultWombatBatchTokens = 1 << 16
 
 // wombatEngine trains on one GPU as Wombat does: goroutines read and draw
@@ -31,12 +32,13 @@ const DefaultWombatBatchTokens = 1 << 16
 type wombatEngine struct {
 	deviceModel
 	m *model // the host's view: objective, layout, tree (no weights)
-	// The logistic table, and two slots of one plan's tiles and pairs.
-	tab                gpuBuffer
-	tiles, pairs       [2]gpuBuffer
-	capTiles, capPairs int
-	launches           [][2]int // sentence ranges
-	pipe               *wombatPipe
+	// The logistic table, and two slots of one plan's tiles, windows and
+	// pairs.
+	tab                            gpuBuffer
+	tiles, windows, pairs          [2]gpuBuffer
+	capTiles, capWindows, capPairs int
+	launches                       [][2]int // sentence ranges
+	pipe                           *wombatPipe
 	// Each assembling goroutine's two plans (one building, one waiting),
 	// which come back to it once copied: a goroutine cannot run ahead of
 	// the others and starve the one whose launch is next.
@@ -98,9 +100,23 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		longest = max(longest, len(c.Sentence(i)))
 	}
 	batch = max(min(batch, int(c.Tokens())), longest)
+	// An epoch's first launches grow, the i-th (i < threads) of
+	// (i+1)/threads of a batch: every goroutine starts a plan at once, and
+	// with launches of one size the GPU waited for the first whole plan
+	// (on the H100 machine a plan took a goroutine over ten launches'
+	// training). A corpus of fewer than 2*threads batches keeps them
+	// whole.
+	ramp := t.dev.threads()
+	if int(c.Tokens()) < 2*ramp*batch {
+		ramp = 0
+	}
 	for lo := 0; lo < c.Sentences(); {
+		limit := batch
+		if i := len(g.launches); i < ramp {
+			limit = max(batch*(i+1)/ramp, longest)
+		}
 		hi := lo + 1
-		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= batch {
+		for hi < c.Sentences() && int(c.starts[hi+1]-c.starts[lo]) <= limit {
 			hi++
 		}
 		g.launches = append(g.launches, [2]int{lo, hi})
@@ -112,8 +128,11 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	// contexts and (k mod 4)*nc pairs; subsampling only drops windows and
 	// contexts.
 	nneg, wf := t.s.negatives(), cfg.WindowFixed()
+	if 2*wf > wombatMaxContexts {
+		return nil, fmt.Errorf("Wombat on a GPU: window %d gives %d contexts, above the %d a plan's indices hold", cfg.Window, 2*wf, wombatMaxContexts)
+	}
 	for _, l := range g.launches {
-		var nt, np int
+		var nt, nw, np int
 		for j := l[0]; j < l[1]; j++ {
 			raw := c.Sentence(j)
 			nc := min(2*wf, len(raw)-1)
@@ -123,10 +142,11 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 					k = int(g.m.hs.off[w+1] - g.m.hs.off[w])
 				}
 				nt += k / wombatTileRows * ((nc + wombatTileCols - 1) / wombatTileCols)
+				nw += 2 + nc + k
 				np += k % wombatTileRows * nc
 			}
 		}
-		g.capTiles, g.capPairs = max(g.capTiles, nt), max(g.capPairs, np)
+		g.capTiles, g.capWindows, g.capPairs = max(g.capTiles, nt), max(g.capWindows, nw), max(g.capPairs, np)
 	}
 	v := c.Vocab.Size()
 	sizes := []struct {
@@ -134,8 +154,8 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		size int
 	}{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
-		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
-		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.windows[0], 4 * g.capWindows}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.windows[1], 4 * g.capWindows}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
 	}
 	var need int64
 	for _, b := range sizes {
@@ -167,7 +187,7 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		for i := range g.plans[w] {
 			g.plans[w][i] = &wombatPlan{}
 			if g.pipe != nil {
-				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capPairs); err != nil {
+				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capWindows, g.capPairs); err != nil {
 					return nil, err
 				}
 			}
@@ -239,6 +259,13 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 					}
 					L := s.prepare(e, c.starts[j], raw, tok, neg)
 					p.addSentence(g.m, tok[:L], neg[:L*n], n, wf, s.alpha(e, j), sc)
+					// A plan takes a goroutine milliseconds, and with
+					// every core assembling one the feeding loop, back
+					// from a cgo wait for the GPU, can find no free P
+					// and wait for the scheduler to preempt a worker
+					// (up to 10 ms) while the GPU runs dry: a yield a
+					// sentence bounds that to a sentence's work.
+					runtime.Gosched()
 				}
 				ready[i] <- p
 			}
@@ -279,17 +306,17 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 // launch before still running; without, after its kernels.
 func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 	nt, np := p.ntiles(), p.npairs()
-	if nt > g.capTiles || np > g.capPairs {
-		return fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), nt, np, g.capTiles, g.capPairs)
+	if nt > g.capTiles || np > g.capPairs || len(p.windows) > g.capWindows {
+		return fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), nt, len(p.windows), np, g.capTiles, g.capWindows, g.capPairs)
 	}
 	if g.pipe == nil {
-		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.windows[s], bytesOf(p.windows)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
 			return fmt.Errorf("%s: upload a plan: %w", g.name(), err)
 		}
 		if err := g.dev.Start(); err != nil {
 			return err
 		}
-		lerr := g.launchPlan(s, nt, np)
+		lerr := g.launchPlan(s, nt, np, nil)
 		k, err := g.dev.Stop()
 		if lerr != nil || err != nil {
 			return fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
@@ -302,10 +329,18 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 		return fmt.Errorf("%s: %w", g.name(), err)
 	}
 	st.kernel += k
-	if err := g.pipe.send(p, s, g.tiles[s], g.pairs[s]); err != nil {
+	idle, err := g.pipe.idle()
+	if err != nil {
+		return fmt.Errorf("%s: %w", g.name(), err)
+	}
+	st.launches++
+	if idle {
+		st.starved++
+	}
+	if err := g.pipe.send(p, s, g.tiles[s], g.windows[s], g.pairs[s]); err != nil {
 		return fmt.Errorf("%s: copy a plan: %w", g.name(), err)
 	}
-	if err := errors.Join(g.launchPlan(s, nt, np), g.pipe.queued(s)); err != nil {
+	if err := errors.Join(g.launchPlan(s, nt, np, g.pipe.pairsCopied), g.pipe.queued(s)); err != nil {
 		return fmt.Errorf("%s: %w", g.name(), err)
 	}
 	return nil
@@ -335,10 +370,10 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	if g.pipe != nil && p.host == nil {
 		h := g.plans[0][0]
 		h.reset()
-		if len(p.tiles) > cap(h.tiles) || len(p.pairs) > cap(h.pairs) {
-			return 0, fmt.Errorf("%s: a plan of %d tiles and %d pairs, above the %d and %d allocated", g.name(), p.ntiles(), p.npairs(), g.capTiles, g.capPairs)
+		if len(p.tiles) > cap(h.tiles) || len(p.windows) > cap(h.windows) || len(p.pairs) > cap(h.pairs) {
+			return 0, fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), p.ntiles(), len(p.windows), p.npairs(), g.capTiles, g.capWindows, g.capPairs)
 		}
-		h.tiles, h.pairs = append(h.tiles, p.tiles...), append(h.pairs, p.pairs...)
+		h.tiles, h.windows, h.pairs = append(h.tiles, p.tiles...), append(h.windows, p.windows...), append(h.pairs, p.pairs...)
 		p = h
 	}
 	var st epochStats
@@ -346,21 +381,25 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	return st.kernel, err
 }
 
-// launchPlan queues the kernels over slot s's nt tiles and np pairs.
-func (g *wombatEngine) launchPlan(s, nt, np int) error {
+// launchPlan queues the kernels over slot s's nt tiles and np pairs,
+// calling pairsReady (where not nil) between them.
+func (g *wombatEngine) launchPlan(s, nt, np int, pairsReady func(int) error) error {
 	var err error
 	if nt > 0 {
-		err = g.launch("wombat_tiles", g.tiles[s], nt)
+		err = g.launch("wombat_tiles", g.tiles[s], g.windows[s], nt)
+	}
+	if pairsReady != nil && err == nil {
+		err = pairsReady(s)
 	}
 	if np > 0 && err == nil {
-		err = g.launch("wombat_pairs", g.pairs[s], np)
+		err = g.launch("wombat_pairs", g.pairs[s], g.windows[s], np)
 	}
 	return err
 }
 
 // launch queues a Wombat kernel over items tiles or pairs: at most
 // Device.Concurrency warps at once (one when sequential).
-func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
+func (g *wombatEngine) launch(kernel string, items, windows gpuBuffer, n int) error {
 	per := wombatWarps
 	grid := (n + per - 1) / per
 	c := g.t.dev.Concurrency
@@ -376,7 +415,7 @@ func (g *wombatEngine) launch(kernel string, items gpuBuffer, n int) error {
 		hs = 1
 	}
 	return g.dev.Launch(kernel, cuda.Dim1(grid), cuda.Dim1(32*per), g.sharedBytes(kernel),
-		g.syn0, g.syn1, items, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
+		g.syn0, g.syn1, items, windows, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
 }
 
 func (g *wombatEngine) freeBuffers() error {
@@ -385,7 +424,7 @@ func (g *wombatEngine) freeBuffers() error {
 		errs = append(errs, g.pipe.close())
 		g.pipe = nil
 	}
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.pairs[0], &g.tiles[1], &g.pairs[1]} {
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.tiles[1], &g.windows[1], &g.pairs[1]} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

@@ -15,12 +15,16 @@ import (
 // the default stream, wait for their slot's copy by an event. A slot is
 // refilled once the kernels two launches back, which read it, are done:
 // while the GPU trains launch i, launch i+1 is copied and queued behind it.
+// The tiles are copied first and the matrix kernel waits for them only,
+// so that where a plan comes late its pairs' copy runs beside its tiles'
+// training instead of before it.
 type wombatPipe struct {
 	ctx  *cuda.Context
 	copy *cuda.Stream
-	// Per slot: the copy done, the kernels' start and end.
-	copied, kstart, kdone [2]*cuda.Event
-	used                  [2]bool
+	// Per slot: the tiles copied, the whole plan copied, the kernels'
+	// start and end.
+	tcopied, copied, kstart, kdone [2]*cuda.Event
+	used                           [2]bool
 }
 
 // contextDevice is a gpuDevice that exposes its CUDA context (the
@@ -38,7 +42,7 @@ func newWombatPipe(ctx *cuda.Context) (_ *wombatPipe, err error) {
 		return nil, err
 	}
 	for s := range p.copied {
-		for _, e := range []**cuda.Event{&p.copied[s], &p.kstart[s], &p.kdone[s]} {
+		for _, e := range []**cuda.Event{&p.tcopied[s], &p.copied[s], &p.kstart[s], &p.kdone[s]} {
 			if *e, err = ctx.NewEvent(); err != nil {
 				return nil, err
 			}
@@ -47,16 +51,16 @@ func newWombatPipe(ctx *cuda.Context) (_ *wombatPipe, err error) {
 	return p, nil
 }
 
-// hostPlan is a plan whose tiles and pairs live in page-locked memory of
-// room for capTiles tiles and capPairs pairs.
-func (p *wombatPipe) hostPlan(capTiles, capPairs int) (*wombatPlan, error) {
-	n := wombatTileInts*capTiles + wombatPairInts*capPairs
+// hostPlan is a plan whose tiles, windows and pairs live in page-locked
+// memory of room for capTiles tiles, capWindows ints and capPairs pairs.
+func (p *wombatPipe) hostPlan(capTiles, capWindows, capPairs int) (*wombatPlan, error) {
+	n := wombatTileInts*capTiles + capWindows + wombatPairInts*capPairs
 	h, err := p.ctx.AllocHost(int64(4 * max(n, 1)))
 	if err != nil {
 		return nil, err
 	}
 	ints := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), n)
-	return &wombatPlan{host: h, ints: ints, capTiles: capTiles}, nil
+	return &wombatPlan{host: h, ints: ints, capTiles: capTiles, capWindows: capWindows, capPairs: capPairs}, nil
 }
 
 // retire waits for the kernels that last read slot s and returns their
@@ -72,22 +76,45 @@ func (p *wombatPipe) retire(s int) (time.Duration, error) {
 	return p.kdone[s].Since(p.kstart[s])
 }
 
+// idle reports whether the GPU has finished every launch queued: neither
+// slot holds kernels not yet reached.
+func (p *wombatPipe) idle() (bool, error) {
+	for s := range p.kdone {
+		if !p.used[s] {
+			continue
+		}
+		done, err := p.kdone[s].Reached()
+		if err != nil || !done {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // send queues plan pl's copy into slot s's buffers, then makes the default
-// stream wait for it and marks where the kernels start. Slot s must be
-// retired.
-func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, pairs gpuBuffer) error {
+// stream wait for its tiles and marks where the kernels start (pairsCopied
+// makes it wait for the rest). Slot s must be retired.
+func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, windows, pairs gpuBuffer) error {
+	w0 := pl.capTiles * wombatTileInts
+	p0 := w0 + pl.capWindows
 	if pl.host == nil || unsafe.SliceData(pl.tiles) != unsafe.SliceData(pl.ints) ||
-		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[pl.capTiles*wombatTileInts:]) {
+		unsafe.SliceData(pl.windows) != unsafe.SliceData(pl.ints[w0:]) ||
+		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[p0:]) {
 		return fmt.Errorf("a plan outside its page-locked memory (it outgrew the room allocated)")
 	}
-	tb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.pairs))
+	tb, wb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.windows)), 4*int64(len(pl.pairs))
 	return errors.Join(
 		pl.host.CopyToAsync(tiles.(*cuda.Buffer), 0, 0, tb, p.copy),
-		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(pl.capTiles*wombatTileInts), pb, p.copy),
+		pl.host.CopyToAsync(windows.(*cuda.Buffer), 0, 4*int64(w0), wb, p.copy),
+		p.tcopied[s].RecordOn(p.copy),
+		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(p0), pb, p.copy),
 		p.copied[s].RecordOn(p.copy),
-		p.ctx.WaitEvent(nil, p.copied[s]),
+		p.ctx.WaitEvent(nil, p.tcopied[s]),
 		p.kstart[s].Record())
 }
+
+// pairsCopied makes the default stream wait for slot s's whole plan.
+func (p *wombatPipe) pairsCopied(s int) error { return p.ctx.WaitEvent(nil, p.copied[s]) }
 
 // queued marks the end of slot s's kernels; copied waits until its plan
 // has reached the GPU, so that the plan's memory may be refilled.
@@ -102,7 +129,7 @@ func (p *wombatPipe) close() error {
 		errs = append(errs, p.copy.Synchronize(), p.copy.Destroy())
 	}
 	for s := range p.copied {
-		errs = append(errs, p.copied[s].Destroy(), p.kstart[s].Destroy(), p.kdone[s].Destroy())
+		errs = append(errs, p.tcopied[s].Destroy(), p.copied[s].Destroy(), p.kstart[s].Destroy(), p.kdone[s].Destroy())
 	}
 	return errors.Join(errs...)
 }

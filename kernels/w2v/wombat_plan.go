@@ -38,70 +38,112 @@ import (
 // Algorithm 1 instead, a whole window per step with the warp layout's dot
 // products: the same draws, not the same sums.
 
-// Tile and pair records, int32s each: a tile is its 4 outputs, 8 contexts
-// (-1: idle column), the outputs' labels as bits, alpha's bits, the number
-// of contexts and a pad (wombat_tile_ints in w2v.cu); a pair is output,
-// context, label's bits and alpha's bits.
+// A plan holds each window once and its tiles and pairs as indices into
+// it, int32s each (wombat_tile_ints in w2v.cu):
+//
+//   - a window: alpha's bits, the number of contexts nc, the nc
+//     contexts, then the outputs, each with its label (1 - code) in bit
+//     31;
+//   - a tile: its window's offset in the windows, then j<<8 | i: outputs
+//     j..j+3 against contexts i..min(i+8, nc)-1;
+//   - a pair: its window's offset, then j<<8 | c: output j, context c.
+//
+// Tile and pair records of their own (16 and 4 ints, each naming its rows,
+// labels and alpha) were about 340 bytes a kept token for hierarchical
+// softmax over text8's vocabulary, which the host's cores wrote and the
+// copies moved; these are about half that.
 const (
-	wombatTileInts = 16
-	wombatPairInts = 4
+	wombatTileInts = 2
+	wombatPairInts = 2
 	wombatTileRows = 4
 	wombatTileCols = 8
+	// wombatMaxContexts is the most contexts a window may have: i and c
+	// take 8 bits of an index.
+	wombatMaxContexts = 255
 )
 
 // wombatPlan is one launch's work. A plan for the CUDA driver's GPU lives
-// in page-locked memory (host, viewed as ints): its tiles in the first
-// capTiles records, its pairs after them.
+// in page-locked memory (host, viewed as ints): room for capTiles tiles,
+// then capWindows ints of windows, then capPairs pairs.
 type wombatPlan struct {
-	tiles, pairs []int32
-	kept         int64
-	host         *cuda.HostBuffer
-	ints         []int32
-	capTiles     int
+	windows, tiles, pairs          []int32
+	kept                           int64
+	host                           *cuda.HostBuffer
+	ints                           []int32
+	capTiles, capWindows, capPairs int
 }
 
 func (p *wombatPlan) reset() {
-	p.tiles, p.pairs, p.kept = p.tiles[:0], p.pairs[:0], 0
+	p.windows, p.tiles, p.pairs, p.kept = p.windows[:0], p.tiles[:0], p.pairs[:0], 0
 	if p.ints != nil {
 		t := p.capTiles * wombatTileInts
-		p.tiles, p.pairs = p.ints[:0:t], p.ints[t:t:len(p.ints)]
+		w := t + p.capWindows
+		p.tiles, p.windows, p.pairs = p.ints[:0:t], p.ints[t:t:w], p.ints[w:w:len(p.ints)]
 	}
 }
 
 func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
 func (p *wombatPlan) npairs() int { return len(p.pairs) / wombatPairInts }
 
-// addWindow cuts one window (outputs out with labels, contexts ctx) into
+// wombatLabelBit marks an output whose label is 1.
+const wombatLabelBit = -1 << 31
+
+// tile is tile t's outputs, their labels as bits (output r's in bit r),
+// contexts (1 to 8) and alpha.
+func (p *wombatPlan) tile(t int) (out [wombatTileRows]int32, bits int32, ctx []int32, alpha float32) {
+	W := p.windows[p.tiles[t*wombatTileInts]:]
+	jc := p.tiles[t*wombatTileInts+1]
+	j, i, nc := int(jc>>8), int(jc&255), int(W[1])
+	for r := range out {
+		o := W[2+nc+j+r]
+		out[r] = o &^ wombatLabelBit
+		if o < 0 {
+			bits |= 1 << r
+		}
+	}
+	return out, bits, W[2+i : 2+min(nc, i+wombatTileCols)], math.Float32frombits(uint32(W[0]))
+}
+
+// pair is pair q's output, context, label and alpha.
+func (p *wombatPlan) pair(q int) (out, ctx int32, label, alpha float32) {
+	W := p.windows[p.pairs[q*wombatPairInts]:]
+	jc := p.pairs[q*wombatPairInts+1]
+	j, c, nc := int(jc>>8), int(jc&255), int(W[1])
+	o := W[2+nc+j]
+	if o < 0 {
+		label = 1
+	}
+	return o &^ wombatLabelBit, W[2+c], label, math.Float32frombits(uint32(W[0]))
+}
+
+// addWindow adds one window (outputs out with word2vec's codes, label
+// 1-code, and contexts ctx, at most wombatMaxContexts) and cuts it into
 // tiles and pairs (Algorithm 2, lines 3-5). The records are written in
-// place: in page-locked memory, every field, pads included, each time.
-func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha float32) {
+// place: in page-locked memory, every field each time.
+func (p *wombatPlan) addWindow(out []int32, codes []uint8, ctx []int32, alpha float32) {
 	k, n := len(out), len(ctx)
 	if n == 0 {
 		return
 	}
-	ab := int32(math.Float32bits(alpha))
+	w0 := len(p.windows)
+	p.windows = slices.Grow(p.windows, 2+n+k)[:w0+2+n+k]
+	W := p.windows[w0:]
+	W[0], W[1] = int32(math.Float32bits(alpha)), int32(n)
+	copy(W[2:2+n], ctx)
+	O := W[2+n:]
+	for j, o := range out[:len(O)] {
+		O[j] = o | int32(1-codes[j])<<31
+	}
+	w := int32(w0)
 	full := k / wombatTileRows * wombatTileRows
 	nt := full / wombatTileRows * ((n + wombatTileCols - 1) / wombatTileCols)
 	t0 := len(p.tiles)
 	p.tiles = slices.Grow(p.tiles, nt*wombatTileInts)[:t0+nt*wombatTileInts]
 	T := p.tiles[t0:]
 	for j := 0; j < full; j += wombatTileRows {
-		var bits int32
-		for r := 0; r < wombatTileRows; r++ {
-			if label[j+r] != 0 {
-				bits |= 1 << r
-			}
-		}
 		for i := 0; i < n; i += wombatTileCols {
-			nc := min(wombatTileCols, n-i)
-			rec := (*[wombatTileInts]int32)(T)
+			T[0], T[1] = w, int32(j<<8|i)
 			T = T[wombatTileInts:]
-			rec[0], rec[1], rec[2], rec[3] = out[j], out[j+1], out[j+2], out[j+3]
-			copy(rec[4:4+nc], ctx[i:i+nc])
-			for c := nc; c < wombatTileCols; c++ {
-				rec[4+c] = -1
-			}
-			rec[12], rec[13], rec[14], rec[15] = bits, ab, int32(nc), 0
 		}
 	}
 	np := (k - full) * n
@@ -109,11 +151,9 @@ func (p *wombatPlan) addWindow(out []int32, label []float32, ctx []int32, alpha 
 	p.pairs = slices.Grow(p.pairs, np*wombatPairInts)[:p0+np*wombatPairInts]
 	P := p.pairs[p0:]
 	for j := full; j < k; j++ {
-		o, lb := out[j], int32(math.Float32bits(label[j]))
-		for _, c := range ctx {
-			rec := (*[wombatPairInts]int32)(P)
+		for c := 0; c < n; c++ {
+			P[0], P[1] = w, int32(j<<8|c)
 			P = P[wombatPairInts:]
-			rec[0], rec[1], rec[2], rec[3] = o, c, lb, ab
 		}
 	}
 }
@@ -127,7 +167,7 @@ func (p *wombatPlan) addSentence(m *model, toks, negs []int32, n, wf int, alpha 
 		return
 	}
 	for w := 0; w < L; w++ {
-		k := m.outputs(toks, negs, w, n, sc)
+		out, codes := m.planOutputs(toks, negs, w, n, sc)
 		nc := 0
 		for q := max(0, w-wf); q <= min(L-1, w+wf); q++ {
 			if q != w {
@@ -135,8 +175,22 @@ func (p *wombatPlan) addSentence(m *model, toks, negs []int32, n, wf int, alpha 
 				nc++
 			}
 		}
-		p.addWindow(sc.out[:k], sc.label[:k], sc.ctx[:nc], alpha)
+		p.addWindow(out, codes, sc.ctx[:nc], alpha)
 	}
+}
+
+// planOutputs is centre w's outputs and codes, as outputs lists them
+// but without copying a Huffman path: the tree's own slices (a fifth of
+// a plan goroutine's time went to copying them and converting labels),
+// or the centre and its n negatives with negative sampling's codes.
+func (m *model) planOutputs(toks, negs []int32, w, n int, sc *wombatScratch) ([]int32, []uint8) {
+	if m.hs != nil {
+		codes, points := m.hs.path(toks[w])
+		return points, codes
+	}
+	sc.out[0] = toks[w]
+	copy(sc.out[1:1+n], negs[w*n:w*n+n])
+	return sc.out[:1+n], sc.nsCodes[:1+n]
 }
 
 // wombatGradient is the kernels' g: hierarchical softmax's (0, and no
@@ -162,18 +216,17 @@ func (m *model) trainPlan(p *wombatPlan) {
 		wi[c] = make([]float32, d)
 	}
 	for t := 0; t < p.ntiles(); t++ {
-		T := p.tiles[t*wombatTileInts : (t+1)*wombatTileInts]
-		nc := int(T[14])
-		alpha := math.Float32frombits(uint32(T[13]))
+		out, bits, ctx, alpha := p.tile(t)
+		nc := len(ctx)
 		for r := 0; r < wombatTileRows; r++ {
-			copy(wo[r], m.syn1[int(T[r])*d:int(T[r])*d+d])
+			copy(wo[r], m.syn1[int(out[r])*d:int(out[r])*d+d])
 		}
 		for c := 0; c < nc; c++ {
-			copy(wi[c], m.syn0[int(T[4+c])*d:int(T[4+c])*d+d])
+			copy(wi[c], m.syn0[int(ctx[c])*d:int(ctx[c])*d+d])
 		}
 		var g [wombatTileRows][wombatTileCols]float32
 		for r := 0; r < wombatTileRows; r++ {
-			label := float32((T[12] >> r) & 1)
+			label := float32((bits >> r) & 1)
 			for c := 0; c < nc; c++ {
 				var f float32
 				for e := 0; e < d; e++ {
@@ -188,25 +241,25 @@ func (m *model) trainPlan(p *wombatPlan) {
 				for r := range v {
 					v[r] = float32(g[r][c] * wo[r][e])
 				}
-				m.syn0[int(T[4+c])*d+e] += (v[0] + v[2]) + (v[1] + v[3])
+				m.syn0[int(ctx[c])*d+e] += (v[0] + v[2]) + (v[1] + v[3])
 			}
 			for r := 0; r < wombatTileRows; r++ {
 				var v [8]float32
 				for c := 0; c < nc; c++ {
 					v[c] = float32(g[r][c] * wi[c][e])
 				}
-				m.syn1[int(T[r])*d+e] += ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]))
+				m.syn1[int(out[r])*d+e] += ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]))
 			}
 		}
 	}
 	c, o := make([]float32, d), make([]float32, d)
 	lanes := make([]float32, 32*((d+31)/32))
 	for q := 0; q < p.npairs(); q++ {
-		P := p.pairs[q*wombatPairInts : (q+1)*wombatPairInts]
-		out, ctx := int(P[0]), int(P[1])
+		o32, c32, label, alpha := p.pair(q)
+		out, ctx := int(o32), int(c32)
 		copy(o, m.syn1[out*d:out*d+d])
 		copy(c, m.syn0[ctx*d:ctx*d+d])
-		g, ok := m.wombatGradient(m.lay.dot(c, o, lanes), math.Float32frombits(uint32(P[2])), math.Float32frombits(uint32(P[3])))
+		g, ok := m.wombatGradient(m.lay.dot(c, o, lanes), label, alpha)
 		if !ok {
 			continue
 		}

@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: 801fec6ad12df8a65fe128d611703e8d2e38ce2356a1ced258a92a8148002f79
+// w2v.cu sha256: 76e73249b857cf90b5d24b9b479ab4a9567010d908ddc77a31b9ee962c46437a
 #include "shim.h"
 #include "../../../w2v.cu"
 
@@ -55,8 +55,8 @@ static void launch(unsigned gx, unsigned bx, unsigned long shared, F kernel)
         unsigned seed1, unsigned epoch, int first, int nsent, int base
 #define DRAW_ARGS corpus, starts, thr, table, tok, neg, lens, kept, tableSize, vocab, eos, n, seed0, seed1, epoch, first, nsent, base
 
-#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const float *tab, int nitems, int d, int hs
-#define WOMBAT_ARGS syn0, syn1, items, tab, nitems, d, hs
+#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const int *windows, const float *tab, int nitems, int d, int hs
+#define WOMBAT_ARGS syn0, syn1, items, windows, tab, nitems, d, hs
 
 extern "C" {
 int emu_wombat_tile_ints() { return wombat_tile_ints; }

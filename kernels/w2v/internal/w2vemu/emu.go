@@ -30,7 +30,7 @@ void emu_w2v_sgns_warp2(GRID, PARAMS);
 void emu_w2v_sgns_warp4(GRID, PARAMS);
 void emu_w2v_sgns_warp8(GRID, PARAMS);
 void emu_w2v_sgns_block(GRID, PARAMS);
-#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const float *tab, int nitems, int d, int hs
+#define WOMBAT_PARAMS float *syn0, float *syn1, const int *items, const int *windows, const float *tab, int nitems, int d, int hs
 int emu_wombat_tile_ints(void);
 int emu_wombat_warps(void);
 void emu_wombat_tiles(GRID, WOMBAT_PARAMS);
@@ -117,7 +117,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	case "w2v_draw":
 		nbuf, nint = 8, 10
 	case "wombat_tiles", "wombat_pairs":
-		nbuf, nint = 4, 3
+		nbuf, nint = 5, 3
 	}
 	if len(argv) != nbuf+nint {
 		return fmt.Errorf("kernel %s: %d arguments, want %d", kernel, len(argv), nbuf+nint)
@@ -148,10 +148,10 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	syn0, syn1 := (*C.float)(p[0]), (*C.float)(p[1])
 	switch kernel {
 	case "wombat_tiles":
-		C.emu_wombat_tiles(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.float)(p[3]), v[0], v[1], v[2])
+		C.emu_wombat_tiles(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.int)(p[3]), (*C.float)(p[4]), v[0], v[1], v[2])
 		return nil
 	case "wombat_pairs":
-		C.emu_wombat_pairs(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.float)(p[3]), v[0], v[1], v[2])
+		C.emu_wombat_pairs(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.int)(p[3]), (*C.float)(p[4]), v[0], v[1], v[2])
 		return nil
 	}
 	tok, neg, starts, lens := (*C.int)(p[2]), (*C.int)(p[3]), (*C.int)(p[4]), (*C.int)(p[5])
