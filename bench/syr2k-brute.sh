@@ -62,6 +62,11 @@ if [ "$k" -gt 1 ] && [ "${#cpus[@]}" -eq 0 ]; then
 	}
 fi
 [ "$k" -le 1 ] || [ "${#cpus[@]}" -ge "$k" ] || { echo "syr2k-brute: SYR2K_CPUS names fewer than $k CPUs" >&2; exit 2; }
+# A sandbox (gVisor) may refuse affinity: then K unpinned workers, said so in the header.
+if [ "$k" -gt 1 ] && ! taskset -c "${cpus[0]}" true 2>/dev/null; then
+	echo "syr2k-brute: taskset -c ${cpus[0]} refused; running $k workers unpinned" >&2
+	cpus=()
+fi
 
 # Configurations already measured (a resumed run): "ti,tj,tk,interchange,pack_a,pack_b".
 { echo "#"; cat "$out" "$out".part* 2>/dev/null | grep -E '^[0-9]' | cut -d, -f1-6 | sort -u; } >"$work/done" || true
@@ -81,6 +86,8 @@ worker() { # worker INDEX CPU: every K-th job, rows appended to OUT.csv.partINDE
 		[ "$(wc -l <"$work/rows.$i")" -eq $(($(wc -w <<<"$sizes") / 2)) ] && cat "$work/rows.$i" >>"$out.part$i"
 	done
 }
+pinning=unpinned
+[ "${#cpus[@]}" -eq 0 ] || pinning="pinned to CPUs ${cpus[*]:0:$k}"
 for ((i = 0; i < k; i++)); do
 	worker "$i" "${cpus[$i]:-}" &
 done
@@ -89,7 +96,7 @@ wait
 # The output and its parts may be missing or hold no rows yet.
 set +o pipefail
 {
-	echo "# syr2k ground truth, bench/syr2k-brute.sh: SYR2K_RUNS=$SYR2K_RUNS, K=$k configurations at once${cpus:+ (pinned to CPUs ${cpus[*]:0:$k})}, sizes $sizes"
+	echo "# syr2k ground truth, bench/syr2k-brute.sh: SYR2K_RUNS=$SYR2K_RUNS, K=$k configurations at once ($pinning), sizes $sizes"
 	if [ -n "${SYR2K_NOTE:-}" ]; then echo "# $SYR2K_NOTE"; fi
 	echo "$header"
 	cat "$out" "$out".part* 2>/dev/null | grep -E '^[0-9]' | sort -t, -k7,7n -k1,1n -k2,2n -k3,3n -k4,4n -k5,5n -k6,6n
