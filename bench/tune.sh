@@ -5,7 +5,12 @@
 # table tune/testdata/syr2k-truth.csv (bench/syr2k-brute.sh measured it);
 # then the copula's own cost, fit plus 1,000 conditional samples (goal
 # under 100 ms), as a Go benchmark's median of 5.
-# Usage: bench/tune.sh [tunebench flags: -budget 30 -seeds 1,2,3 -quantile 0.3 ...]
+# Another truth and ladder through tunebench's flags, e.g. the device CPU's
+# larger ladder (docs/tune.md):
+#   bench/tune.sh -space tune/testdata/syr2k-large.yaml \
+#     -table tune/testdata/syr2k-truth-large.csv.gz \
+#     -sources 160,320,480 -targets SM=240,ML=400,XL=640
+# Usage: bench/tune.sh [tunebench flags: -space -table -sources -targets -budget 30 -seeds 1,2,3 -quantile 0.3 ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go run ./bench/tunebench "$@"

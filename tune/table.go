@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Table is a set of measured evaluations: per task, the objective of each
@@ -22,13 +24,25 @@ type Table struct {
 
 // LoadTable reads a CSV with a header naming every parameter and task
 // feature of the space and the objective column; other columns are ignored.
+// Lines starting with '#' are comments (how and where the table was
+// measured), and a path ending in .gz is read through gzip.
 func LoadTable(path string, s *Space, objective string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read table: %w", err)
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	var in io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("read table %s: %w", path, err)
+		}
+		defer z.Close()
+		in = z
+	}
+	r := csv.NewReader(in)
+	r.Comment = '#'
 	head, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", path, err)
@@ -50,7 +64,7 @@ func LoadTable(path string, s *Space, objective string) (*Table, error) {
 		}
 	}
 	t := &Table{space: s, tasks: map[string]Task{}, obj: map[string]map[string]float64{}}
-	for line := 2; ; line++ {
+	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
@@ -58,6 +72,7 @@ func LoadTable(path string, s *Space, objective string) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		line, _ := r.FieldPos(0) // the file's line, comments counted
 		vals := map[string]string{}
 		for _, p := range s.Params {
 			vals[p.Name] = rec[col[p.Name]]

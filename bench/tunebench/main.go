@@ -8,7 +8,9 @@
 // 1, 3, 10 and 30 evaluations and the mean of all evaluations as ratios to
 // the optimum (mean over seeds), whether the top 1 % and 5 % of the optimum
 // were reached within the GC's predicted budget, and the budget itself.
-// bench/tune.sh runs it.
+// bench/tune.sh runs it; -space, -table, -sources and -targets take another
+// truth and ladder (tune/testdata/syr2k-truth-large.csv.gz, measured on the
+// device machine's CPU, with syr2k-large.yaml).
 package main
 
 import (
@@ -25,7 +27,7 @@ import (
 
 func main() {
 	spacePath := flag.String("space", "tune/testdata/syr2k.yaml", "tuning space")
-	tablePath := flag.String("table", "tune/testdata/syr2k-truth.csv", "brute-forced ground truth (CSV)")
+	tablePath := flag.String("table", "tune/testdata/syr2k-truth.csv", "brute-forced ground truth (CSV, '#' comments, .gz read through gzip)")
 	objective := flag.String("objective", "min_s", "objective column (a runtime: smaller is better)")
 	sources := flag.String("sources", "60,120,180", "source tasks (n)")
 	targets := flag.String("targets", "SM=90,ML=150,XL=240", "target tasks (name=n)")
