@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -344,4 +345,36 @@ func detrendedLag1(t, v []float64, from, to, halfS float64) float64 {
 		}
 	}
 	return c1 / c0
+}
+
+// A 420 s DGEMM on the H100 (testdata/h100-dgemm-7min): the core and the
+// HBM peak within the first minute and fall back 10 °C at steady power as
+// the server's cooling catches up. Both recordings must say so instead of
+// fitting a rise, and still fit the cooldown and give the study's interval.
+func TestRealH100LongDGEMMCoolingResponds(t *testing.T) {
+	reps := pairReports(t, "testdata/h100-dgemm-7min/recordings.tar.gz", []string{"dgemm"})
+	for k, rec := range []string{"heatsink", "nvidia-smi"} {
+		rep := reps["dgemm"][k]
+		seen := 0
+		for _, c := range rep.Components {
+			if c.Kind != KindGPUCore && c.Kind != KindGPUMem {
+				continue
+			}
+			seen++
+			if c.LoadFit != nil {
+				t.Errorf("%s %s: a load fit (τ %.1f s) of a rise that fell back 10 °C", rec, c.ID, c.LoadFit.TauS)
+			}
+			if why := c.NotComputed["load_fit"]; !strings.Contains(why, "the cooling changed during the load") {
+				t.Errorf("%s %s: load_fit not computed because %q, want the cooling named", rec, c.ID, why)
+			} else {
+				t.Logf("%s %s: %s", rec, c.ID, why)
+			}
+			if c.CooldownFit == nil || c.HeatIntervalBand == nil {
+				t.Errorf("%s %s: cooldown fit %v, heat interval band %v: both should be computed (%v)", rec, c.ID, c.CooldownFit != nil, c.HeatIntervalBand != nil, c.NotComputed)
+			}
+		}
+		if seen != 2 {
+			t.Errorf("%s: %d GPU components, want the core and the HBM", rec, seen)
+		}
+	}
 }
