@@ -371,8 +371,12 @@ scrape_configs:
 	if len(res.Meta.Phases) != 3 || res.Meta.Host != host {
 		t.Fatalf("export by job: host %q, phases %+v; want %s with baseline, load and cooldown", res.Meta.Host, res.Meta.Phases, host)
 	}
-	if load := res.Meta.Phases[1]; load.Name != "load" || load.Start.Sub(at(loadAt)).Abs() > 3*time.Second ||
-		load.End == nil || load.End.Sub(at(coolAt)).Abs() > 3*time.Second {
+	// The job's label reaches Prometheus through three 1 s cadences in a
+	// row (the agent's poll of the jobs directory, the collector's tick,
+	// the scrape), so up to 3 s late by design; a loaded machine adds to it.
+	lag := 3*time.Second + 2*time.Second
+	if load := res.Meta.Phases[1]; load.Name != "load" || load.Start.Sub(at(loadAt)).Abs() > lag ||
+		load.End == nil || load.End.Sub(at(coolAt)).Abs() > lag {
 		t.Errorf("the job's load phase %s .. %v; the job ran %s .. %s", load.Start, load.End, at(loadAt), at(coolAt))
 	}
 
