@@ -355,8 +355,12 @@ func TestWombatBenchTable(t *testing.T) {
 	paper.Kernel, paper.Objective, paper.Window, paper.Sample, paper.Epochs = KernelWombat, ObjectiveHS, 8, 1e-4, 10
 	gpu.Concurrency = DefaultConcurrency
 	row("gpu wombat (paper's row)", gpu, paper, 1)
-	fmt.Printf("FULL-W2V / Wombat SGNS on this GPU (concurrency %s): %.2f\n", concurrencyName(DefaultConcurrency),
-		rates["gpu full-w2v ns"]/rates["gpu wombat conc="+concurrencyName(DefaultConcurrency)+" ns"])
+	// Only when W2V_WOMBAT_CONC kept the workload's bound: a ratio to a row
+	// not run would print +Inf.
+	if w, ok := rates["gpu wombat conc="+concurrencyName(DefaultConcurrency)+" ns"]; ok {
+		fmt.Printf("FULL-W2V / Wombat SGNS on this GPU (concurrency %s): %.2f\n", concurrencyName(DefaultConcurrency),
+			rates["gpu full-w2v ns"]/w)
+	}
 	if os.Getenv("W2V_BENCH_CPU") == "0" {
 		return // the Go trainers' rows take most of the time
 	}
