@@ -193,7 +193,7 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n")
 	if len(r.RunCommand) > 0 {
-		fmt.Fprintf(&b, "\n    heatsink run %s\n\nor, from %s in this directory: `heatsink run --tuned DIR`\n", strings.Join(quoteAll(r.RunCommand), " "), TunedFile)
+		fmt.Fprintf(&b, "\n    heatsink run %s\n\nor, from %s in this directory: `heatsink run --tuned DIR`\n", r.RunCommandLine(), TunedFile)
 	}
 	return b.String()
 }
@@ -213,15 +213,25 @@ func taskValues(t Task) map[string]string {
 	return m
 }
 
+// RunCommandLine is RunCommand as a shell would need it typed: arguments
+// with spaces or shell metacharacters single-quoted.
+func (r *Report) RunCommandLine() string { return strings.Join(quoteAll(r.RunCommand), " ") }
+
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"$;&|<>(){}*?") {
+		// Anything but the characters no POSIX shell treats specially is
+		// single-quoted: inside quotes only ' itself needs escaping.
+		if a == "" || strings.IndexFunc(a, func(r rune) bool { return !shellSafe(r) }) >= 0 {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		out[i] = a
 	}
 	return out
+}
+
+func shellSafe(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r)
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

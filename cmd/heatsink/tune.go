@@ -141,7 +141,7 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 		Evaluator: evaluator, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\n  the same: heatsink run --tuned %s\nreport: %s/report.md\n",
-			strings.Join(rep.RunCommand, " "), fl.out, fl.out)
+			rep.RunCommandLine(), fl.out, fl.out)
 	}
 	return err
 }
