@@ -22,25 +22,30 @@ func BenchmarkCPUTrainer(b *testing.B) {
 	c := benchCorpus()
 	for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
-			cfg := DefaultConfig()
-			tr, err := NewTrainer(context.Background(), c, cfg, CPU(threads))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var words int64
-			var secs float64
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				st, err := tr.Train(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				words += st.Words
-				secs += st.Wall.Seconds()
-			}
-			b.ReportMetric(float64(words)/secs, "words/s")
+			benchTrain(b, c, DefaultConfig(), CPU(threads))
 		})
 	}
+}
+
+// benchTrain trains c b.N times and reports words/s as word2vec counts
+// them, over the training's own wall time.
+func benchTrain(b *testing.B, c *Corpus, cfg Config, dev Device) {
+	tr, err := NewTrainer(context.Background(), c, cfg, dev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var words int64
+	var secs float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := tr.Train(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		words += st.Words
+		secs += st.Wall.Seconds()
+	}
+	b.ReportMetric(float64(words)/secs, "words/s")
 }
 
 // BenchmarkCPUObjectives compares the Go trainers at the benchmark setting
@@ -61,22 +66,7 @@ func BenchmarkCPUObjectives(b *testing.B) {
 			b.Run(fmt.Sprintf("objective=%s/kernel=%s/threads=%d", k.objective, k.kernel, threads), func(b *testing.B) {
 				cfg := DefaultConfig()
 				cfg.Objective, cfg.Kernel = k.objective, k.kernel
-				tr, err := NewTrainer(context.Background(), c, cfg, CPU(threads))
-				if err != nil {
-					b.Fatal(err)
-				}
-				var words int64
-				var secs float64
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					st, err := tr.Train(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					words += st.Words
-					secs += st.Wall.Seconds()
-				}
-				b.ReportMetric(float64(words)/secs, "words/s")
+				benchTrain(b, c, cfg, CPU(threads))
 			})
 		}
 	}

@@ -134,31 +134,17 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 	g.plan(t.dev.BatchTokens)
 	v, T, S := c.Vocab.Size(), int(c.Tokens()), c.Sentences()
 	s := t.s
-	sizes := []struct {
-		dst  *gpuBuffer
-		size int
-	}{
+	err = allocAll(d, []gpuAlloc{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
 		{&g.corpus, 4 * T}, {&g.starts, 4 * (S + 1)}, {&g.keep, 8 * v}, {&g.unigram, 4 * len(s.table)},
 		{&g.tok, 4 * g.capTok}, {&g.neg, 4 * g.capTok * cfg.Negatives},
 		{&g.lens, 4 * g.capSent}, {&g.alphas, 4 * g.capSent}, {&g.kept, 8},
-	}
-	var need int64
-	for _, b := range sizes {
-		need += int64(b.size)
-	}
-	free, err := d.MemFree()
+	}, func(need, free int64) error {
+		return fmt.Errorf("training %d words of dimension %d on %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
+			v, cfg.Dim, T, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
+	})
 	if err != nil {
 		return nil, err
-	}
-	if need > free {
-		return nil, fmt.Errorf("training %d words of dimension %d on %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
-			v, cfg.Dim, T, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
-	}
-	for _, b := range sizes {
-		if *b.dst, err = d.Alloc(int64(max(b.size, 4))); err != nil {
-			return nil, err
-		}
 	}
 	starts := make([]int32, S+1)
 	for i := range starts {
@@ -424,4 +410,33 @@ func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
 
 func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
 	return cuda.Download(dst, src.(*cuda.Buffer))
+}
+
+// gpuAlloc is one device buffer to allocate and its size in bytes.
+type gpuAlloc struct {
+	dst  *gpuBuffer
+	size int
+}
+
+// allocAll allocates every buffer, or none when together they need more
+// than the GPU has free, which tooBig then explains. A buffer allocated
+// before a later allocation fails stays in its dst for the caller to free.
+func allocAll(d gpuDevice, bufs []gpuAlloc, tooBig func(need, free int64) error) error {
+	var need int64
+	for _, b := range bufs {
+		need += int64(b.size)
+	}
+	free, err := d.MemFree()
+	if err != nil {
+		return err
+	}
+	if need > free {
+		return tooBig(need, free)
+	}
+	for _, b := range bufs {
+		if *b.dst, err = d.Alloc(int64(max(b.size, 4))); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,32 +6,12 @@ import (
 	"testing"
 )
 
+// trainPlanted trains the planted corpus of spec with the default
+// objective and kernel; trainPlantedWith (sghs_test.go) names them.
 func trainPlanted(t *testing.T, spec string, dev Device) (PlantedScore, Stats) {
 	t.Helper()
-	p, err := ParsePlanted(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := p.Generate(DefaultMaxSentence)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Dim, cfg.Epochs, cfg.TableSize = 32, 5, 1e6
-	tr, err := NewTrainer(context.Background(), c, cfg, dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	st, err := tr.Train(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := tr.Vectors(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.Truth().Score(v, 2), st
+	d := DefaultConfig()
+	return trainPlantedWith(t, spec, dev, d.Objective, d.Kernel)
 }
 
 // The CPU trainer finds the planted clusters and analogies; on the same

@@ -15,6 +15,31 @@ import (
 // qualityScores are the quality measures of one run.
 type qualityScores struct{ ws353, simlex, add, mul float64 }
 
+// trainScored trains c with cfg on dev and scores the vectors on the
+// evaluation sets in evalDir: WS-353, SimLex-999 and both analogy measures,
+// with the whole report and the training's stats.
+func trainScored(t *testing.T, c *Corpus, cfg Config, dev Device, evalDir string) (qualityScores, Report, Stats) {
+	t.Helper()
+	tr, err := NewTrainer(context.Background(), c, cfg, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := tr.Vectors(context.Background())
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(evalDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qualityScores{r.Similarity[0].Spearman, r.Similarity[3].Spearman, r.Analogy.AddAccuracy(), r.Analogy.MulAccuracy()}, r, st
+}
+
 func (q qualityScores) get(i int) float64 { return [4]float64{q.ws353, q.simlex, q.add, q.mul}[i] }
 
 var qualityNames = [4]string{"WS-353", "SimLex-999", "3CosAdd", "3CosMul"}
@@ -97,24 +122,7 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 		for i, rn := range runs {
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.Seed, cfg.Fresh = epochs, uint64(seed), rn.fresh
-			tr, err := NewTrainer(context.Background(), c, cfg, rn.dev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := tr.Train(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := tr.Vectors(context.Background())
-			tr.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(dir)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := qualityScores{r.Similarity[0].Spearman, r.Similarity[3].Spearman, r.Analogy.AddAccuracy(), r.Analogy.MulAccuracy()}
+			q, r, st := trainScored(t, c, cfg, rn.dev, dir)
 			scores[i] = append(scores[i], q)
 			fmt.Printf("%-18s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f  %.0f%% %.0f%% %.0f%%\n", rn.name, seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul,
 				100*r.Similarity[0].Coverage(), 100*r.Similarity[3].Coverage(), 100*float64(r.Analogy.Covered)/float64(r.Analogy.Questions))

@@ -149,30 +149,16 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		g.capTiles, g.capWindows, g.capPairs = max(g.capTiles, nt), max(g.capWindows, nw), max(g.capPairs, np)
 	}
 	v := c.Vocab.Size()
-	sizes := []struct {
-		dst  *gpuBuffer
-		size int
-	}{
+	err = allocAll(d, []gpuAlloc{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
 		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.windows[0], 4 * g.capWindows}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
 		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.windows[1], 4 * g.capWindows}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
-	}
-	var need int64
-	for _, b := range sizes {
-		need += int64(b.size)
-	}
-	free, err := d.MemFree()
+	}, func(need, free int64) error {
+		return fmt.Errorf("Wombat training %d words of dimension %d in launches of %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
+			v, cfg.Dim, batch, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
+	})
 	if err != nil {
 		return nil, err
-	}
-	if need > free {
-		return nil, fmt.Errorf("Wombat training %d words of dimension %d in launches of %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
-			v, cfg.Dim, batch, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
-	}
-	for _, b := range sizes {
-		if *b.dst, err = d.Alloc(int64(max(b.size, 4))); err != nil {
-			return nil, err
-		}
 	}
 	if err := d.Upload(g.tab, bytesOf(newExpTable())); err != nil {
 		return nil, err

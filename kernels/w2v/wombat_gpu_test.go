@@ -470,24 +470,7 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.Seed, cfg.Objective, cfg.Kernel = epochs, uint64(seed), rn.objective, rn.krn
-			tr, err := NewTrainer(context.Background(), c, cfg, rn.dev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := tr.Train(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := tr.Vectors(context.Background())
-			tr.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(dir)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := qualityScores{r.Similarity[0].Spearman, r.Similarity[3].Spearman, r.Analogy.AddAccuracy(), r.Analogy.MulAccuracy()}
+			q, _, st := trainScored(t, c, cfg, rn.dev, dir)
 			scores[i] = append(scores[i], q)
 			fmt.Printf("%-16s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f\n", rn.name, seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul)
 		}
