@@ -387,6 +387,11 @@ type SampleStats struct {
 	Drawn, Duplicates, Infeasible int
 }
 
+// String reads as a sentence's aside: "23367 drawn, 23359 duplicates, 0 infeasible".
+func (s SampleStats) String() string {
+	return fmt.Sprintf("%d drawn, %d duplicates, %d infeasible", s.Drawn, s.Duplicates, s.Infeasible)
+}
+
 // Condition returns a sampler of configurations for the task: the copula's
 // normal conditioned on the task's feature scores (gonum's
 // distmv.Normal.ConditionNormal), so no sample is for another task.

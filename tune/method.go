@@ -51,7 +51,7 @@ func (m *CopulaMethod) Sampler() *Sampler { return m.s }
 func (m *CopulaMethod) Next() (Config, error) {
 	got := m.s.Unique(1, m.seen, maxDraws)
 	if len(got) == 0 {
-		return nil, fmt.Errorf("gc: %w after %d draws (%+v)", ErrExhausted, maxDraws, m.s.Stats)
+		return nil, fmt.Errorf("gc: %w after %d draws (%v): the copula reaches too few configurations; more or more varied source evaluations widen it", ErrExhausted, maxDraws, m.s.Stats)
 	}
 	return got[0], nil
 }
