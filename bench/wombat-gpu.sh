@@ -26,7 +26,8 @@
 # W2V_QUALITY_SCORES naming the CPU's table
 # (kernels/w2v/testdata/wombat-quality-cpu.txt). Environment: OUT (logs
 # and the generated kernels, default a temp dir; commit $OUT/gen/w2v.*
-# into kernels/gen), W2V_BENCH_RUNS (3), W2V_WOMBAT_CONC, W2V_WOMBAT_BATCH
+# into kernels/gen), W2V_BENCH_RUNS (3), W2V_WOMBAT_CONC, W2V_WOMBAT_LAYOUTS
+# (windows; tiles is the paper's), W2V_WOMBAT_BATCH
 # and W2V_WOMBAT_THREADS (extra SGHS rows), W2V_BENCH_CPU (0: no Go
 # trainers' rows; gen to bench then took 64 s), W2V_QUALITY_SEEDS (5),
 # W2V_QUALITY_EPOCHS (3), W2V_QUALITY_RUNS, W2V_QUALITY_SCORES,
@@ -52,7 +53,7 @@ echo "cores: $(nproc)"
 if has gen; then
 	step "compile the kernels (kernels/scripts/gen.sh $out/gen w2v)"
 	if kernels/scripts/gen.sh "$out/gen" w2v; then
-		grep -A2 -E "Compiling entry function '(wombat_tiles|wombat_pairs)' for 'sm_90'" "$out/gen/w2v.resources" | sed 's/^/  /'
+		grep -A2 -E "Compiling entry function '(wombat_tiles|wombat_pairs|wombat_windows)' for 'sm_90'" "$out/gen/w2v.resources" | sed 's/^/  /'
 	else
 		echo "FAIL: nvcc could not build kernels/w2v.cu"
 		exit 1
@@ -63,7 +64,7 @@ export HEATSINK_KERNELS_DIR=$out/gen
 
 if has tests; then
 	step "GPU tests (Wombat kernels against the Go reference, planted structure)"
-	timeout 200 "$bin/w2v.test" -test.v -test.run 'TestWombatGPUMatchesPlan|TestWombatGPUTrainsPlanted' \
+	timeout 200 "$bin/w2v.test" -test.v -test.run 'TestWombat(Windows)?GPUMatchesPlan|TestWombatGPUTrainsPlanted' \
 		-test.timeout 190s >"$out/wombat-tests.log" 2>&1
 	rc=$?
 	grep -E "^(--- FAIL|ok|FAIL|PASS|panic)|bit-identical|off by|purity|words/s" "$out/wombat-tests.log" | sed 's/^ *//' | sort | uniq -c | sort -rn | head -40
@@ -77,7 +78,7 @@ if has sanitize; then
 		[ $tool = memcheck ] && extra=(--leak-check full)
 		timeout 150 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
 			"$bin/w2v.test" -test.short -test.timeout 140s \
-			-test.run 'TestWombatGPUMatchesPlan/(hs|ns)/d=(32|100)/W=(5|16)/distinct=true' >"$out/wombat-$tool.log" 2>&1
+			-test.run 'TestWombat(Windows)?GPUMatchesPlan/(hs|ns)/d=(32|100)/W=(5|16)/distinct=true' >"$out/wombat-$tool.log" 2>&1
 		rc=$?
 		grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/wombat-$tool.log" | head -10
 		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see wombat-$tool.log"; fail=1; }

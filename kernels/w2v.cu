@@ -548,6 +548,8 @@ extern "C" __global__ void __launch_bounds__(1024)
 #define WOMBAT_ROW_MASK 0x7fffffff
 // Warps (tiles or pairs at once) per block.
 #define WOMBAT_WARPS 4
+// Elements per lane of a row wombat_windows reads at once: 128 of a row.
+#define WOMBAT_CHUNK 4
 
 extern "C" {
 __device__ int wombat_tile_ints = WOMBAT_TILE_INTS;
@@ -693,5 +695,176 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
             }
         }
         __syncwarp();
+    }
+}
+
+// wombat_windows trains a whole window per warp: warp w of the grid trains
+// windows w, w + (warps in the grid), ..., window i being
+// windows[starts[i]] .. windows[starts[i+1]] - 1 (its k outputs follow its
+// nc contexts). For each group of at most 8 contexts, it reads their rows
+// once, then for each group of at most 4 outputs (a 4x8 sub-matrix, the
+// last with idle rows) computes the 32 dot products at once: lane j sums
+// its elements j, j+32, ... of every output x context product in order
+// from 0, and a transposed butterfly (31 shuffles, the warp layout's sum
+// tree) leaves pair (r, c)'s f in lane 8r + c, whose g goes to shared
+// memory. Then lane j, for each of its elements, adds G Wi to the output
+// rows by atomics and accumulates G^T Wo for the contexts in shared
+// memory, which it adds to their rows once the window's outputs are done.
+// A lane touches only its own elements of the rows, so the rows need no
+// barrier; the g's do. The window's contexts meet every output as the
+// rows were when the window began (Algorithm 1); each output group sees
+// what the groups before it wrote. Shared memory: the logistic table, then
+// per warp 8 context rows, their 8 update rows, 4 output rows (d floats
+// each) and 32 g's.
+extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
+    wombat_windows(float *syn0, float *syn1, const int *__restrict__ starts, const int *__restrict__ windows,
+                   const float *tab, int nwindows, int d, int hs)
+{
+    W2V_SHARED_ARRAY(float, wombat_window_shared);
+    w2v_table_to_shared(wombat_window_shared, tab);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, per = blockDim.x >> 5;
+    float *wi = wombat_window_shared + W2V_EXP_TABLE + (size_t)warp * (20 * (size_t)d + 32);
+    float *ui = wi + 8 * d;
+    float *wo = ui + 8 * d;
+    float *gs = wo + 4 * d;
+    for (int w = blockIdx.x * per + warp; w < nwindows; w += gridDim.x * per) {
+        const int s0 = __ldg(starts + w), s1 = __ldg(starts + w + 1);
+        const int *W = windows + s0;
+        const float alpha = __int_as_float(__ldg(W));
+        const int ncw = __ldg(W + 1), k = s1 - s0 - 2 - ncw;
+        const int *O = W + 2 + ncw;
+        for (int i0 = 0; i0 < ncw; i0 += 8) {
+            const int nc = min(8, ncw - i0);
+            int crow[8];
+#pragma unroll
+            for (int c = 0; c < 8; c++)
+                crow[c] = c < nc ? __ldg(W + 2 + i0 + c) : 0;
+            // A chunk's loads are issued before any is used: W2V_LDCG's
+            // memory clobber keeps them in order, and a loop that used
+            // each load before the next waited for each in turn.
+            for (int e0 = 0; e0 < d; e0 += 32 * WOMBAT_CHUNK) {
+                float x[8][WOMBAT_CHUNK];
+#pragma unroll
+                for (int c = 0; c < 8; c++)
+#pragma unroll
+                    for (int q = 0; q < WOMBAT_CHUNK; q++) {
+                        const int e = e0 + lane + 32 * q;
+                        x[c][q] = c < nc && e < d ? W2V_LDCG(syn0 + (size_t)crow[c] * d + e) : 0.0f;
+                    }
+#pragma unroll
+                for (int q = 0; q < WOMBAT_CHUNK; q++) {
+                    const int e = e0 + lane + 32 * q;
+                    if (e < d) {
+#pragma unroll
+                        for (int c = 0; c < 8; c++) {
+                            wi[c * d + e] = x[c][q];
+                            ui[c * d + e] = 0.0f;
+                        }
+                    }
+                }
+            }
+            for (int j = 0; j < k; j += 4) {
+                const int nr = min(4, k - j);
+                int orow[4], bits = 0;
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int o = r < nr ? __ldg(O + j + r) : 0;
+                    orow[r] = o & WOMBAT_ROW_MASK;
+                    bits |= (int)((unsigned)o >> 31) << r;
+                }
+                // Lane partials of the 32 products, index 8r + c.
+                float p[32];
+#pragma unroll
+                for (int q = 0; q < 32; q++)
+                    p[q] = 0.0f;
+                for (int e0 = 0; e0 < d; e0 += 32 * WOMBAT_CHUNK) {
+                    float o[4][WOMBAT_CHUNK];
+#pragma unroll
+                    for (int r = 0; r < 4; r++)
+#pragma unroll
+                        for (int q = 0; q < WOMBAT_CHUNK; q++) {
+                            const int e = e0 + lane + 32 * q;
+                            o[r][q] = r < nr && e < d ? W2V_LDCG(syn1 + (size_t)orow[r] * d + e) : 0.0f;
+                        }
+#pragma unroll
+                    for (int q = 0; q < WOMBAT_CHUNK; q++) {
+                        const int e = e0 + lane + 32 * q;
+                        if (e < d) {
+                            float x[8];
+#pragma unroll
+                            for (int c = 0; c < 8; c++)
+                                x[c] = wi[c * d + e];
+#pragma unroll
+                            for (int r = 0; r < 4; r++) {
+                                wo[r * d + e] = o[r][q];
+#pragma unroll
+                                for (int c = 0; c < 8; c++)
+                                    p[8 * r + c] = __fadd_rn(p[8 * r + c], __fmul_rn(o[r][q], x[c]));
+                            }
+                        }
+                    }
+                }
+                // Transposed butterfly: at step m a lane keeps the half of
+                // its sums whose index has its lane's bit m and adds the
+                // other lane's; lane 8r + c ends with the sum for (r, c).
+#pragma unroll
+                for (int m = 16; m >= 1; m >>= 1) {
+#pragma unroll
+                    for (int q = 0; q < m; q++) {
+                        const bool up = lane & m;
+                        const float send = up ? p[q] : p[q + m], keep = up ? p[q + m] : p[q];
+                        p[q] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, m));
+                    }
+                }
+                const int r = lane >> 3, c = lane & 7;
+                float g = 0.0f;
+                if (r < nr && c < nc) {
+                    bool train;
+                    g = wombat_gradient(p[0], (bits >> r) & 1 ? 1.0f : 0.0f, alpha, wombat_window_shared, hs, train);
+                }
+                gs[lane] = g;
+                __syncwarp();
+                for (int e = lane; e < d; e += 32) {
+                    float o[4], x[8];
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        o[q] = wo[q * d + e];
+#pragma unroll
+                    for (int q = 0; q < 8; q++)
+                        x[q] = wi[q * d + e];
+                    // G^T Wo: context column q over the 4 rows, (r0+r2) + (r1+r3).
+#pragma unroll
+                    for (int q = 0; q < 8; q++) {
+                        if (q < nc) {
+                            const float u0 = __fmul_rn(gs[q], o[0]), u1 = __fmul_rn(gs[8 + q], o[1]);
+                            const float u2 = __fmul_rn(gs[16 + q], o[2]), u3 = __fmul_rn(gs[24 + q], o[3]);
+                            ui[q * d + e] = __fadd_rn(ui[q * d + e], __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
+                        }
+                    }
+                    // G Wi: output row q over the 8 columns,
+                    // ((c0+c4) + (c2+c6)) + ((c1+c5) + (c3+c7)).
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        if (q < nr) {
+                            float v[8];
+#pragma unroll
+                            for (int i = 0; i < 8; i++)
+                                v[i] = __fmul_rn(gs[8 * q + i], x[i]);
+                            const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
+                                                      __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
+                            atomicAdd(syn1 + (size_t)orow[q] * d + e, s);
+                        }
+                    }
+                }
+                // The next group overwrites the g's.
+                __syncwarp();
+            }
+            for (int e = lane; e < d; e += 32) {
+#pragma unroll
+                for (int c = 0; c < 8; c++)
+                    if (c < nc)
+                        atomicAdd(syn0 + (size_t)crow[c] * d + e, ui[c * d + e]);
+            }
+        }
     }
 }

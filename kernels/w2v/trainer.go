@@ -25,6 +25,10 @@ type Device struct {
 	// computed from rows others are changing, cost quality as it grows;
 	// the workload's default is DefaultConcurrency.
 	Concurrency int
+	// WombatLayout is how kernel=wombat trains on a GPU: WombatWindows (a
+	// warp per window; "" means it) or WombatTiles (the paper's matrix
+	// kernel over 4x8 tiles, then its vector kernel over the other pairs).
+	WombatLayout string
 
 	// open, when set, opens the GPU instead of the CUDA driver (the tests'
 	// CPU emulation of w2v.cu).
@@ -33,6 +37,12 @@ type Device struct {
 	// result the CPU's, bit for bit (the reference check).
 	sequential bool
 }
+
+// The layouts of kernel=wombat on a GPU (Device.WombatLayout).
+const (
+	WombatWindows = "windows"
+	WombatTiles   = "tiles"
+)
 
 // DefaultBatchTokens is a GPU launch's size in corpus tokens: text8 in one
 // launch. A launch ends with its last sentences training while the rest of

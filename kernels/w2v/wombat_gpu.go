@@ -32,13 +32,19 @@ const DefaultWombatBatchTokens = 1 << 16
 type wombatEngine struct {
 	deviceModel
 	m *model // the host's view: objective, layout, tree (no weights)
-	// The logistic table, and two slots of one plan's tiles, windows and
-	// pairs.
-	tab                            gpuBuffer
-	tiles, windows, pairs          [2]gpuBuffer
-	capTiles, capWindows, capPairs int
-	launches                       [][2]int // sentence ranges
-	pipe                           *wombatPipe
+	// byWindow trains a warp per window (wombat_windows) instead of the
+	// paper's tiles and pairs.
+	byWindow bool
+	// windowWarps is wombat_windows's warps per block: WOMBAT_WARPS, or
+	// fewer where their rows would not fit in a block's shared memory.
+	windowWarps int
+	// The logistic table, and two slots of one plan's tiles, windows,
+	// pairs and starts.
+	tab                           gpuBuffer
+	tiles, windows, pairs, starts [2]gpuBuffer
+	cap                           planCaps
+	launches                      [][2]int // sentence ranges
+	pipe                          *wombatPipe
 	// Each assembling goroutine's two plans (one building, one waiting),
 	// which come back to it once copied: a goroutine cannot run ahead of
 	// the others and starve the one whose launch is next.
@@ -59,7 +65,8 @@ func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
 
 func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	cfg, c := t.cfg, t.c
-	g := &wombatEngine{deviceModel: deviceModel{t: t, dev: d}, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true}}
+	g := &wombatEngine{deviceModel: deviceModel{t: t, dev: d}, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true},
+		byWindow: t.dev.WombatLayout != WombatTiles}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -75,11 +82,19 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		}
 	}
 	info := d.Info()
-	if need := g.sharedBytes("wombat_tiles"); need > info.SharedPerBlockBytes {
-		return nil, fmt.Errorf("GPU %d (%s): kernel wombat_tiles keeps %d rows of dimension %d per warp in %d bytes of shared memory, above the %d a block may have",
-			info.Ordinal, info.Name, 12, cfg.Dim, need, info.SharedPerBlockBytes)
+	g.windowWarps = wombatWarps
+	for g.windowWarps > 1 && g.sharedBytes("wombat_windows") > info.SharedPerBlockBytes {
+		g.windowWarps--
 	}
-	for _, k := range []string{"wombat_tiles", "wombat_pairs"} {
+	kernels, rows := []string{"wombat_tiles", "wombat_pairs"}, 12
+	if g.byWindow {
+		kernels, rows = []string{"wombat_windows"}, 20
+	}
+	if need := g.sharedBytes(kernels[0]); need > info.SharedPerBlockBytes {
+		return nil, fmt.Errorf("GPU %d (%s): kernel %s keeps %d rows of dimension %d per warp in %d bytes of shared memory, above the %d a block may have",
+			info.Ordinal, info.Name, kernels[0], rows, cfg.Dim, need, info.SharedPerBlockBytes)
+	}
+	for _, k := range kernels {
 		if need := g.sharedBytes(k); need > defaultShared {
 			if err := d.SetMaxShared(k, need); err != nil {
 				return nil, err
@@ -132,7 +147,7 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		return nil, fmt.Errorf("Wombat on a GPU: window %d gives %d contexts, above the %d a plan's indices hold", cfg.Window, 2*wf, wombatMaxContexts)
 	}
 	for _, l := range g.launches {
-		var nt, nw, np int
+		nt, nw, np, ns := 0, 0, 0, 1
 		for j := l[0]; j < l[1]; j++ {
 			raw := c.Sentence(j)
 			nc := min(2*wf, len(raw)-1)
@@ -144,15 +159,21 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 				nt += k / wombatTileRows * ((nc + wombatTileCols - 1) / wombatTileCols)
 				nw += 2 + nc + k
 				np += k % wombatTileRows * nc
+				ns++
 			}
 		}
-		g.capTiles, g.capWindows, g.capPairs = max(g.capTiles, nt), max(g.capWindows, nw), max(g.capPairs, np)
+		if g.byWindow {
+			nt, np = 0, 0
+		} else {
+			ns = 0
+		}
+		g.cap = planCaps{max(g.cap.tiles, nt), max(g.cap.windows, nw), max(g.cap.pairs, np), max(g.cap.starts, ns)}
 	}
 	v := c.Vocab.Size()
 	err = allocAll(d, []gpuAlloc{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
-		{&g.tiles[0], 4 * wombatTileInts * g.capTiles}, {&g.windows[0], 4 * g.capWindows}, {&g.pairs[0], 4 * wombatPairInts * g.capPairs},
-		{&g.tiles[1], 4 * wombatTileInts * g.capTiles}, {&g.windows[1], 4 * g.capWindows}, {&g.pairs[1], 4 * wombatPairInts * g.capPairs},
+		{&g.tiles[0], 4 * wombatTileInts * g.cap.tiles}, {&g.windows[0], 4 * g.cap.windows}, {&g.pairs[0], 4 * wombatPairInts * g.cap.pairs}, {&g.starts[0], 4 * g.cap.starts},
+		{&g.tiles[1], 4 * wombatTileInts * g.cap.tiles}, {&g.windows[1], 4 * g.cap.windows}, {&g.pairs[1], 4 * wombatPairInts * g.cap.pairs}, {&g.starts[1], 4 * g.cap.starts},
 	}, func(need, free int64) error {
 		return fmt.Errorf("Wombat training %d words of dimension %d in launches of %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
 			v, cfg.Dim, batch, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
@@ -173,22 +194,26 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		for i := range g.plans[w] {
 			g.plans[w][i] = &wombatPlan{}
 			if g.pipe != nil {
-				if g.plans[w][i], err = g.pipe.hostPlan(g.capTiles, g.capWindows, g.capPairs); err != nil {
+				if g.plans[w][i], err = g.pipe.hostPlan(g.cap); err != nil {
 					return nil, err
 				}
 			}
+			g.plans[w][i].byWindow = g.byWindow
 		}
 	}
 	return g, nil
 }
 
 // sharedBytes is a Wombat kernel's dynamic shared memory for a block of
-// wombatWarps warps: the logistic table, then per warp 12 padded rows and
-// 32 g's (tiles) or 2 rows (pairs).
+// its warps: the logistic table, then per warp 12 padded rows and 32 g's
+// (tiles), 2 rows (pairs), or 20 rows and 32 g's (windows).
 func (g *wombatEngine) sharedBytes(kernel string) int {
 	d := g.t.cfg.Dim
-	if kernel == "wombat_tiles" {
+	switch kernel {
+	case "wombat_tiles":
 		return 4*expTableSize + wombatWarps*(12*(d+1)+32)*4
+	case "wombat_windows":
+		return 4*expTableSize + g.windowWarps*(20*d+32)*4
 	}
 	return 4*expTableSize + wombatWarps*2*d*4
 }
@@ -291,18 +316,18 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 // with a pipe, after the plan reached the GPU, the kernels of the
 // launch before still running; without, after its kernels.
 func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
-	nt, np := p.ntiles(), p.npairs()
-	if nt > g.capTiles || np > g.capPairs || len(p.windows) > g.capWindows {
-		return fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), nt, len(p.windows), np, g.capTiles, g.capWindows, g.capPairs)
+	if !g.cap.holds(p) {
+		return fmt.Errorf("%s: a plan of %v, above the %v allocated", g.name(), p.size(), g.cap)
 	}
 	if g.pipe == nil {
-		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.windows[s], bytesOf(p.windows)), g.dev.Upload(g.pairs[s], bytesOf(p.pairs))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.windows[s], bytesOf(p.windows)),
+			g.dev.Upload(g.pairs[s], bytesOf(p.pairs)), g.dev.Upload(g.starts[s], bytesOf(p.starts))); err != nil {
 			return fmt.Errorf("%s: upload a plan: %w", g.name(), err)
 		}
 		if err := g.dev.Start(); err != nil {
 			return err
 		}
-		lerr := g.launchPlan(s, nt, np, nil)
+		lerr := g.launchPlan(s, p, nil)
 		k, err := g.dev.Stop()
 		if lerr != nil || err != nil {
 			return fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
@@ -323,10 +348,10 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 	if idle {
 		st.starved++
 	}
-	if err := g.pipe.send(p, s, g.tiles[s], g.windows[s], g.pairs[s]); err != nil {
+	if err := g.pipe.send(p, s, [4]gpuBuffer{g.tiles[s], g.windows[s], g.pairs[s], g.starts[s]}); err != nil {
 		return fmt.Errorf("%s: copy a plan: %w", g.name(), err)
 	}
-	if err := errors.Join(g.launchPlan(s, nt, np, g.pipe.pairsCopied), g.pipe.queued(s)); err != nil {
+	if err := errors.Join(g.launchPlan(s, p, g.pipe.pairsCopied), g.pipe.queued(s)); err != nil {
 		return fmt.Errorf("%s: %w", g.name(), err)
 	}
 	return nil
@@ -356,10 +381,10 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	if g.pipe != nil && p.host == nil {
 		h := g.plans[0][0]
 		h.reset()
-		if len(p.tiles) > cap(h.tiles) || len(p.windows) > cap(h.windows) || len(p.pairs) > cap(h.pairs) {
-			return 0, fmt.Errorf("%s: a plan of %d tiles, %d window ints and %d pairs, above the %d, %d and %d allocated", g.name(), p.ntiles(), len(p.windows), p.npairs(), g.capTiles, g.capWindows, g.capPairs)
+		if !h.cap.holds(p) {
+			return 0, fmt.Errorf("%s: a plan of %v, above the %v allocated", g.name(), p.size(), g.cap)
 		}
-		h.tiles, h.windows, h.pairs = append(h.tiles, p.tiles...), append(h.windows, p.windows...), append(h.pairs, p.pairs...)
+		h.tiles, h.windows, h.pairs, h.starts = append(h.tiles, p.tiles...), append(h.windows, p.windows...), append(h.pairs, p.pairs...), append(h.starts[:0], p.starts...)
 		p = h
 	}
 	var st epochStats
@@ -367,9 +392,22 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	return st.kernel, err
 }
 
-// launchPlan queues the kernels over slot s's nt tiles and np pairs,
-// calling pairsReady (where not nil) between them.
-func (g *wombatEngine) launchPlan(s, nt, np int, pairsReady func(int) error) error {
+// launchPlan queues the kernels over plan p in slot s: its windows, or its
+// tiles and then its pairs, calling pairsReady (where not nil) before
+// the kernel that needs the whole plan.
+func (g *wombatEngine) launchPlan(s int, p *wombatPlan, pairsReady func(int) error) error {
+	if p.byWindow {
+		if pairsReady != nil {
+			if err := pairsReady(s); err != nil {
+				return err
+			}
+		}
+		if n := p.nwindows(); n > 0 {
+			return g.launch("wombat_windows", g.starts[s], g.windows[s], n)
+		}
+		return nil
+	}
+	nt, np := p.ntiles(), p.npairs()
 	var err error
 	if nt > 0 {
 		err = g.launch("wombat_tiles", g.tiles[s], g.windows[s], nt)
@@ -387,6 +425,9 @@ func (g *wombatEngine) launchPlan(s, nt, np int, pairsReady func(int) error) err
 // Device.Concurrency warps at once (one when sequential).
 func (g *wombatEngine) launch(kernel string, items, windows gpuBuffer, n int) error {
 	per := wombatWarps
+	if kernel == "wombat_windows" {
+		per = g.windowWarps
+	}
 	grid := (n + per - 1) / per
 	c := g.t.dev.Concurrency
 	if g.t.dev.sequential {
@@ -410,7 +451,7 @@ func (g *wombatEngine) freeBuffers() error {
 		errs = append(errs, g.pipe.close())
 		g.pipe = nil
 	}
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.tiles[1], &g.windows[1], &g.pairs[1]} {
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.starts[0], &g.tiles[1], &g.windows[1], &g.pairs[1], &g.starts[1]} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

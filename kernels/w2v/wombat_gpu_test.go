@@ -30,6 +30,11 @@ type wombatCase struct {
 // GPU's atomics land in one order: the result must be the reference's bit
 // for bit.
 func newWombatCase(t *testing.T, cfg Config, vocab int, lengths []int, distinct bool, seed uint64) wombatCase {
+	return newWombatCaseIn(t, cfg, WombatTiles, vocab, lengths, distinct, seed)
+}
+
+// newWombatCaseIn is newWombatCase with a plan for layout.
+func newWombatCaseIn(t *testing.T, cfg Config, layout string, vocab int, lengths []int, distinct bool, seed uint64) wombatCase {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 5))
 	counts := map[string]int64{}
@@ -55,7 +60,8 @@ func newWombatCase(t *testing.T, cfg Config, vocab int, lengths []int, distinct 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc := wombatCase{cfg: cfg, c: c, plan: &wombatPlan{}}
+	wc := wombatCase{cfg: cfg, c: c, plan: &wombatPlan{byWindow: layout != WombatTiles}}
+	wc.plan.reset()
 	var hs *huffman
 	if cfg.HS() {
 		if hs, err = newHuffman(v.Counts); err != nil {
@@ -163,7 +169,7 @@ func TestWombatGPUMatchesPlan(t *testing.T) {
 						}
 						want0, want1 := wc.cpu(t)
 						dev := gpuDeviceForTest()
-						dev.sequential = true
+						dev.sequential, dev.WombatLayout = true, WombatTiles
 						got0, got1 := wc.gpu(t, dev)
 						if distinct {
 							if !slices.Equal(got0, want0) || !slices.Equal(got1, want1) {
@@ -173,6 +179,51 @@ func TestWombatGPUMatchesPlan(t *testing.T) {
 							}
 						} else {
 							compareModels(t, name, got0, got1, want0, want1, 1e-4)
+						}
+						if slices.Equal(want0, wc.syn0) || slices.Equal(want1, wc.syn1) {
+							t.Error("training changed nothing: the check would prove nothing")
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// wombat_windows against its Go reference (trainWindows), one warp at a
+// time: bit for bit even where words repeat, since a warp adds a window's
+// updates to a row from one lane in program order; for both objectives,
+// windows with fewer and more than 8 contexts (a context group's outputs
+// reread after the group before wrote them), paths of fewer than 4 nodes
+// (the remainder group's idle rows), and dimensions that are and are not
+// multiples of 32.
+func TestWombatWindowsGPUMatchesPlan(t *testing.T) {
+	needGPU(t)
+	lengths := []int{1, 2, 3, 7, 12, 30, 60}
+	dims := []int{32, 100, 128, 300}
+	if testEmulated || testing.Short() {
+		lengths, dims = []int{1, 2, 5, 11, 14}, []int{32, 100}
+	}
+	for _, obj := range []string{ObjectiveHS, ObjectiveNS} {
+		for _, dim := range dims {
+			for _, window := range []int{5, 16} {
+				for _, distinct := range []bool{true, false} {
+					cfg := DefaultConfig()
+					cfg.Dim, cfg.Window, cfg.Objective, cfg.Kernel = dim, window, obj, KernelWombat
+					name := fmt.Sprintf("%s/d=%d/W=%d/distinct=%v", obj, dim, window, distinct)
+					t.Run(name, func(t *testing.T) {
+						wc := newWombatCaseIn(t, cfg, WombatWindows, 90, lengths, distinct, uint64(dim+window))
+						if wc.plan.nwindows() == 0 || wc.plan.ntiles() != 0 || wc.plan.npairs() != 0 {
+							t.Fatalf("a plan by window of %v", wc.plan.size())
+						}
+						want0, want1 := wc.cpu(t)
+						dev := gpuDeviceForTest()
+						dev.sequential, dev.WombatLayout = true, WombatWindows
+						got0, got1 := wc.gpu(t, dev)
+						if !slices.Equal(got0, want0) || !slices.Equal(got1, want1) {
+							compareModels(t, name, got0, got1, want0, want1, 0)
+						} else {
+							t.Logf("%d windows: bit-identical", wc.plan.nwindows())
 						}
 						if slices.Equal(want0, wc.syn0) || slices.Equal(want1, wc.syn1) {
 							t.Error("training changed nothing: the check would prove nothing")
@@ -332,12 +383,25 @@ func TestWombatBenchTable(t *testing.T) {
 	gpu := gpuDeviceForTest()
 	gpu.Concurrency = DefaultConcurrency
 	row("gpu full-w2v", gpu, DefaultConfig(), runs)
-	for _, conc := range envInts("W2V_WOMBAT_CONC", []int{DefaultConcurrency, 0}) {
-		for _, obj := range []string{ObjectiveNS, ObjectiveHS} {
-			cfg := DefaultConfig()
-			cfg.Kernel, cfg.Objective = KernelWombat, obj
-			gpu.Concurrency = conc
-			row(fmt.Sprintf("gpu wombat conc=%s", concurrencyName(conc)), gpu, cfg, runs)
+	// W2V_WOMBAT_LAYOUTS: the layouts to run (windows, the default, or
+	// tiles, the paper's; comma-separated).
+	layouts := strings.Split(os.Getenv("W2V_WOMBAT_LAYOUTS"), ",")
+	if os.Getenv("W2V_WOMBAT_LAYOUTS") == "" {
+		layouts = []string{WombatWindows}
+	}
+	for _, layout := range layouts {
+		for _, conc := range envInts("W2V_WOMBAT_CONC", []int{DefaultConcurrency, 0}) {
+			for _, obj := range []string{ObjectiveNS, ObjectiveHS} {
+				cfg := DefaultConfig()
+				cfg.Kernel, cfg.Objective = KernelWombat, obj
+				dev := gpu
+				dev.Concurrency, dev.WombatLayout = conc, layout
+				name := fmt.Sprintf("gpu wombat conc=%s", concurrencyName(conc))
+				if layout != WombatWindows {
+					name = fmt.Sprintf("gpu wombat %s conc=%s", layout, concurrencyName(conc))
+				}
+				row(name, dev, cfg, runs)
+			}
 		}
 	}
 	// Where the time goes: SGHS with other launch sizes and assembling

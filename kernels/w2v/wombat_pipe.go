@@ -51,16 +51,15 @@ func newWombatPipe(ctx *cuda.Context) (_ *wombatPipe, err error) {
 	return p, nil
 }
 
-// hostPlan is a plan whose tiles, windows and pairs live in page-locked
-// memory of room for capTiles tiles, capWindows ints and capPairs pairs.
-func (p *wombatPipe) hostPlan(capTiles, capWindows, capPairs int) (*wombatPlan, error) {
-	n := wombatTileInts*capTiles + capWindows + wombatPairInts*capPairs
+// hostPlan is a plan whose records live in page-locked memory of room c.
+func (p *wombatPipe) hostPlan(c planCaps) (*wombatPlan, error) {
+	n := c.ints()
 	h, err := p.ctx.AllocHost(int64(4 * max(n, 1)))
 	if err != nil {
 		return nil, err
 	}
 	ints := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(h.Bytes()))), n)
-	return &wombatPlan{host: h, ints: ints, capTiles: capTiles, capWindows: capWindows, capPairs: capPairs}, nil
+	return &wombatPlan{host: h, ints: ints, cap: c}, nil
 }
 
 // retire waits for the kernels that last read slot s and returns their
@@ -91,26 +90,35 @@ func (p *wombatPipe) idle() (bool, error) {
 	return true, nil
 }
 
-// send queues plan pl's copy into slot s's buffers, then makes the default
-// stream wait for its tiles and marks where the kernels start (pairsCopied
-// makes it wait for the rest). Slot s must be retired.
-func (p *wombatPipe) send(pl *wombatPlan, s int, tiles, windows, pairs gpuBuffer) error {
-	w0 := pl.capTiles * wombatTileInts
-	p0 := w0 + pl.capWindows
-	if pl.host == nil || unsafe.SliceData(pl.tiles) != unsafe.SliceData(pl.ints) ||
-		unsafe.SliceData(pl.windows) != unsafe.SliceData(pl.ints[w0:]) ||
-		unsafe.SliceData(pl.pairs) != unsafe.SliceData(pl.ints[p0:]) {
+// send queues plan pl's copy into slot s's buffers (tiles, windows, pairs,
+// starts), then makes the default stream wait for its tiles and windows
+// and marks where the kernels start (pairsCopied makes it wait for the
+// rest). Slot s must be retired.
+func (p *wombatPipe) send(pl *wombatPlan, s int, bufs [4]gpuBuffer) error {
+	w0 := pl.cap.tiles * wombatTileInts
+	p0 := w0 + pl.cap.windows
+	s0 := p0 + pl.cap.pairs*wombatPairInts
+	// A region is in place if it still starts at its offset; one with no
+	// room allocated (a layout's unused records) is empty.
+	in := func(r []int32, off int) bool {
+		return len(r) == 0 || off < len(pl.ints) && unsafe.SliceData(r) == &pl.ints[off]
+	}
+	if pl.host == nil || !in(pl.tiles, 0) || !in(pl.windows, w0) || !in(pl.pairs, p0) || !in(pl.starts, s0) {
 		return fmt.Errorf("a plan outside its page-locked memory (it outgrew the room allocated)")
 	}
-	tb, wb, pb := 4*int64(len(pl.tiles)), 4*int64(len(pl.windows)), 4*int64(len(pl.pairs))
-	return errors.Join(
-		pl.host.CopyToAsync(tiles.(*cuda.Buffer), 0, 0, tb, p.copy),
-		pl.host.CopyToAsync(windows.(*cuda.Buffer), 0, 4*int64(w0), wb, p.copy),
-		p.tcopied[s].RecordOn(p.copy),
-		pl.host.CopyToAsync(pairs.(*cuda.Buffer), 0, 4*int64(p0), pb, p.copy),
-		p.copied[s].RecordOn(p.copy),
-		p.ctx.WaitEvent(nil, p.tcopied[s]),
-		p.kstart[s].Record())
+	var errs []error
+	copyAsync := func(b gpuBuffer, from int, n int) {
+		if n > 0 {
+			errs = append(errs, pl.host.CopyToAsync(b.(*cuda.Buffer), 0, 4*int64(from), 4*int64(n), p.copy))
+		}
+	}
+	copyAsync(bufs[0], 0, len(pl.tiles))
+	copyAsync(bufs[1], w0, len(pl.windows))
+	errs = append(errs, p.tcopied[s].RecordOn(p.copy))
+	copyAsync(bufs[2], p0, len(pl.pairs))
+	copyAsync(bufs[3], s0, len(pl.starts))
+	errs = append(errs, p.copied[s].RecordOn(p.copy), p.ctx.WaitEvent(nil, p.tcopied[s]), p.kstart[s].Record())
+	return errors.Join(errs...)
 }
 
 // pairsCopied makes the default stream wait for slot s's whole plan.

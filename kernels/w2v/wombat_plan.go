@@ -1,6 +1,7 @@
 package w2v
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -62,25 +63,58 @@ const (
 	wombatMaxContexts = 255
 )
 
-// wombatPlan is one launch's work. A plan for the CUDA driver's GPU lives
-// in page-locked memory (host, viewed as ints): room for capTiles tiles,
-// then capWindows ints of windows, then capPairs pairs.
+// wombatPlan is one launch's work: its windows, and either their tiles
+// and pairs (the paper's two kernels) or, byWindow, where each window
+// starts (wombat_windows; starts[i+1] is where window i ends). A plan for
+// the CUDA driver's GPU lives in page-locked memory (host, viewed as
+// ints): room for cap.tiles tiles, then cap.windows ints of windows, then
+// cap.pairs pairs, then cap.starts starts.
 type wombatPlan struct {
-	windows, tiles, pairs          []int32
-	kept                           int64
-	host                           *cuda.HostBuffer
-	ints                           []int32
-	capTiles, capWindows, capPairs int
+	windows, tiles, pairs, starts []int32
+	byWindow                      bool
+	kept                          int64
+	host                          *cuda.HostBuffer
+	ints                          []int32
+	cap                           planCaps
+}
+
+// planCaps is the room a plan's records need or have.
+type planCaps struct{ tiles, windows, pairs, starts int }
+
+// ints is the int32s of room for c.
+func (c planCaps) ints() int {
+	return wombatTileInts*c.tiles + c.windows + wombatPairInts*c.pairs + c.starts
+}
+
+// holds reports whether every record of p fits in c.
+func (c planCaps) holds(p *wombatPlan) bool {
+	return p.ntiles() <= c.tiles && len(p.windows) <= c.windows && p.npairs() <= c.pairs && len(p.starts) <= c.starts
+}
+
+func (c planCaps) String() string {
+	return fmt.Sprintf("%d tiles, %d window ints, %d pairs and %d starts", c.tiles, c.windows, c.pairs, c.starts)
+}
+
+// size is what p holds, as planCaps.
+func (p *wombatPlan) size() planCaps {
+	return planCaps{p.ntiles(), len(p.windows), p.npairs(), len(p.starts)}
 }
 
 func (p *wombatPlan) reset() {
-	p.windows, p.tiles, p.pairs, p.kept = p.windows[:0], p.tiles[:0], p.pairs[:0], 0
+	p.windows, p.tiles, p.pairs, p.starts, p.kept = p.windows[:0], p.tiles[:0], p.pairs[:0], p.starts[:0], 0
 	if p.ints != nil {
-		t := p.capTiles * wombatTileInts
-		w := t + p.capWindows
-		p.tiles, p.windows, p.pairs = p.ints[:0:t], p.ints[t:t:w], p.ints[w:w:len(p.ints)]
+		t := p.cap.tiles * wombatTileInts
+		w := t + p.cap.windows
+		q := w + p.cap.pairs*wombatPairInts
+		p.tiles, p.windows, p.pairs, p.starts = p.ints[:0:t], p.ints[t:t:w], p.ints[w:w:q], p.ints[q:q:len(p.ints)]
+	}
+	if p.byWindow {
+		p.starts = append(p.starts, 0)
 	}
 }
+
+// nwindows is the windows of a plan by window.
+func (p *wombatPlan) nwindows() int { return max(len(p.starts)-1, 0) }
 
 func (p *wombatPlan) ntiles() int { return len(p.tiles) / wombatTileInts }
 func (p *wombatPlan) npairs() int { return len(p.pairs) / wombatPairInts }
@@ -117,8 +151,9 @@ func (p *wombatPlan) pair(q int) (out, ctx int32, label, alpha float32) {
 }
 
 // addWindow adds one window (outputs out with word2vec's codes, label
-// 1-code, and contexts ctx, at most wombatMaxContexts) and cuts it into
-// tiles and pairs (Algorithm 2, lines 3-5). The records are written in
+// 1-code, and contexts ctx, at most wombatMaxContexts) and, unless the
+// plan is by window, cuts it into tiles and pairs (Algorithm 2, lines
+// 3-5). The records are written in
 // place: in page-locked memory, every field each time.
 func (p *wombatPlan) addWindow(out []int32, codes []uint8, ctx []int32, alpha float32) {
 	k, n := len(out), len(ctx)
@@ -133,6 +168,10 @@ func (p *wombatPlan) addWindow(out []int32, codes []uint8, ctx []int32, alpha fl
 	O := W[2+n:]
 	for j, o := range out[:len(O)] {
 		O[j] = o | int32(1-codes[j])<<31
+	}
+	if p.byWindow {
+		p.starts = append(p.starts, int32(len(p.windows)))
+		return
 	}
 	w := int32(w0)
 	full := k / wombatTileRows * wombatTileRows
@@ -206,6 +245,10 @@ func (m *model) wombatGradient(f, label, alpha float32) (float32, bool) {
 // pair at a time (see above), on the model's rows directly: the kernels'
 // reference.
 func (m *model) trainPlan(p *wombatPlan) {
+	if p.byWindow {
+		m.trainWindows(p)
+		return
+	}
 	d := m.dim
 	var wo [wombatTileRows][]float32
 	var wi [wombatTileCols][]float32
@@ -266,6 +309,77 @@ func (m *model) trainPlan(p *wombatPlan) {
 		for e := 0; e < d; e++ {
 			m.syn0[ctx*d+e] += float32(g * o[e])
 			m.syn1[out*d+e] += float32(g * c[e])
+		}
+	}
+}
+
+// trainWindows is wombat_windows's computation of a plan by window, one
+// window at a time, on the model's rows directly: the kernel's reference.
+// Idle rows and columns of a group hold 0 and their g's are 0, as in the
+// kernel, so that every sum adds what the kernel's does.
+func (m *model) trainWindows(p *wombatPlan) {
+	d := m.dim
+	lay := newLayout(d, 1)
+	var wi, ui [wombatTileCols][]float32
+	var wo [wombatTileRows][]float32
+	for c := range wi {
+		wi[c], ui[c] = make([]float32, d), make([]float32, d)
+	}
+	for r := range wo {
+		wo[r] = make([]float32, d)
+	}
+	row := func(w []float32, i int32) []float32 { return w[int(i)*d : int(i)*d+d] }
+	for w := 0; w < p.nwindows(); w++ {
+		W := p.windows[p.starts[w]:p.starts[w+1]]
+		alpha, ncw := math.Float32frombits(uint32(W[0])), int(W[1])
+		C, O := W[2:2+ncw], W[2+ncw:]
+		for i0 := 0; i0 < ncw; i0 += wombatTileCols {
+			nc := min(wombatTileCols, ncw-i0)
+			for c := range wi {
+				clear(wi[c])
+				clear(ui[c])
+				if c < nc {
+					copy(wi[c], row(m.syn0, C[i0+c]))
+				}
+			}
+			for j := 0; j < len(O); j += wombatTileRows {
+				nr := min(wombatTileRows, len(O)-j)
+				var rows [wombatTileRows]int32
+				var g [wombatTileRows * wombatTileCols]float32
+				for r := range wo {
+					clear(wo[r])
+					if r < nr {
+						rows[r] = O[j+r] &^ wombatLabelBit
+						copy(wo[r], row(m.syn1, rows[r]))
+					}
+				}
+				for r := 0; r < nr; r++ {
+					label := float32(uint32(O[j+r]) >> 31)
+					for c := 0; c < nc; c++ {
+						g[8*r+c], _ = m.wombatGradient(lay.dot(wo[r], wi[c], nil), label, alpha)
+					}
+				}
+				for e := 0; e < d; e++ {
+					for q := 0; q < nc; q++ {
+						u0, u1 := float32(g[q]*wo[0][e]), float32(g[8+q]*wo[1][e])
+						u2, u3 := float32(g[16+q]*wo[2][e]), float32(g[24+q]*wo[3][e])
+						ui[q][e] += (u0 + u2) + (u1 + u3)
+					}
+					for q := 0; q < nr; q++ {
+						var v [wombatTileCols]float32
+						for i := range v {
+							v[i] = float32(g[8*q+i] * wi[i][e])
+						}
+						row(m.syn1, rows[q])[e] += ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]))
+					}
+				}
+			}
+			for c := 0; c < nc; c++ {
+				x := row(m.syn0, C[i0+c])
+				for e := range x {
+					x[e] += ui[c][e]
+				}
+			}
 		}
 	}
 }

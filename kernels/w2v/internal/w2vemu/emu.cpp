@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: 76e73249b857cf90b5d24b9b479ab4a9567010d908ddc77a31b9ee962c46437a
+// w2v.cu sha256: 138db881703d9cdbcd38d092faeffd004e43fd116aa406e1d826051d7b5958ff
 #include "shim.h"
 #include "../../../w2v.cu"
 
@@ -63,6 +63,7 @@ int emu_wombat_tile_ints() { return wombat_tile_ints; }
 int emu_wombat_warps() { return wombat_warps; }
 void emu_wombat_tiles(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_tiles(WOMBAT_ARGS); }); }
 void emu_wombat_pairs(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_pairs(WOMBAT_ARGS); }); }
+void emu_wombat_windows(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_windows(WOMBAT_ARGS); }); }
 int emu_w2v_warps() { return w2v_warps; }
 int emu_w2v_exp_table() { return w2v_exp_table; }
 int emu_w2v_neg_tries() { return w2v_neg_tries; }

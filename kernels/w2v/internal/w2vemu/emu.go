@@ -35,6 +35,7 @@ int emu_wombat_tile_ints(void);
 int emu_wombat_warps(void);
 void emu_wombat_tiles(GRID, WOMBAT_PARAMS);
 void emu_wombat_pairs(GRID, WOMBAT_PARAMS);
+void emu_wombat_windows(GRID, WOMBAT_PARAMS);
 */
 import "C"
 
@@ -116,7 +117,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	switch kernel {
 	case "w2v_draw":
 		nbuf, nint = 8, 10
-	case "wombat_tiles", "wombat_pairs":
+	case "wombat_tiles", "wombat_pairs", "wombat_windows":
 		nbuf, nint = 5, 3
 	}
 	if len(argv) != nbuf+nint {
@@ -152,6 +153,9 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		return nil
 	case "wombat_pairs":
 		C.emu_wombat_pairs(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.int)(p[3]), (*C.float)(p[4]), v[0], v[1], v[2])
+		return nil
+	case "wombat_windows":
+		C.emu_wombat_windows(gx, bx, sh, syn0, syn1, (*C.int)(p[2]), (*C.int)(p[3]), (*C.float)(p[4]), v[0], v[1], v[2])
 		return nil
 	}
 	tok, neg, starts, lens := (*C.int)(p[2]), (*C.int)(p[3]), (*C.int)(p[4]), (*C.int)(p[5])
