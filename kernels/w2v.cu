@@ -698,6 +698,22 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
     }
 }
 
+// wombat_fold is a step of wombat_windows's transposed butterfly: a lane
+// keeps the half of its M*2 sums whose index has its lane's bit M and adds
+// the other lane's of the same index, leaving M.
+template <int M> __device__ __forceinline__ void wombat_fold(float *p, int lane)
+{
+    const bool up = lane & M;
+#pragma unroll
+    for (int q = 0; q < M; q++) {
+        // Both read before either is chosen: a choice between two
+        // elements' addresses would leave p in local memory.
+        const float lo = p[q], hi = p[q + M];
+        const float send = up ? lo : hi, keep = up ? hi : lo;
+        p[q] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, M));
+    }
+}
+
 // wombat_windows trains a whole window per warp: warp w of the grid trains
 // windows w, w + (warps in the grid), ..., window i being
 // windows[starts[i]] .. windows[starts[i+1]] - 1 (its k outputs follow its
@@ -773,10 +789,7 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                     bits |= (int)((unsigned)o >> 31) << r;
                 }
                 // Lane partials of the 32 products, index 8r + c.
-                float p[32];
-#pragma unroll
-                for (int q = 0; q < 32; q++)
-                    p[q] = 0.0f;
+                float p[32] = {};
                 for (int e0 = 0; e0 < d; e0 += 32 * WOMBAT_CHUNK) {
                     float o[4][WOMBAT_CHUNK];
 #pragma unroll
@@ -804,18 +817,13 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                         }
                     }
                 }
-                // Transposed butterfly: at step m a lane keeps the half of
-                // its sums whose index has its lane's bit m and adds the
-                // other lane's; lane 8r + c ends with the sum for (r, c).
-#pragma unroll
-                for (int m = 16; m >= 1; m >>= 1) {
-#pragma unroll
-                    for (int q = 0; q < m; q++) {
-                        const bool up = lane & m;
-                        const float send = up ? p[q] : p[q + m], keep = up ? p[q + m] : p[q];
-                        p[q] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, m));
-                    }
-                }
+                // Transposed butterfly: lane 8r + c ends with the sum for
+                // (r, c).
+                wombat_fold<16>(p, lane);
+                wombat_fold<8>(p, lane);
+                wombat_fold<4>(p, lane);
+                wombat_fold<2>(p, lane);
+                wombat_fold<1>(p, lane);
                 const int r = lane >> 3, c = lane & 7;
                 float g = 0.0f;
                 if (r < nr && c < nc) {
@@ -824,6 +832,13 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                 }
                 gs[lane] = g;
                 __syncwarp();
+                // The g's in registers: read from shared memory inside the
+                // loop they would be read again for every element, the
+                // compiler unable to tell them from the rows it stores.
+                float G[32];
+#pragma unroll
+                for (int q = 0; q < 32; q++)
+                    G[q] = gs[q];
                 for (int e = lane; e < d; e += 32) {
                     float o[4], x[8];
 #pragma unroll
@@ -836,8 +851,8 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
 #pragma unroll
                     for (int q = 0; q < 8; q++) {
                         if (q < nc) {
-                            const float u0 = __fmul_rn(gs[q], o[0]), u1 = __fmul_rn(gs[8 + q], o[1]);
-                            const float u2 = __fmul_rn(gs[16 + q], o[2]), u3 = __fmul_rn(gs[24 + q], o[3]);
+                            const float u0 = __fmul_rn(G[q], o[0]), u1 = __fmul_rn(G[8 + q], o[1]);
+                            const float u2 = __fmul_rn(G[16 + q], o[2]), u3 = __fmul_rn(G[24 + q], o[3]);
                             ui[q * d + e] = __fadd_rn(ui[q * d + e], __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
                         }
                     }
@@ -849,7 +864,7 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                             float v[8];
 #pragma unroll
                             for (int i = 0; i < 8; i++)
-                                v[i] = __fmul_rn(gs[8 * q + i], x[i]);
+                                v[i] = __fmul_rn(G[8 * q + i], x[i]);
                             const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
                                                       __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
                             atomicAdd(syn1 + (size_t)orow[q] * d + e, s);

@@ -421,15 +421,15 @@ func (g *wombatEngine) launchPlan(s int, p *wombatPlan, pairsReady func(int) err
 	return err
 }
 
-// launch queues a Wombat kernel over items tiles or pairs: at most
-// Device.Concurrency warps at once (one when sequential).
+// launch queues a Wombat kernel over n windows, tiles or pairs: at most
+// Device.WombatConcurrency warps at once (one when sequential).
 func (g *wombatEngine) launch(kernel string, items, windows gpuBuffer, n int) error {
 	per := wombatWarps
 	if kernel == "wombat_windows" {
 		per = g.windowWarps
 	}
 	grid := (n + per - 1) / per
-	c := g.t.dev.Concurrency
+	c := g.t.dev.WombatConcurrency
 	if g.t.dev.sequential {
 		c = 1
 	}

@@ -297,7 +297,7 @@ func TestWombatGPUTrainsPlantedStructure(t *testing.T) {
 	}
 	for _, obj := range []string{ObjectiveHS, ObjectiveNS} {
 		dev := gpuDeviceForTest()
-		dev.Concurrency = 256
+		dev.WombatConcurrency = 256
 		sc, st := trainPlantedWith(t, "planted:tokens=300k,seed=3", dev, obj, KernelWombat)
 		t.Logf("%s: purity %.3f, analogies %.3f / %.3f; %.3g words/s", st.Device, sc.ClusterPurity,
 			sc.Analogy.AddAccuracy(), sc.Analogy.MulAccuracy(), st.WordsPerS())
@@ -368,6 +368,9 @@ func TestWombatBenchTable(t *testing.T) {
 		kern, wait, conc, starved := "-", "-", "-", "-"
 		if dev.GPU >= 0 {
 			kern, wait, conc = fmt.Sprintf("%.1f M", median(k)/1e6), fmt.Sprintf("%.1f%%", 100*median(w)), concurrencyName(dev.Concurrency)
+			if cfg.Wombat() {
+				conc = concurrencyName(dev.WombatConcurrency)
+			}
 		}
 		if cfg.Kernel == KernelWombat && dev.GPU >= 0 {
 			starved = fmt.Sprintf("%.1f%%", 100*median(sv))
@@ -390,12 +393,12 @@ func TestWombatBenchTable(t *testing.T) {
 		layouts = []string{WombatWindows}
 	}
 	for _, layout := range layouts {
-		for _, conc := range envInts("W2V_WOMBAT_CONC", []int{DefaultConcurrency, 0}) {
+		for _, conc := range envInts("W2V_WOMBAT_CONC", []int{DefaultWombatConcurrency, 0}) {
 			for _, obj := range []string{ObjectiveNS, ObjectiveHS} {
 				cfg := DefaultConfig()
 				cfg.Kernel, cfg.Objective = KernelWombat, obj
 				dev := gpu
-				dev.Concurrency, dev.WombatLayout = conc, layout
+				dev.WombatConcurrency, dev.WombatLayout = conc, layout
 				name := fmt.Sprintf("gpu wombat conc=%s", concurrencyName(conc))
 				if layout != WombatWindows {
 					name = fmt.Sprintf("gpu wombat %s conc=%s", layout, concurrencyName(conc))
@@ -411,18 +414,18 @@ func TestWombatBenchTable(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Kernel, cfg.Objective = KernelWombat, ObjectiveHS
 			dev := gpu
-			dev.Concurrency, dev.BatchTokens, dev.Threads = 0, b, th
+			dev.WombatConcurrency, dev.BatchTokens, dev.Threads = 0, b, th
 			row(fmt.Sprintf("gpu wombat all b=%d t=%d", b, dev.threads()), dev, cfg, runs)
 		}
 	}
 	paper := DefaultConfig()
 	paper.Kernel, paper.Objective, paper.Window, paper.Sample, paper.Epochs = KernelWombat, ObjectiveHS, 8, 1e-4, 10
-	gpu.Concurrency = DefaultConcurrency
+	gpu.WombatConcurrency = DefaultWombatConcurrency
 	row("gpu wombat (paper's row)", gpu, paper, 1)
 	// Only when W2V_WOMBAT_CONC kept the workload's bound: a ratio to a row
 	// not run would print +Inf.
-	if w, ok := rates["gpu wombat conc="+concurrencyName(DefaultConcurrency)+" ns"]; ok {
-		fmt.Printf("FULL-W2V / Wombat SGNS on this GPU (concurrency %s): %.2f\n", concurrencyName(DefaultConcurrency),
+	if w, ok := rates["gpu wombat conc="+concurrencyName(DefaultWombatConcurrency)+" ns"]; ok {
+		fmt.Printf("FULL-W2V / Wombat SGNS on this GPU (concurrency %s): %.2f\n", concurrencyName(DefaultWombatConcurrency),
 			rates["gpu full-w2v ns"]/w)
 	}
 	if os.Getenv("W2V_BENCH_CPU") == "0" {
@@ -435,7 +438,7 @@ func TestWombatBenchTable(t *testing.T) {
 		row(fmt.Sprintf("cpu %s (%d cores)", k.kernel, runtime.GOMAXPROCS(0)), cpu, cfg, 1)
 	}
 	cores := runtime.GOMAXPROCS(0)
-	conc := concurrencyName(DefaultConcurrency)
+	conc := concurrencyName(DefaultWombatConcurrency)
 	best := max(rates["gpu wombat conc="+conc+" hs"], rates["gpu wombat conc=all hs"])
 	fmt.Printf("Wombat SGHS on this GPU (best bound) / Go SGHS on %d cores: %.1fx; / Go batched SGHS: %.1fx\n", cores,
 		best/rates[fmt.Sprintf("cpu auto (%d cores) hs", cores)], best/rates[fmt.Sprintf("cpu wombat (%d cores) hs", cores)])
@@ -448,11 +451,12 @@ func TestWombatBenchTable(t *testing.T) {
 // W2V_QUALITY_EPOCHS epochs (3) at the benchmark's setting: the CPU
 // references (word2vec's SGHS and FULL-W2V's SGNS, every core, Hogwild)
 // and Wombat's batched SGHS on the CPU, Wombat SGHS and SGNS on the GPU
-// (the workload's concurrency bound), and checks that each Wombat run's
-// range over the seeds on WS-353, SimLex-999 and both analogy measures
-// overlaps its objective's CPU reference's. The GPU runs also train at
-// the other bounds in W2V_QUALITY_CONC (comma-separated warps at once, 0
-// for all), named "gpu wombat sghs conc=N" and compared with the
+// (the workload's bound, DefaultWombatConcurrency windows at once), and
+// checks that each Wombat run's range over the seeds on WS-353,
+// SimLex-999 and both analogy measures reaches its objective's CPU
+// reference's: overlaps it, or lies above it. The GPU runs also train at
+// the other bounds in W2V_QUALITY_CONC (comma-separated windows at once,
+// 0 for all), named "gpu wombat sghs conc=N" and compared with the
 // reference but not checked: how Hogwild's staleness moves the scores.
 //
 // The CPU runs need no GPU and take most of the time, so they can run
@@ -469,7 +473,7 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 	dir := evalDir(t)
 	seeds, epochs := envInt("W2V_QUALITY_SEEDS", 5), envInt("W2V_QUALITY_EPOCHS", 3)
 	gpu := gpuDeviceForTest()
-	gpu.Concurrency = DefaultConcurrency
+	gpu.WombatConcurrency = DefaultWombatConcurrency
 	cpu := CPU(runtime.GOMAXPROCS(0))
 	type run struct {
 		name           string
@@ -486,11 +490,11 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 		{"gpu wombat sgns", gpu, ObjectiveNS, KernelWombat, 1, false},
 	}
 	for _, x := range envInts("W2V_QUALITY_CONC", nil) {
-		if x == DefaultConcurrency {
+		if x == DefaultWombatConcurrency {
 			continue
 		}
 		dev := gpu
-		dev.Concurrency = x
+		dev.WombatConcurrency = x
 		runs = append(runs,
 			run{"gpu wombat sghs conc=" + concurrencyName(x), dev, ObjectiveHS, KernelWombat, 0, true},
 			run{"gpu wombat sgns conc=" + concurrencyName(x), dev, ObjectiveNS, KernelWombat, 1, true})
@@ -560,10 +564,12 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 				t.Errorf("%s: no scores of its reference %s (train it, or name a table of them in W2V_QUALITY_SCORES)", rn.name, runs[k].name)
 				continue
 			}
-			ok := lo[i] <= hi[k] && lo[k] <= hi[i] && !math.IsNaN(lo[i])
-			fmt.Printf("%-10s %-16s [%.3f, %.3f] overlaps %s [%.3f, %.3f]: %v\n", qualityNames[m], rn.name, lo[i], hi[i], runs[k].name, lo[k], hi[k], ok)
+			// Reaching the reference's spread is the goal: a range
+			// that overlaps it or lies above it.
+			ok := lo[k] <= hi[i] && !math.IsNaN(lo[i])
+			fmt.Printf("%-10s %-16s [%.3f, %.3f] reaches %s [%.3f, %.3f]: %v\n", qualityNames[m], rn.name, lo[i], hi[i], runs[k].name, lo[k], hi[k], ok)
 			if !ok && !rn.shown {
-				t.Errorf("%s: %s [%.3f, %.3f] and %s [%.3f, %.3f] do not overlap", qualityNames[m], rn.name, lo[i], hi[i], runs[k].name, lo[k], hi[k])
+				t.Errorf("%s: %s [%.3f, %.3f] lies below %s [%.3f, %.3f]", qualityNames[m], rn.name, lo[i], hi[i], runs[k].name, lo[k], hi[k])
 			}
 		}
 	}

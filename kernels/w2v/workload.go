@@ -73,6 +73,8 @@ func (Workload) Params() []workloads.ParamSpec {
 			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
 		// Bounded by default (DefaultConcurrency): on the H100 unbounded
 		// concurrency trained vectors far worse than the CPU's.
+		{Name: "wombat_concurrency", Type: workloads.Int, Default: i(DefaultWombatConcurrency), Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
+			Help: "kernel=wombat on a GPU: windows (tiles and pairs with wombat_layout=tiles) trained at once (0: all of a launch, faster but staler Hogwild)"},
 		{Name: "wombat_layout", Type: workloads.String, Default: WombatWindows, Choices: []string{WombatWindows, WombatTiles},
 			Help: "kernel=wombat on a GPU: a warp per window (windows), or the paper's 4x8 tiles a warp each, then the other pairs a warp each (tiles)"},
 		{Name: "concurrency", Type: workloads.Int, Default: i(DefaultConcurrency), Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
@@ -164,7 +166,7 @@ func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, e
 		return nil, err
 	}
 	dev := Device{GPU: gpu, Threads: int(v.Int("threads")), BatchTokens: int(v.Int("batch_tokens")), Concurrency: int(v.Int("concurrency")),
-		WombatLayout: v.String("wombat_layout")}
+		WombatLayout: v.String("wombat_layout"), WombatConcurrency: int(v.Int("wombat_concurrency"))}
 	tr, err := NewTrainer(ctx, c, cfg, dev)
 	if err != nil {
 		return nil, err
