@@ -566,6 +566,28 @@ __device__ __forceinline__ float wombat_gradient(float f, float label, float alp
     return train ? w2v_gradient(f, label, alpha, tab) : 0.0f;
 }
 
+// wombat_col_sum is an element of G^T Wo for context column c: the 4
+// output rows' g*o, (r0+r2) + (r1+r3), g holding a 4x8 tile's g's by row.
+__device__ __forceinline__ float wombat_col_sum(const float *g, const float (&o)[4], int c)
+{
+    const float u0 = __fmul_rn(g[c], o[0]), u1 = __fmul_rn(g[8 + c], o[1]);
+    const float u2 = __fmul_rn(g[16 + c], o[2]), u3 = __fmul_rn(g[24 + c], o[3]);
+    return __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3));
+}
+
+// wombat_row_sum is an element of G Wi for output row r: the 8 context
+// columns' g*x, ((c0+c4) + (c2+c6)) + ((c1+c5) + (c3+c7)); an idle column
+// has g and x 0 and adds 0.
+__device__ __forceinline__ float wombat_row_sum(const float *g, const float (&x)[8], int r)
+{
+    float v[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        v[j] = __fmul_rn(g[8 * r + j], x[j]);
+    return __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
+                     __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
+}
+
 // wombat_tiles is the matrix kernel (Algorithm 3): warp w of the grid
 // trains tiles w, w + (warps in the grid), ... The warp reads the 4 output
 // rows and the tile's context rows into shared memory a row at a time (32
@@ -623,31 +645,17 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 o[k] = wo[k * ds + e];
-            // G^T Wo: context column k over the 4 rows, (r0+r2) + (r1+r3).
 #pragma unroll
-            for (int k = 0; k < 8; k++) {
-                if (k < nc) {
-                    const float u0 = __fmul_rn(gs[k], o[0]), u1 = __fmul_rn(gs[8 + k], o[1]);
-                    const float u2 = __fmul_rn(gs[16 + k], o[2]), u3 = __fmul_rn(gs[24 + k], o[3]);
-                    atomicAdd(syn0 + (size_t)__ldg(C + k) * d + e, __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
-                }
-            }
-            // G Wi: output row k over the 8 columns, idle ones 0,
-            // ((c0+c4) + (c2+c6)) + ((c1+c5) + (c3+c7)).
+            for (int k = 0; k < 8; k++)
+                if (k < nc)
+                    atomicAdd(syn0 + (size_t)__ldg(C + k) * d + e, wombat_col_sum(gs, o, k));
             float x[8];
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 x[k] = k < nc ? wi[k * ds + e] : 0.0f;
 #pragma unroll
-            for (int k = 0; k < 4; k++) {
-                float v[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    v[j] = j < nc ? __fmul_rn(gs[8 * k + j], x[j]) : 0.0f;
-                const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
-                                          __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
-                atomicAdd(syn1 + (size_t)(__ldg(O + k) & WOMBAT_ROW_MASK) * d + e, s);
-            }
+            for (int k = 0; k < 4; k++)
+                atomicAdd(syn1 + (size_t)(__ldg(O + k) & WOMBAT_ROW_MASK) * d + e, wombat_row_sum(gs, x, k));
         }
         // The next tile overwrites the rows and g's, and reads what these
         // atomics wrote when it names the same rows.
@@ -714,6 +722,22 @@ template <int M> __device__ __forceinline__ void wombat_fold(float *p, int lane)
     }
 }
 
+// wombat_load_chunk reads elements e, e+32, ... (WOMBAT_CHUNK of them) of
+// the first n of R rows into v, 0 for the others and past d. Every load is
+// issued before any is used: W2V_LDCG's memory clobber keeps them in
+// order, and a loop that used each load before the next waited for each
+// in turn.
+template <int R>
+__device__ __forceinline__ void wombat_load_chunk(float (&v)[R][WOMBAT_CHUNK], const float *w, const int *rows, int n,
+                                                  int d, int e)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int q = 0; q < WOMBAT_CHUNK; q++)
+            v[r][q] = r < n && e + 32 * q < d ? W2V_LDCG(w + (size_t)rows[r] * d + e + 32 * q) : 0.0f;
+}
+
 // wombat_windows trains a whole window per warp: warp w of the grid trains
 // windows w, w + (warps in the grid), ..., window i being
 // windows[starts[i]] .. windows[starts[i+1]] - 1 (its k outputs follow its
@@ -755,18 +779,9 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
 #pragma unroll
             for (int c = 0; c < 8; c++)
                 crow[c] = c < nc ? __ldg(W + 2 + i0 + c) : 0;
-            // A chunk's loads are issued before any is used: W2V_LDCG's
-            // memory clobber keeps them in order, and a loop that used
-            // each load before the next waited for each in turn.
             for (int e0 = 0; e0 < d; e0 += 32 * WOMBAT_CHUNK) {
                 float x[8][WOMBAT_CHUNK];
-#pragma unroll
-                for (int c = 0; c < 8; c++)
-#pragma unroll
-                    for (int q = 0; q < WOMBAT_CHUNK; q++) {
-                        const int e = e0 + lane + 32 * q;
-                        x[c][q] = c < nc && e < d ? W2V_LDCG(syn0 + (size_t)crow[c] * d + e) : 0.0f;
-                    }
+                wombat_load_chunk<8>(x, syn0, crow, nc, d, e0 + lane);
 #pragma unroll
                 for (int q = 0; q < WOMBAT_CHUNK; q++) {
                     const int e = e0 + lane + 32 * q;
@@ -792,13 +807,7 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
                 float p[32] = {};
                 for (int e0 = 0; e0 < d; e0 += 32 * WOMBAT_CHUNK) {
                     float o[4][WOMBAT_CHUNK];
-#pragma unroll
-                    for (int r = 0; r < 4; r++)
-#pragma unroll
-                        for (int q = 0; q < WOMBAT_CHUNK; q++) {
-                            const int e = e0 + lane + 32 * q;
-                            o[r][q] = r < nr && e < d ? W2V_LDCG(syn1 + (size_t)orow[r] * d + e) : 0.0f;
-                        }
+                    wombat_load_chunk<4>(o, syn1, orow, nr, d, e0 + lane);
 #pragma unroll
                     for (int q = 0; q < WOMBAT_CHUNK; q++) {
                         const int e = e0 + lane + 32 * q;
@@ -847,29 +856,14 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
 #pragma unroll
                     for (int q = 0; q < 8; q++)
                         x[q] = wi[q * d + e];
-                    // G^T Wo: context column q over the 4 rows, (r0+r2) + (r1+r3).
 #pragma unroll
-                    for (int q = 0; q < 8; q++) {
-                        if (q < nc) {
-                            const float u0 = __fmul_rn(G[q], o[0]), u1 = __fmul_rn(G[8 + q], o[1]);
-                            const float u2 = __fmul_rn(G[16 + q], o[2]), u3 = __fmul_rn(G[24 + q], o[3]);
-                            ui[q * d + e] = __fadd_rn(ui[q * d + e], __fadd_rn(__fadd_rn(u0, u2), __fadd_rn(u1, u3)));
-                        }
-                    }
-                    // G Wi: output row q over the 8 columns,
-                    // ((c0+c4) + (c2+c6)) + ((c1+c5) + (c3+c7)).
+                    for (int q = 0; q < 8; q++)
+                        if (q < nc)
+                            ui[q * d + e] = __fadd_rn(ui[q * d + e], wombat_col_sum(G, o, q));
 #pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        if (q < nr) {
-                            float v[8];
-#pragma unroll
-                            for (int i = 0; i < 8; i++)
-                                v[i] = __fmul_rn(G[8 * q + i], x[i]);
-                            const float s = __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
-                                                      __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
-                            atomicAdd(syn1 + (size_t)orow[q] * d + e, s);
-                        }
-                    }
+                    for (int q = 0; q < 4; q++)
+                        if (q < nr)
+                            atomicAdd(syn1 + (size_t)orow[q] * d + e, wombat_row_sum(G, x, q));
                 }
                 // The next group overwrites the g's.
                 __syncwarp();

@@ -24,17 +24,12 @@ type wombatCase struct {
 	syn0, syn1 []float32
 }
 
-// newWombatCase draws sentences of the given lengths over vocab words.
-// With distinct, a sentence never repeats a word and a window's negatives
-// are distinct and not its centre, so no tile names a row twice and the
-// GPU's atomics land in one order: the result must be the reference's bit
-// for bit.
-func newWombatCase(t *testing.T, cfg Config, vocab int, lengths []int, distinct bool, seed uint64) wombatCase {
-	return newWombatCaseIn(t, cfg, WombatTiles, vocab, lengths, distinct, seed)
-}
-
-// newWombatCaseIn is newWombatCase with a plan for layout.
-func newWombatCaseIn(t *testing.T, cfg Config, layout string, vocab int, lengths []int, distinct bool, seed uint64) wombatCase {
+// newWombatCase draws sentences of the given lengths over vocab words
+// into a plan for layout. With distinct, a sentence never repeats a word
+// and a window's negatives are distinct and not its centre, so no tile
+// names a row twice and the GPU's atomics land in one order: the result
+// must be the reference's bit for bit in either layout.
+func newWombatCase(t *testing.T, cfg Config, layout string, vocab int, lengths []int, distinct bool, seed uint64) wombatCase {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 5))
 	counts := map[string]int64{}
@@ -142,12 +137,16 @@ func (wc wombatCase) gpu(t *testing.T, dev Device) (syn0, syn1 []float32) {
 	return syn0, syn1
 }
 
-// The Wombat kernels against their Go reference (trainPlan), one warp at a
-// time: bit for bit where no tile names a row twice, and within 1e-4
-// relative where words repeat (atomics to one address from one warp
-// instruction land in the hardware's order), for both objectives, windows
-// with fewer and more than 8 contexts, and dimensions that are and are not
-// multiples of 32.
+// The Wombat kernels against their Go references, one warp at a time, in
+// both layouts: a warp per window (trainWindows) bit for bit even where
+// words repeat, since a warp adds a window's updates to a row from one lane
+// in program order; tiles and pairs (trainPlan) bit for bit where no tile
+// names a row twice, and within 1e-4 relative where words repeat (atomics
+// to one address from one warp instruction land in the hardware's order).
+// For both objectives, windows with fewer and more than 8 contexts (a
+// context group's outputs reread after the group before wrote them), paths
+// whose length is not a multiple of 4 (the last group's idle rows, or the
+// pairs), and dimensions that are and are not multiples of 32.
 func TestWombatGPUMatchesPlan(t *testing.T) {
 	needGPU(t)
 	lengths := []int{1, 2, 3, 7, 12, 30, 60}
@@ -155,83 +154,51 @@ func TestWombatGPUMatchesPlan(t *testing.T) {
 	if testEmulated || testing.Short() {
 		lengths, dims = []int{1, 2, 5, 11, 14}, []int{32, 100, 128}
 	}
-	for _, obj := range []string{ObjectiveHS, ObjectiveNS} {
-		for _, dim := range dims {
-			for _, window := range []int{5, 16} {
-				for _, distinct := range []bool{true, false} {
-					cfg := DefaultConfig()
-					cfg.Dim, cfg.Window, cfg.Objective, cfg.Kernel = dim, window, obj, KernelWombat
-					name := fmt.Sprintf("%s/d=%d/W=%d/distinct=%v", obj, dim, window, distinct)
-					t.Run(name, func(t *testing.T) {
-						wc := newWombatCase(t, cfg, 90, lengths, distinct, uint64(dim+window))
-						if wc.plan.ntiles() == 0 || wc.plan.npairs() == 0 {
-							t.Fatalf("a plan of %d tiles and %d pairs: the case tests only one kernel", wc.plan.ntiles(), wc.plan.npairs())
-						}
-						want0, want1 := wc.cpu(t)
-						dev := gpuDeviceForTest()
-						dev.sequential, dev.WombatLayout = true, WombatTiles
-						got0, got1 := wc.gpu(t, dev)
-						if distinct {
-							if !slices.Equal(got0, want0) || !slices.Equal(got1, want1) {
-								compareModels(t, name, got0, got1, want0, want1, 0)
-							} else {
-								t.Logf("%d tiles, %d pairs: bit-identical", wc.plan.ntiles(), wc.plan.npairs())
-							}
-						} else {
-							compareModels(t, name, got0, got1, want0, want1, 1e-4)
-						}
-						if slices.Equal(want0, wc.syn0) || slices.Equal(want1, wc.syn1) {
-							t.Error("training changed nothing: the check would prove nothing")
-						}
-					})
+	for _, layout := range []string{WombatWindows, WombatTiles} {
+		for _, obj := range []string{ObjectiveHS, ObjectiveNS} {
+			for _, dim := range dims {
+				for _, window := range []int{5, 16} {
+					for _, distinct := range []bool{true, false} {
+						cfg := DefaultConfig()
+						cfg.Dim, cfg.Window, cfg.Objective, cfg.Kernel = dim, window, obj, KernelWombat
+						name := fmt.Sprintf("%s/%s/d=%d/W=%d/distinct=%v", layout, obj, dim, window, distinct)
+						t.Run(name, func(t *testing.T) {
+							wombatMatchesPlan(t, newWombatCase(t, cfg, layout, 90, lengths, distinct, uint64(dim+window)), layout, distinct)
+						})
+					}
 				}
 			}
 		}
 	}
 }
 
-// wombat_windows against its Go reference (trainWindows), one warp at a
-// time: bit for bit even where words repeat, since a warp adds a window's
-// updates to a row from one lane in program order; for both objectives,
-// windows with fewer and more than 8 contexts (a context group's outputs
-// reread after the group before wrote them), paths of fewer than 4 nodes
-// (the remainder group's idle rows), and dimensions that are and are not
-// multiples of 32.
-func TestWombatWindowsGPUMatchesPlan(t *testing.T) {
-	needGPU(t)
-	lengths := []int{1, 2, 3, 7, 12, 30, 60}
-	dims := []int{32, 100, 128, 300}
-	if testEmulated || testing.Short() {
-		lengths, dims = []int{1, 2, 5, 11, 14}, []int{32, 100}
+// wombatMatchesPlan trains wc's plan on the GPU one warp at a time in
+// layout and compares the weights with its Go reference's: bit for bit
+// but for the tiles' repeated words.
+func wombatMatchesPlan(t *testing.T, wc wombatCase, layout string, distinct bool) {
+	p := wc.plan
+	if layout == WombatTiles && (p.ntiles() == 0 || p.npairs() == 0) {
+		t.Fatalf("a plan of %v: the case tests only one kernel", p.size())
 	}
-	for _, obj := range []string{ObjectiveHS, ObjectiveNS} {
-		for _, dim := range dims {
-			for _, window := range []int{5, 16} {
-				for _, distinct := range []bool{true, false} {
-					cfg := DefaultConfig()
-					cfg.Dim, cfg.Window, cfg.Objective, cfg.Kernel = dim, window, obj, KernelWombat
-					name := fmt.Sprintf("%s/d=%d/W=%d/distinct=%v", obj, dim, window, distinct)
-					t.Run(name, func(t *testing.T) {
-						wc := newWombatCaseIn(t, cfg, WombatWindows, 90, lengths, distinct, uint64(dim+window))
-						if wc.plan.nwindows() == 0 || wc.plan.ntiles() != 0 || wc.plan.npairs() != 0 {
-							t.Fatalf("a plan by window of %v", wc.plan.size())
-						}
-						want0, want1 := wc.cpu(t)
-						dev := gpuDeviceForTest()
-						dev.sequential, dev.WombatLayout = true, WombatWindows
-						got0, got1 := wc.gpu(t, dev)
-						if !slices.Equal(got0, want0) || !slices.Equal(got1, want1) {
-							compareModels(t, name, got0, got1, want0, want1, 0)
-						} else {
-							t.Logf("%d windows: bit-identical", wc.plan.nwindows())
-						}
-						if slices.Equal(want0, wc.syn0) || slices.Equal(want1, wc.syn1) {
-							t.Error("training changed nothing: the check would prove nothing")
-						}
-					})
-				}
-			}
+	if layout == WombatWindows && (p.nwindows() == 0 || p.ntiles() != 0 || p.npairs() != 0) {
+		t.Fatalf("a plan by window of %v", p.size())
+	}
+	want0, want1 := wc.cpu(t)
+	dev := gpuDeviceForTest()
+	dev.sequential, dev.WombatLayout = true, layout
+	got0, got1 := wc.gpu(t, dev)
+	switch {
+	case distinct || layout == WombatWindows:
+		if !slices.Equal(got0, want0) || !slices.Equal(got1, want1) {
+			compareModels(t, layout, got0, got1, want0, want1, 0)
+		} else {
+			t.Logf("%v: bit-identical", p.size())
 		}
+	default:
+		compareModels(t, layout, got0, got1, want0, want1, 1e-4)
+	}
+	if slices.Equal(want0, wc.syn0) || slices.Equal(want1, wc.syn1) {
+		t.Error("training changed nothing: the check would prove nothing")
 	}
 }
 

@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: 7238ea74dea66c47b62e96110a2820d250f510b62309fd869682dff496872a84
+// w2v.cu sha256: 40aefaa9fca00d8780fc798d6a55a705494a5b04cdeb904e73abca9747fcf707
 #include "shim.h"
 #include "../../../w2v.cu"
 
