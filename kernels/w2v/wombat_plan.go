@@ -8,9 +8,14 @@ import (
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 )
 
-// Wombat on the GPU (Simonton and Alaghband, Algorithms 2-4): the host
-// reads the corpus, draws (the sampler's Philox numbers, as every trainer
-// here) and cuts each window's output x context pairs into
+// Wombat on the GPU (Simonton and Alaghband): the host reads the corpus
+// and draws (the sampler's Philox numbers, as every trainer here) each
+// launch's windows. By default (layout windows) a warp trains a whole
+// window, wombat_windows in w2v.cu, whose arithmetic trainWindows
+// transcribes: the context rows read once, the outputs four at a time as
+// 4x8 sub-matrices, the contexts' updates added once per window. In the
+// paper's layout (tiles, Algorithms 2-4) the host cuts each window's
+// output x context pairs into
 //
 //   - tiles of 4 outputs x at most 8 contexts, trained by w2v.cu's
 //     wombat_tiles, a warp per tile: the rows in shared memory, a thread
@@ -39,8 +44,9 @@ import (
 // Algorithm 1 instead, a whole window per step with the warp layout's dot
 // products: the same draws, not the same sums.
 
-// A plan holds each window once and its tiles and pairs as indices into
-// it, int32s each (wombat_tile_ints in w2v.cu):
+// A plan holds each window once and, by window, where each starts, or its
+// tiles and pairs as indices into it, int32s each (wombat_tile_ints in
+// w2v.cu):
 //
 //   - a window: alpha's bits, the number of contexts nc, the nc
 //     contexts, then the outputs, each with its label (1 - code) in bit
