@@ -108,15 +108,7 @@ func TestModelAveragingWhereTheModelChoiceFlips(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(s), 1819))
 				var fits [2]*LoadFit
 				for k := range fits {
-					tt, vv := tc.m.record(rng, -25, 120, rng.Float64())
-					idle, err := Idle(tt, vv, -25, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					f, err := FitLoad(tt, vv, Span{Start: 0, End: 120}, idle.Mean, 1, 5, 0.95)
-					if err != nil {
-						t.Fatalf("seed %d: %v", s, err)
-					}
+					f := tc.m.fitRecording(t, rng, s)
 					fits[k] = f
 					if f.Model == "two-exponential" {
 						two++

@@ -398,6 +398,22 @@ func (m multiRise) record(rng *rand.Rand, fromS, toS, phase float64) (t, v []flo
 	return t, v
 }
 
+// fitRecording records m once at 1 Hz from a random sampling phase, 25 s
+// of idle before a 120 s load, and fits the load.
+func (m multiRise) fitRecording(t *testing.T, rng *rand.Rand, seed int) *LoadFit {
+	t.Helper()
+	tt, vv := m.record(rng, -25, 120, rng.Float64())
+	idle, err := Idle(tt, vv, -25, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FitLoad(tt, vv, Span{Start: 0, End: 120}, idle.Mean, 1, 5, 0.95)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	return f
+}
+
 // Two 1 Hz recordings of one run at random sampling phases, each with its
 // own sensor noise. On the H100 under DGEMM the core's rise is a ~15 °C
 // jump within half a second, a ~4 °C part with τ ≈ 3 s and ~10.5 °C with
@@ -426,14 +442,7 @@ func TestH100LikeRiseRecordingsAgreeWithinTheirIntervals(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(s), 1818))
 				var fits [2]*LoadFit
 				for k := range fits {
-					tt, vv := tc.m.record(rng, -25, 120, rng.Float64())
-					idle, err := Idle(tt, vv, -25, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if fits[k], err = FitLoad(tt, vv, Span{Start: 0, End: 120}, idle.Mean, 1, 5, 0.95); err != nil {
-						t.Fatalf("seed %d: %v", s, err)
-					}
+					fits[k] = tc.m.fitRecording(t, rng, s)
 				}
 				a, b := fits[0], fits[1]
 				d := relDiff(a.TauS, b.TauS)

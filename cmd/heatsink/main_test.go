@@ -45,6 +45,25 @@ func heatsinkBinary(t *testing.T) string {
 	return binPath
 }
 
+// clusterDir is a directory a test's loopback Slurm cluster shares:
+// readable by all (t.TempDir's parent is not, and the cluster's daemons
+// and jobs read it), and kept when the test fails so that its logs can be
+// read.
+func clusterDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	return dir
+}
+
 type buildError struct {
 	err error
 	out string

@@ -118,16 +118,7 @@ alerts:
 func TestSlurmFleet(t *testing.T) {
 	bin := heatsinkBinary(t)
 	db := influxtest.Start(t)
-	dir, err := os.MkdirTemp("", "heatsink-fleet-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
+	dir := clusterDir(t, "heatsink-fleet-")
 	script := func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {

@@ -40,16 +40,7 @@ var scoreCommand = []string{"sh", "-c", `echo "score: $(( {a} * {b} + {n} ))"; s
 // wait for it), be recorded with the node, and reach the tuner's report.
 func TestTuneOnSlurm(t *testing.T) {
 	bin := heatsinkBinary(t)
-	dir, err := os.MkdirTemp("", "heatsink-tune-slurm-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
+	dir := clusterDir(t, "heatsink-tune-slurm-")
 	cluster := slurmtest.Start(t, slurmtest.Options{Nodes: 3})
 	tempC := map[string]float64{}
 	for i, name := range cluster.Nodes {

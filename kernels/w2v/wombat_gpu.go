@@ -86,15 +86,15 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	for g.windowWarps > 1 && g.sharedBytes("wombat_windows") > info.SharedPerBlockBytes {
 		g.windowWarps--
 	}
-	kernels, rows := []string{"wombat_tiles", "wombat_pairs"}, 12
+	fns, rows := []string{"wombat_tiles", "wombat_pairs"}, 12
 	if g.byWindow {
-		kernels, rows = []string{"wombat_windows"}, 20
+		fns, rows = []string{"wombat_windows"}, 20
 	}
-	if need := g.sharedBytes(kernels[0]); need > info.SharedPerBlockBytes {
+	if need := g.sharedBytes(fns[0]); need > info.SharedPerBlockBytes {
 		return nil, fmt.Errorf("GPU %d (%s): kernel %s keeps %d rows of dimension %d per warp in %d bytes of shared memory, above the %d a block may have",
-			info.Ordinal, info.Name, kernels[0], rows, cfg.Dim, need, info.SharedPerBlockBytes)
+			info.Ordinal, info.Name, fns[0], rows, cfg.Dim, need, info.SharedPerBlockBytes)
 	}
-	for _, k := range kernels {
+	for _, k := range fns {
 		if need := g.sharedBytes(k); need > defaultShared {
 			if err := d.SetMaxShared(k, need); err != nil {
 				return nil, err
