@@ -115,7 +115,11 @@ func goldenRun(t *testing.T, machine string) (lp, metrics []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Finish("complete")
+	t.Cleanup(func() {
+		if err := c.Finish("complete"); err != nil {
+			t.Errorf("finish: %v", err)
+		}
+	})
 	var names []string
 	for _, s := range c.Sources() {
 		names = append(names, s.Name())
