@@ -326,16 +326,18 @@ func (m Measurement) Field(name string) (Field, bool) {
 }
 
 // Infer reads what a field name outside the table says of itself: the unit
-// its suffix spells, and whether it is a counter (_total, or energy in
-// joules). Open measurements (a PDU's generic OIDs, a generic tank's mapped
-// fields, a workload's metrics) write such names; kind is what the value
-// on the wire is. A declared field is returned as declared.
+// its suffix spells, whether it is a counter (_total, or energy in joules)
+// and whether a string is free text (_text). Open measurements (a PDU's
+// generic OIDs, a generic tank's mapped fields, a workload's metrics) write
+// such names; kind is what the value on the wire is. A declared field is
+// returned as declared.
 func Infer(name string, kind Kind) Field {
 	if f, ok := Describe(name); ok {
 		return f
 	}
 	f := Field{Name: name, Kind: kind, Unit: UnitOf(name)}
 	f.Counter = strings.HasSuffix(name, "_total") || f.Unit == Joules
+	f.Text = kind == String && strings.HasSuffix(name, "_text")
 	return f
 }
 

@@ -106,6 +106,8 @@ func TestInfer(t *testing.T) {
 		// A declared field is what the schema says, whatever the wire holds.
 		{"temp_c", Int, Field{Name: "temp_c", Kind: Float, Unit: Celsius}},
 		{"errors_text", String, Field{Name: "errors_text", Kind: String, Text: true}},
+		{"alarm_text", String, Field{Name: "alarm_text", Kind: String, Text: true}},
+		{"firmware", String, Field{Name: "firmware", Kind: String}},
 	} {
 		if got := Infer(tc.name, tc.kind); got != tc.want {
 			t.Errorf("Infer(%q, %s) = %+v, want %+v", tc.name, tc.kind, got, tc.want)
