@@ -82,7 +82,7 @@ func TestNamesAreThoseOfBeforeTheSchema(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"voltage_v", "flow_m3h", "inlet_c", "outlet_energy_j", "resets_total", "frequency_mhz",
-		"humidity_pct", "fw", "w", "status_text", "alarm", "temp_total", "power_kw", "mem_util", "x_per_s", "9bad", "rack-temp_c"} {
+		"humidity_pct", "fw", "w", "j", "s", "c_total", "j_total", "status_text", "alarm", "temp_total", "power_kw", "mem_util", "x_per_s", "9bad", "rack-temp_c"} {
 		pairs = append(pairs, pair{schema.PDU, f}, pair{schema.Tank, f})
 	}
 	// A field of one measurement written by another (a generic tank's

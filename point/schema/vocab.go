@@ -343,13 +343,16 @@ func Infer(name string, kind Kind) Field {
 
 // UnitOf returns the unit a field name's suffix spells (the longest that
 // matches, so bytes_per_s is a rate and not seconds), None when it spells
-// none. A counter's _total is not part of the unit.
+// none. A counter's _total is not part of the unit. A one-word name is no
+// unit (a field named w or j is not watts or joules), but a rate may be
+// named by its unit alone (bytes_per_s).
 func UnitOf(name string) Unit {
 	base := strings.TrimSuffix(name, "_total")
 	best := None
 	for _, u := range Units()[1:] {
 		s := u.Suffix()
-		if (base == s || strings.HasSuffix(base, "_"+s)) && len(s) > len(best.Suffix()) {
+		whole := base == s && strings.Contains(s, "_")
+		if (whole || strings.HasSuffix(base, "_"+s)) && len(s) > len(best.Suffix()) {
 			best = u
 		}
 	}

@@ -87,6 +87,9 @@ func TestUnitOf(t *testing.T) {
 		{"n", None},
 		{"pstate", None},
 		{"throttle_power", None},
+		{"w", None},
+		{"j", None},
+		{"s", None},
 	} {
 		if got := UnitOf(tc.name); got != tc.want {
 			t.Errorf("UnitOf(%q) = %s, want %s", tc.name, got, tc.want)
