@@ -1,4 +1,4 @@
-// Package history reads the Prometheus history a site already keeps into a
+// Package promhistory reads the Prometheus history a site already keeps into a
 // heatsink run directory, so that `heatsink report`, `compare` and the Slurm
 // job summaries work on readings no heatsink agent recorded. It reads three
 // vocabularies through the Prometheus HTTP API's range queries: heatsink's
@@ -11,7 +11,7 @@
 // percentages heatsink's host source derives from the same /proc/stat
 // counters); no rate is invented where Prometheus stored none: RAPL energy
 // is not turned into power.
-package history
+package promhistory
 
 import (
 	"context"
