@@ -33,8 +33,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
-	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
-	"github.com/heatsink-hpc/heatsink/sensors/nvml"
 )
 
 // maxPointsPerSeries is how many steps one range query may span: Prometheus
@@ -500,7 +498,7 @@ func (a *assembler) add(s *assembled, t target, values []model.SamplePair, fromM
 		if t.dcgm && float64(sp.Value) >= dcgmBlank {
 			continue
 		}
-		if t.plausibleC && !hwmon.PlausibleC(v) {
+		if t.plausibleC && !schema.PlausibleTempC(v) {
 			continue
 		}
 		f, ok := fieldValue(t.field, v, t.kind)
@@ -513,7 +511,7 @@ func (a *assembler) add(s *assembled, t target, values []model.SamplePair, fromM
 		}
 		fs = append(fs, f)
 		if t.reasons {
-			thermal, power := nvml.DecodeClockEvents(uint64(f.Value.IntV()))
+			thermal, power := schema.DecodeClockEvents(uint64(f.Value.IntV()))
 			fs = append(fs, point.Field{Key: "throttle_thermal", Value: lineprotocol.BoolValue(thermal)},
 				point.Field{Key: "throttle_power", Value: lineprotocol.BoolValue(power)})
 		}
