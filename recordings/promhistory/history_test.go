@@ -135,7 +135,7 @@ func heater(ctx context.Context, t *testing.T, sys string, start time.Time, load
 func fixtureNode(t *testing.T) (sys, proc string) {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("cp", "-a", "../../../sensors/testdata/intel-node/.", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", "../../sensors/testdata/intel-node/.", dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy fixture: %v %s", err, out)
 	}
 	sys, proc = filepath.Join(dir, "sys"), filepath.Join(dir, "proc")
@@ -160,7 +160,7 @@ func fixtureNode(t *testing.T) (sys, proc string) {
 func buildHeatsink(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "heatsink")
-	cmd := exec.Command("go", "build", "-o", bin, "../../../cmd/heatsink")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/heatsink")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build heatsink: %v\n%s", err, out)
 	}
