@@ -214,39 +214,13 @@ func dedupIDs(chips []*chip) {
 	}
 }
 
-// Class groups sensors for analysis: "cpu_package" and "cpu_core" for Intel
-// coretemp's "Package id N" and "Core N", "cpu" for AMD's k10temp and
-// zenpower (Tctl, Tdie, TccdN) and other CPU sensors, "nvme", "acpi" for
-// ACPI thermal zones, "gpu" for GPU drivers, else "other".
-func Class(chipName, label string) string {
-	switch chipName {
-	case "coretemp":
-		switch {
-		case strings.HasPrefix(label, "Package id"), strings.HasPrefix(label, "Physical id"):
-			return "cpu_package"
-		case strings.HasPrefix(label, "Core"):
-			return "cpu_core"
-		}
-		return "cpu"
-	case "k10temp", "zenpower", "k8temp", "fam15h_power":
-		return "cpu"
-	case "nvme":
-		return "nvme"
-	case "acpitz":
-		return "acpi"
-	case "amdgpu", "radeon", "nouveau", "i915", "xe":
-		return "gpu"
-	}
-	return "other"
-}
-
 func tags(c *chip, ch *Channel) []point.Tag {
 	p := point.Point{Tags: make([]point.Tag, 0, 5)}
 	p.AddTag(schema.TagChip, c.id)
 	p.AddTag(schema.TagChipName, c.name)
 	p.AddTag(schema.TagSensor, ch.Name)
 	p.AddTag(schema.TagLabel, ch.Label)
-	p.AddTag(schema.TagClass, Class(c.name, ch.Label))
+	p.AddTag(schema.TagClass, schema.HwmonClass(c.name, ch.Label))
 	return p.Tags
 }
 
