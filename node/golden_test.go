@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
