@@ -358,7 +358,8 @@ func decode(p reflect.Value, set map[string]string) error {
 }
 
 // Decode returns the parameter struct P from set: defaults for the keys not
-// given, strict about the rest (see the package's parameter tags).
+// given, strict about the rest (the tags are described at the top of
+// params.go).
 func Decode[P any](set map[string]string) (P, error) {
 	var p P
 	err := decode(reflect.ValueOf(&p).Elem(), set)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,5 +135,34 @@ func TestAddingAWorkloadTakesOnePackageAndOneImport(t *testing.T) {
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s run --workload sleep: %v %s, want %q", filepath.Base(tc.bin), err, out, tc.want)
 		}
+	}
+}
+
+// The parameters' names, types, defaults, ranges and choices are what
+// users type: testdata/params.golden pins them, so a misspelt tag fails
+// here rather than changing a command line.
+func TestBuiltinParametersAreTheGoldenOnes(t *testing.T) {
+	b, err := os.ReadFile("testdata/params.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			want = append(want, l)
+		}
+	}
+	var got []string
+	for _, w := range builtinWorkloads() {
+		for _, p := range w.Params() {
+			def := p.Default
+			if w.Name() == "cpu-stream" && p.Name == "threads" && def == strconv.Itoa(runtime.GOMAXPROCS(0)) {
+				def = "GOMAXPROCS"
+			}
+			got = append(got, strings.Join([]string{w.Name(), p.Name, p.Type.String(), def, p.Range(), strings.Join(p.Choices, ",")}, "\t"))
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parameters:\n%s\nwant (testdata/params.golden):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

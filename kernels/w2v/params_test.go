@@ -6,7 +6,8 @@ import (
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
-// The tags are literals; the limits they copy are config.go's, corpus.go's and trainer.go's, so a change there must show here.
+// The tags are literals; the limits they copy are config.go's, corpus.go's
+// and trainer.go's, so a change there must show here.
 func TestParamsBoundsAreTheConfigs(t *testing.T) {
 	checkSpecs(t, Workload{}.Params(), map[string]float64{
 		"dim": MaxDim, "window": MaxWindow, "negatives": MaxNegatives, "epochs": MaxEpochs,
