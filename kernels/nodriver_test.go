@@ -17,7 +17,7 @@ func TestGPUWorkloadWithoutADriverSuggestsTheCPU(t *testing.T) {
 		t.Skip("this machine has a CUDA driver")
 	}
 	for _, w := range []workloads.Workload{dgemm.Workload{}, stream.Workload{}} {
-		v, err := workloads.ParseValues(w.Params(), map[string]string{"device": "0"})
+		v, err := w.Decode(map[string]string{"device": "0"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,11 @@ package tune
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
+	"github.com/heatsink-hpc/heatsink/workloads"
 	"gopkg.in/yaml.v3"
 )
 
@@ -44,12 +42,16 @@ func bestOf(r *Report, runCommand []string) (*Tuned, error) {
 		return b, nil
 	case len(runCommand) > 1 && runCommand[0] == "--workload":
 		b.Workload, b.Set = runCommand[1], map[string]string{}
+		var sets []string
 		for rest := runCommand[2:]; len(rest) > 0; rest = rest[2:] {
-			if len(rest) < 2 || rest[0] != "--set" || !strings.Contains(rest[1], "=") {
+			if len(rest) < 2 || rest[0] != "--set" {
 				return nil, fmt.Errorf("run command %q: want --workload NAME [--set k=v]...", runCommand)
 			}
-			k, v, _ := strings.Cut(rest[1], "=")
-			b.Set[k] = v
+			sets = append(sets, rest[1])
+		}
+		var err error
+		if b.Set, err = workloads.ParseSet(sets); err != nil {
+			return nil, fmt.Errorf("run command %q: %w", runCommand, err)
 		}
 		return b, nil
 	}
@@ -86,43 +88,47 @@ func LoadTuned(path string) (*Tuned, error) {
 	return &b, nil
 }
 
+// Job is what `heatsink run` runs: a built-in workload with its parameters
+// as layers for workloads.Resolve (best.yaml's, then --set's), or a
+// command.
+type Job struct {
+	Workload string
+	Layers   []workloads.Layer
+	Command  []string
+}
+
 // TunedJob is the job `heatsink run --tuned PATH` runs: the workload and
-// its --set parameters, or the command, of best.yaml. A --set given too
-// overrides a parameter of the workload; a --workload or a command given
-// too is an error, as the file names the job. With no path the job given
-// is returned as it is.
-func TunedJob(path, workload string, sets, args []string) (string, []string, []string, error) {
+// its parameters, or the command, of best.yaml. A --set given too
+// overrides a parameter of the workload (workloads.Resolve notes it); a
+// --workload or a command given too is an error, as the file names the
+// job. With no path the job given is returned as it is. --set is split by
+// workloads.ParseSet, the one parser, so a key given twice is an error
+// with or without --tuned.
+func TunedJob(path, workload string, sets, args []string) (Job, error) {
+	set, err := workloads.ParseSet(sets)
+	if err != nil {
+		return Job{}, err
+	}
+	var layers []workloads.Layer
+	if len(set) > 0 {
+		layers = []workloads.Layer{{Source: "--set", Values: set}}
+	}
 	if path == "" {
-		return workload, sets, args, nil
+		return Job{Workload: workload, Layers: layers, Command: args}, nil
 	}
 	if workload != "" || len(args) > 0 {
-		return "", nil, nil, fmt.Errorf("--tuned %s names the job: give no --workload and no command with it", path)
+		return Job{}, fmt.Errorf("--tuned %s names the job: give no --workload and no command with it", path)
 	}
 	b, err := LoadTuned(path)
 	if err != nil {
-		return "", nil, nil, err
+		return Job{}, err
 	}
 	if len(b.Command) > 0 {
 		if len(sets) > 0 {
-			return "", nil, nil, fmt.Errorf("--tuned %s is a command, not a built-in workload: --set does not apply", path)
+			return Job{}, fmt.Errorf("--tuned %s is a command, not a built-in workload: --set does not apply", path)
 		}
-		return "", nil, b.Command, nil
+		return Job{Command: b.Command}, nil
 	}
-	merged := map[string]string{}
-	for k, v := range b.Set {
-		merged[k] = v
-	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return "", nil, nil, errors.New("--set " + s + ": want key=value")
-		}
-		merged[strings.TrimSpace(k)] = v
-	}
-	out := make([]string, 0, len(merged))
-	for k, v := range merged {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return b.Workload, out, nil, nil
+	tuned := workloads.Layer{Source: "--tuned " + path, Values: b.Set}
+	return Job{Workload: b.Workload, Layers: append([]workloads.Layer{tuned}, layers...)}, nil
 }

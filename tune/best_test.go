@@ -8,22 +8,31 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 func TestTunedJob(t *testing.T) {
+	const tuned = "--tuned testdata/tuned/workload.yaml"
 	for _, tc := range []struct {
 		name, path, workload string
 		sets, args           []string
-		wantWorkload         string
-		wantSets, wantArgs   []string
+		want                 Job
 		wantErr              string
 	}{
-		{name: "no --tuned", workload: "dgemm", sets: []string{"n=8"}, wantWorkload: "dgemm", wantSets: []string{"n=8"}},
-		{name: "workload", path: "testdata/tuned/workload.yaml", wantWorkload: "cpu-stream",
-			wantSets: []string{"ntimes=2", "size=256KiB", "threads=2"}},
-		{name: "a --set overrides", path: "testdata/tuned/workload.yaml", sets: []string{"threads=1"}, wantWorkload: "cpu-stream",
-			wantSets: []string{"ntimes=2", "size=256KiB", "threads=1"}},
-		{name: "command", path: "testdata/tuned/command.yaml", wantArgs: []string{"sh", "-c", `echo "score: $(( 1 * 1 + 10 ))"`}},
+		{name: "no --tuned", workload: "dgemm", sets: []string{"n=8"},
+			want: Job{Workload: "dgemm", Layers: []workloads.Layer{{Source: "--set", Values: map[string]string{"n": "8"}}}}},
+		{name: "a command", args: []string{"echo"}, want: Job{Command: []string{"echo"}}},
+		{name: "workload", path: "testdata/tuned/workload.yaml",
+			want: Job{Workload: "cpu-stream", Layers: []workloads.Layer{{Source: tuned, Values: map[string]string{"ntimes": "2", "size": "256KiB", "threads": "2"}}}}},
+		// Resolve applies the order: --set's layer comes last and wins.
+		{name: "a --set overrides", path: "testdata/tuned/workload.yaml", sets: []string{"threads=1"},
+			want: Job{Workload: "cpu-stream", Layers: []workloads.Layer{
+				{Source: tuned, Values: map[string]string{"ntimes": "2", "size": "256KiB", "threads": "2"}},
+				{Source: "--set", Values: map[string]string{"threads": "1"}}}}},
+		{name: "a key twice in --set", path: "testdata/tuned/workload.yaml", sets: []string{"threads=1", "threads=3"}, wantErr: `--set "threads=3": threads given twice`},
+		{name: "a key twice without --tuned", workload: "dgemm", sets: []string{"n=1", "n=1"}, wantErr: `--set "n=1": n given twice`},
+		{name: "command", path: "testdata/tuned/command.yaml", want: Job{Command: []string{"sh", "-c", `echo "score: $(( 1 * 1 + 10 ))"`}}},
 		{name: "--set on a command", path: "testdata/tuned/command.yaml", sets: []string{"a=2"}, wantErr: "is a command, not a built-in workload"},
 		{name: "and a command", path: "testdata/tuned/command.yaml", args: []string{"echo"}, wantErr: "names the job"},
 		{name: "and a workload", path: "testdata/tuned/workload.yaml", workload: "dgemm", wantErr: "names the job"},
@@ -33,7 +42,7 @@ func TestTunedJob(t *testing.T) {
 		{name: "a directory without best.yaml", path: "testdata", wantErr: "testdata/best.yaml: no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, sets, args, err := TunedJob(tc.path, tc.workload, tc.sets, tc.args)
+			job, err := TunedJob(tc.path, tc.workload, tc.sets, tc.args)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
@@ -43,8 +52,8 @@ func TestTunedJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w != tc.wantWorkload || !reflect.DeepEqual(sets, tc.wantSets) || !reflect.DeepEqual(args, tc.wantArgs) {
-				t.Errorf("got %q %q %q, want %q %q %q", w, sets, args, tc.wantWorkload, tc.wantSets, tc.wantArgs)
+			if !reflect.DeepEqual(job, tc.want) {
+				t.Errorf("got %+v, want %+v", job, tc.want)
 			}
 		})
 	}
@@ -69,17 +78,18 @@ func TestTuneWritesBestYAMLThatRunTakesBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, sets, args, err := TunedJob(out, "", nil, nil)
+			job, err := TunedJob(out, "", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ti := rep.Best.Values["ti"]
 			if tc.workload {
-				if want := []string{"n=90", "ti=" + ti}; w != "syr2k" || !reflect.DeepEqual(sets, want) || args != nil {
-					t.Errorf("got %q %q %q, want syr2k %q", w, sets, args, want)
+				want := []workloads.Layer{{Source: "--tuned " + out, Values: map[string]string{"n": "90", "ti": ti}}}
+				if job.Workload != "syr2k" || !reflect.DeepEqual(job.Layers, want) || job.Command != nil {
+					t.Errorf("got %+v, want syr2k %+v", job, want)
 				}
-			} else if want := []string{"run.sh", "--ti=" + ti, "90"}; w != "" || sets != nil || !reflect.DeepEqual(args, want) {
-				t.Errorf("got %q %q %q, want %q", w, sets, args, want)
+			} else if want := []string{"run.sh", "--ti=" + ti, "90"}; job.Workload != "" || job.Layers != nil || !reflect.DeepEqual(job.Command, want) {
+				t.Errorf("got %+v, want %q", job, want)
 			}
 			b, err := LoadTuned(filepath.Join(out, TunedFile))
 			if err != nil {

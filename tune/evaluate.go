@@ -128,10 +128,13 @@ func (e *RunEvaluator) options(values map[string]string) (workloads.Options, err
 		o.Protocol.WaitNominal = true
 	}
 	if e.Workload != nil {
-		set := map[string]string{}
+		// The configuration's values and the space's fixed settings are
+		// layers of one resolution, as best.yaml and --set are for
+		// heatsink run: what an evaluation ran is what --tuned runs.
+		conf, fixed := map[string]string{}, map[string]string{}
 		for _, p := range e.Workload.Params() {
 			if v, ok := values[p.Name]; ok {
-				set[p.Name] = v
+				conf[p.Name] = v
 			}
 		}
 		for k, tmpl := range e.Space.Set {
@@ -139,11 +142,12 @@ func (e *RunEvaluator) options(values map[string]string) (workloads.Options, err
 			if err != nil {
 				return o, fmt.Errorf("space set %s: %w", k, err)
 			}
-			set[k] = v[0]
+			fixed[k] = v[0]
 		}
-		v, err := workloads.ParseValues(e.Workload.Params(), set)
+		v, _, err := workloads.Resolve(e.Workload, workloads.Layer{Source: "the configuration", Values: conf},
+			workloads.Layer{Source: "the space's set", Values: fixed})
 		if err != nil {
-			return o, fmt.Errorf("workload %s: %w", e.Workload.Name(), err)
+			return o, err
 		}
 		o.Workload, o.Params = e.Workload, v
 		return o, nil

@@ -18,7 +18,9 @@ import (
 // goroutines as STREAM's OpenMP build splits them across threads. It loads a
 // node's memory system and CPUs on any machine, and is the runner's main job
 // where no GPU is present.
-type CPUStream struct{}
+type CPUStream struct{ Typed[CPUStreamParams] }
+
+func init() { Register(CPUStream{}) }
 
 // streamScalar is STREAM's scalar.
 const streamScalar = 3.0
@@ -34,17 +36,16 @@ func (CPUStream) Summary() string {
 	return "STREAM copy/scale/add/triad over float64 arrays on every CPU (memory bandwidth, bytes/s)"
 }
 
-// Params implements Workload.
-func (CPUStream) Params() []ParamSpec {
-	return []ParamSpec{
-		{Name: "size", Type: Bytes, Default: "64MiB", Min: Bound(64 << 10), Max: Bound(1 << 40),
-			Help: "size of each of the three arrays; STREAM wants each at least 4x the last-level cache"},
-		{Name: "threads", Type: Int, Default: strconv.Itoa(runtime.GOMAXPROCS(0)), Min: Bound(1), Max: Bound(4096),
-			Help: "goroutines sharing each kernel (default GOMAXPROCS)"},
-		{Name: "ntimes", Type: Int, Default: "10", Min: Bound(1), Max: Bound(100),
-			Help: "passes of the four kernels per iteration; rates are the best pass after the first, as STREAM reports"},
-	}
+// CPUStreamParams are cpu-stream's parameters.
+type CPUStreamParams struct {
+	Size ByteSize `param:"size" default:"64MiB" min:"64KiB" max:"1TiB" help:"size of each of the three arrays; STREAM wants each at least 4x the last-level cache"`
+	// Threads' default is GOMAXPROCS, set by SetDefaults.
+	Threads int `param:"threads" min:"1" max:"4096" help:"goroutines sharing each kernel (default GOMAXPROCS)"`
+	NTimes  int `param:"ntimes" default:"10" min:"1" max:"100" help:"passes of the four kernels per iteration; rates are the best pass after the first, as STREAM reports"`
 }
+
+// SetDefaults implements Defaulter.
+func (p *CPUStreamParams) SetDefaults() { p.Threads = runtime.GOMAXPROCS(0) }
 
 // Devices implements DeviceLister: the CPUs the workload can use.
 func (CPUStream) Devices(ctx context.Context) ([]string, error) {
@@ -53,9 +54,12 @@ func (CPUStream) Devices(ctx context.Context) ([]string, error) {
 
 // Start implements Workload: it allocates the arrays, refusing sizes the
 // machine's available memory cannot hold rather than dying of it later.
-func (CPUStream) Start(ctx context.Context, v Values) (Job, error) {
-	size := v.Bytes("size")
-	threads := int(v.Int("threads"))
+func (w CPUStream) Start(ctx context.Context, v Values) (Job, error) {
+	p, err := w.Of(v)
+	if err != nil {
+		return nil, err
+	}
+	size, threads := int64(p.Size), p.Threads
 	n := int(size / 8)
 	if need := 3 * int64(n) * 8; need > 0 {
 		if avail, ok := memAvailable("/proc/meminfo"); ok && uint64(need) > avail*9/10 {
@@ -66,7 +70,7 @@ func (CPUStream) Start(ctx context.Context, v Values) (Job, error) {
 	threads = min(threads, n/8)
 	s := &streamJob{
 		a: make([]float64, n), b: make([]float64, n), c: make([]float64, n),
-		threads: threads, ntimes: int(v.Int("ntimes")),
+		threads: threads, ntimes: p.NTimes,
 	}
 	return s, nil
 }

@@ -8,7 +8,7 @@ import (
 
 func startStream(t testing.TB, set map[string]string) *streamJob {
 	t.Helper()
-	v, err := ParseValues(CPUStream{}.Params(), set)
+	v, err := CPUStream{}.Decode(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestCPUStreamStopsWhenCancelled(t *testing.T) {
 }
 
 func TestCPUStreamRefusesWhatMemoryCannotHold(t *testing.T) {
-	v, err := ParseValues(CPUStream{}.Params(), map[string]string{"size": "1TiB"})
+	v, err := CPUStream{}.Decode(map[string]string{"size": "1TiB"})
 	if err != nil {
 		t.Fatal(err)
 	}

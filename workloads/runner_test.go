@@ -115,15 +115,15 @@ func (s thermalSource) Sample(ctx context.Context, t time.Time, buf []point.Poin
 // heater is a built-in workload that heats the plant while an iteration
 // runs; each iteration takes step and passes Checkpoint every 10 ms.
 type heater struct {
+	Typed[struct{}]
 	p     *plant
 	step  time.Duration
 	iters atomic.Int64
 	ticks atomic.Int64 // Checkpoint passes, to see a pause take hold
 }
 
-func (h *heater) Name() string        { return "heater" }
-func (h *heater) Summary() string     { return "heats the test plant" }
-func (h *heater) Params() []ParamSpec { return nil }
+func (h *heater) Name() string    { return "heater" }
+func (h *heater) Summary() string { return "heats the test plant" }
 func (h *heater) Start(ctx context.Context, v Values) (Job, error) {
 	return h, nil
 }
@@ -223,7 +223,7 @@ func events(run *rundir.Run, kind string) []point.Point {
 
 func TestRunRecordsPhasesIterationsAndEveryTick(t *testing.T) {
 	const interval = time.Second
-	v, err := ParseValues(CPUStream{}.Params(), map[string]string{"size": "1MiB", "ntimes": "3", "threads": "1"})
+	v, err := CPUStream{}.Decode(map[string]string{"size": "1MiB", "ntimes": "3", "threads": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -703,11 +703,10 @@ func TestAPanickingWorkloadFailsItsIteration(t *testing.T) {
 	}
 }
 
-type panicky struct{}
+type panicky struct{ Typed[struct{}] }
 
 func (panicky) Name() string                                 { return "panicky" }
 func (panicky) Summary() string                              { return "panics" }
-func (panicky) Params() []ParamSpec                          { return nil }
 func (p panicky) Start(context.Context, Values) (Job, error) { return p, nil }
 func (panicky) Iterate(ctx context.Context) (Result, error)  { panic("boom") }
 func (panicky) Close() error                                 { return nil }

@@ -16,9 +16,14 @@ type Workload interface {
 	Name() string
 	// Summary is one line for `heatsink workloads`.
 	Summary() string
-	// Params lists the parameters --set accepts, with types and defaults.
+	// Params lists the parameters --set accepts, with types and defaults:
+	// the fields of the workload's parameter struct (embed Typed).
 	Params() []ParamSpec
-	// Start validates nothing (ParseValues did) but prepares everything an
+	// Decode checks values by key into the parameter struct, defaults for
+	// the rest; Resolve calls it with every source merged.
+	Decode(set map[string]string) (Values, error)
+	// Start reads its struct from v (Typed.Of), checks what the struct's
+	// tags cannot (one field against another), and prepares everything an
 	// iteration needs (buffers, GPU memory, the corpus), so that a failure
 	// happens before the experiment starts.
 	Start(ctx context.Context, v Values) (Job, error)
@@ -52,6 +57,58 @@ type Result struct {
 // time (CPUs, GPUs), so `heatsink workloads` can say what this machine offers.
 type DeviceLister interface {
 	Devices(ctx context.Context) ([]string, error)
+}
+
+// registered is written only by Register, from init functions, before
+// main runs; after that it is read-only.
+var registered = map[string]Workload{}
+
+// Register makes w a built-in workload: `heatsink workloads` lists it and
+// `heatsink run --workload NAME`, --tuned and tune run it. Adding a workload
+// is its package, registering itself in init, and one blank import in
+// cmd/heatsink/builtin.go. A second workload of the same name, or
+// parameters whose tags or defaults do not decode, panic at init: every
+// command, and so every test of the CLI, finds them before a user does.
+func Register(w Workload) {
+	if _, dup := registered[w.Name()]; dup {
+		panic(fmt.Sprintf("workloads: %s registered twice", w.Name()))
+	}
+	if err := Check(w); err != nil {
+		panic(err)
+	}
+	registered[w.Name()] = w
+}
+
+// Check is what Register checks: the parameters' tags are well formed and
+// the defaults decode.
+func Check(w Workload) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("workload %s: %v", w.Name(), r)
+		}
+	}()
+	specs := w.Params()
+	if _, err := w.Decode(nil); err != nil {
+		return fmt.Errorf("workload %s: the defaults: %w", w.Name(), err)
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if seen[s.Name] {
+			return fmt.Errorf("workload %s: parameter %s listed twice", w.Name(), s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// Registered returns the built-in workloads, by name.
+func Registered() []Workload {
+	out := make([]Workload, 0, len(registered))
+	for _, w := range registered {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
 }
 
 // Find returns the workload called name from list; an unknown name is an

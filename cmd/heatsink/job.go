@@ -3,20 +3,24 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
+	"github.com/heatsink-hpc/heatsink/tune"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
-// jobOptions resolves the job: a built-in workload with validated
-// parameters, or a command found on PATH.
-func jobOptions(workload string, sets, args []string) (workloads.Options, error) {
+// jobOptions resolves the job: a built-in workload with its parameters
+// resolved from every layer (workloads.Resolve, whose notes say which
+// --set overrode a --tuned value), or a command found on PATH.
+func jobOptions(job tune.Job, notes io.Writer) (workloads.Options, error) {
 	var o workloads.Options
+	workload, args := job.Workload, job.Command
 	switch {
 	case workload != "" && len(args) > 0:
 		return o, fmt.Errorf("give either --workload %s or a command, not both", workload)
 	case workload == "" && len(args) == 0:
 		return o, errors.New("nothing to run: give --workload NAME (see heatsink workloads) or a command after --")
-	case workload == "" && len(sets) > 0:
+	case workload == "" && len(job.Layers) > 0:
 		return o, errors.New("--set applies to a built-in workload: give --workload NAME")
 	}
 	if len(args) > 0 {
@@ -31,13 +35,12 @@ func jobOptions(workload string, sets, args []string) (workloads.Options, error)
 	if err != nil {
 		return o, err
 	}
-	set, err := workloads.ParseSet(sets)
+	v, ns, err := workloads.Resolve(w, job.Layers...)
 	if err != nil {
 		return o, err
 	}
-	v, err := workloads.ParseValues(w.Params(), set)
-	if err != nil {
-		return o, fmt.Errorf("workload %s: %w", w.Name(), err)
+	for _, n := range ns {
+		fmt.Fprintf(notes, "heatsink: %s\n", n)
 	}
 	o.Workload, o.Params = w, v
 	return o, nil

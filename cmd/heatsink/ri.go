@@ -35,9 +35,9 @@ func newRITrainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, err := workloads.ParseValues(ri.Workload{}.Params(), set)
+			v, _, err := workloads.Resolve(ri.Workload{}, workloads.Layer{Source: "--set", Values: set})
 			if err != nil {
-				return fmt.Errorf("workload ri: %w", err)
+				return err
 			}
 			vecs, st, err := ri.Train(cmd.Context(), v)
 			if err != nil {

@@ -94,11 +94,11 @@ func runConfig(cmd *cobra.Command, rf *runFlags, args []string) (*configs.Config
 // found now, before the run directory exists and before the baseline.
 func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []string) (node.RunOptions, error) {
 	ro := node.RunOptions{Options: node.Options{OutDir: rf.out, Stdout: rf.stdout, Command: os.Args, Versions: versions()}}
-	workload, sets, args, err := tune.TunedJob(rf.tuned, rf.workload, rf.sets, args)
+	job, err := tune.TunedJob(rf.tuned, rf.workload, rf.sets, args)
 	if err != nil {
 		return ro, err
 	}
-	opts, err := jobOptions(workload, sets, args)
+	opts, err := jobOptions(job, cmd.ErrOrStderr())
 	if err != nil {
 		return ro, err
 	}

@@ -80,9 +80,9 @@ func runW2vTrain(cmd *cobra.Command, args []string, xf *w2vTrainFlags) error {
 	if err != nil {
 		return err
 	}
-	v, err := workloads.ParseValues(w2v.Workload{}.Params(), set)
+	v, _, err := workloads.Resolve(w2v.Workload{}, workloads.Layer{Source: "--set", Values: set})
 	if err != nil {
-		return fmt.Errorf("workload full-w2v: %w", err)
+		return err
 	}
 	tr, err := w2v.Train(cmd.Context(), v)
 	if err != nil {

@@ -5,28 +5,13 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/kernels/dgemm"
-	"github.com/heatsink-hpc/heatsink/kernels/lda"
-	"github.com/heatsink-hpc/heatsink/kernels/ri"
-	"github.com/heatsink-hpc/heatsink/kernels/stream"
-	"github.com/heatsink-hpc/heatsink/kernels/w2v"
 	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
 
-// builtinWorkloads lists what `heatsink run --workload NAME` can run. Adding
-// a workload is one line here; the list is built per call, so nothing global
-// is shared or mutated.
-func builtinWorkloads() []workloads.Workload {
-	return []workloads.Workload{
-		workloads.CPUStream{},
-		stream.Workload{},
-		dgemm.Workload{},
-		ri.Workload{},
-		lda.Workload{},
-		w2v.Workload{},
-	}
-}
+// builtinWorkloads lists what `heatsink run --workload NAME` can run: the
+// workloads registered by the packages builtin.go imports.
+func builtinWorkloads() []workloads.Workload { return workloads.Registered() }
 
 func newWorkloadsCmd() *cobra.Command {
 	var asJSON bool
@@ -75,12 +60,8 @@ func describeWorkloads(ctx context.Context, list []workloads.Workload) []workloa
 	for _, w := range list {
 		info := workloadInfo{Name: w.Name(), Summary: w.Summary()}
 		for _, p := range w.Params() {
-			pi := paramInfo{Name: p.Name, Type: p.Type.String(), Default: p.Default, Choices: p.Choices, Help: p.Help}
-			if pi.Default == "" && p.Type != workloads.String {
-				pi.Default = "(required)"
-			}
-			pi.Range = paramRange(p)
-			info.Params = append(info.Params, pi)
+			info.Params = append(info.Params, paramInfo{Name: p.Name, Type: p.Type.String(), Default: p.Default,
+				Range: p.Range(), Choices: p.Choices, Help: p.Help})
 		}
 		if d, ok := w.(workloads.DeviceLister); ok {
 			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -3,50 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
-
-func paramRange(p workloads.ParamSpec) string {
-	if p.Min == nil && p.Max == nil {
-		return ""
-	}
-	f := func(v *float64) string {
-		switch {
-		case v == nil:
-			return ""
-		case p.Type == workloads.Bytes:
-			return humanBytes(*v)
-		case p.Type == workloads.Duration:
-			return time.Duration(*v * float64(time.Second)).String()
-		}
-		return strconv.FormatFloat(*v, 'f', -1, 64)
-	}
-	switch {
-	case p.Max == nil:
-		return ">= " + f(p.Min)
-	case p.Min == nil:
-		return "<= " + f(p.Max)
-	}
-	return "[" + f(p.Min) + ", " + f(p.Max) + "]"
-}
-
-// humanBytes writes a size the way --set accepts it back (64KiB, 1TiB).
-func humanBytes(v float64) string {
-	for _, u := range []struct {
-		name string
-		n    float64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if v >= u.n && v/u.n == float64(int64(v/u.n)) {
-			return fmt.Sprintf("%d%s", int64(v/u.n), u.name)
-		}
-	}
-	return fmt.Sprintf("%.0f", v)
-}
 
 func writeWorkloads(w io.Writer, list []workloadInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

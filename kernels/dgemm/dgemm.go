@@ -127,7 +127,9 @@ type dgemmDevice interface {
 
 // Workload is FP64 C = alpha*A*B + beta*C as a heatsink workload: the
 // compute-bound, hottest baseline of the reference study.
-type Workload struct{}
+type Workload struct{ workloads.Typed[Params] }
+
+func init() { workloads.Register(Workload{}) }
 
 // Name implements workloads.Workload.
 func (Workload) Name() string { return "dgemm" }
@@ -137,26 +139,16 @@ func (Workload) Summary() string {
 	return "FP64 matrix product C = alpha*A*B + beta*C through cuBLAS, a built-in tensor-core kernel, or gonum on the CPU (compute-bound); FLOP/s"
 }
 
-// Params implements workloads.Workload.
-func (Workload) Params() []workloads.ParamSpec {
-	return []workloads.ParamSpec{
-		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "n", Type: workloads.Int, Default: "0",
-			Help: "order of the square matrices (0: 8192 on a GPU; on the CPU the order whose product takes about a second, measured at start)",
-			Min:  workloads.Bound(0), Max: workloads.Bound(1 << 17)},
-		{Name: "impl", Type: workloads.String, Default: "auto", Choices: []string{"auto", "cublas", "builtin"},
-			Help: "GPU implementation: cuBLAS when it can be opened (auto), or the built-in kernel"},
-		{Name: "alpha", Type: workloads.Float, Default: "1", Help: "scale of the product A*B"},
-		{Name: "beta", Type: workloads.Float, Default: "1", Help: "within [-1, 1], so repeated products stay finite",
-			Min: workloads.Bound(-1), Max: workloads.Bound(1)},
-		{Name: "reps", Type: workloads.Int, Default: "0",
-			Help: "GEMMs per iteration (0: as many as take about a second, measured at start)",
-			Min:  workloads.Bound(0), Max: workloads.Bound(1e6)},
-		{Name: "samples", Type: workloads.Int, Default: "64",
-			Help: "entries of C verified after each iteration against a float64 dot product",
-			Min:  workloads.Bound(1), Max: workloads.Bound(1 << 16)},
-		{Name: "seed", Type: workloads.Int, Default: "1", Help: "seed of the random matrices"},
-	}
+// Params are the workload's parameters.
+type Params struct {
+	Device  string  `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
+	N       int     `param:"n" default:"0" min:"0" max:"131072" help:"order of the square matrices (0: 8192 on a GPU; on the CPU the order whose product takes about a second, measured at start)"`
+	Impl    string  `param:"impl" default:"auto" choices:"auto,cublas,builtin" help:"GPU implementation: cuBLAS when it can be opened (auto), or the built-in kernel"`
+	Alpha   float64 `param:"alpha" default:"1" help:"scale of the product A*B"`
+	Beta    float64 `param:"beta" default:"1" min:"-1" max:"1" help:"within [-1, 1], so repeated products stay finite"`
+	Reps    int     `param:"reps" default:"0" min:"0" max:"1000000" help:"GEMMs per iteration (0: as many as take about a second, measured at start)"`
+	Samples int     `param:"samples" default:"64" min:"1" max:"65536" help:"entries of C verified after each iteration against a float64 dot product"`
+	Seed    int64   `param:"seed" default:"1" help:"seed of the random matrices"`
 }
 
 // dgemmTarget is the iteration length reps=0 aims for, and on the CPU the
@@ -169,17 +161,21 @@ const dgemmGPUOrder = 8192
 
 // Start implements workloads.Workload: it fills the matrices, warms up and
 // times a GEMM, and with reps=0 chooses the repetitions from that time.
-func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	gpu, err := kernels.ParseDevice(v.String("device"))
+func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	p, err := w.Of(v)
 	if err != nil {
 		return nil, err
 	}
-	n, impl := int(v.Int("n")), v.String("impl")
-	seeds := dgemmSeeds(uint64(v.Int("seed")))
+	gpu, err := kernels.ParseDevice(p.Device)
+	if err != nil {
+		return nil, err
+	}
+	n, impl := p.N, p.Impl
+	seeds := dgemmSeeds(uint64(p.Seed))
 	j := &dgemmJob{
-		n: n, seeds: seeds, alpha: v.Float("alpha"), beta: v.Float("beta"),
-		reps: int(v.Int("reps")), samples: int(v.Int("samples")),
-		rng: rand.New(rand.NewPCG(uint64(v.Int("seed")), 0x68656174)),
+		n: n, seeds: seeds, alpha: p.Alpha, beta: p.Beta,
+		reps: p.Reps, samples: p.Samples,
+		rng: rand.New(rand.NewPCG(uint64(p.Seed), 0x68656174)),
 	}
 	if gpu < 0 {
 		if impl != "auto" {
@@ -201,7 +197,7 @@ func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, e
 		}
 	}
 	name, _ := j.dev.describe()
-	slog.Info("dgemm", "device", v.String("device"), "impl", name, "n", n)
+	slog.Info("dgemm", "device", p.Device, "impl", name, "n", n)
 	t, err := j.dev.timeOne(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dgemm warm-up: %w", joinClose(err, j.dev.close()))

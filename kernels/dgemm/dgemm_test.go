@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 func TestUniformIsSplitMix64(t *testing.T) {
@@ -142,29 +141,28 @@ func TestDGEMMSamplesIncludeTheCorners(t *testing.T) {
 }
 
 func TestDGEMMParamsRejectBadValues(t *testing.T) {
-	specs := Workload{}.Params()
-	v, err := workloads.ParseValues(specs, nil)
+	v, err := Workload{}.Decode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Int("n") != 0 || v.String("impl") != "auto" || v.Float("beta") != 1 {
-		t.Errorf("defaults = %v", v.Map())
+	if p, _ := (Workload{}).Of(v); p.N != 0 || p.Impl != "auto" || p.Beta != 1 {
+		t.Errorf("defaults = %+v", p)
 	}
 	for _, set := range []map[string]string{
 		{"n": "-1"}, {"impl": "mkl"}, {"beta": "2"}, {"samples": "0"}, {"reps": "-1"}, {"size": "10"},
 	} {
-		if _, err := workloads.ParseValues(specs, set); err == nil {
+		if _, err := (Workload{}).Decode(set); err == nil {
 			t.Errorf("%v accepted", set)
 		}
 	}
-	v, _ = workloads.ParseValues(specs, map[string]string{"device": "cpu", "impl": "cublas", "n": "8"})
+	v, _ = Workload{}.Decode(map[string]string{"device": "cpu", "impl": "cublas", "n": "8"})
 	if _, err := (Workload{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "impl=cublas") {
 		t.Errorf("cpu with impl=cublas: err = %v", err)
 	}
 }
 
 func TestDGEMMWorkloadOnTheCPU(t *testing.T) {
-	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "n": "96", "samples": "16"})
+	v, err := Workload{}.Decode(map[string]string{"device": "cpu", "n": "96", "samples": "16"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +235,7 @@ func TestDGEMMOnTheCPUChoosesAnOrderForTheTarget(t *testing.T) {
 	if long < 4*short && long != dgemmGPUOrder {
 		t.Errorf("order %d for 20 ms, %d for 20 s: not growing as n^3 with the time", short, long)
 	}
-	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "samples": "4"})
+	v, err := Workload{}.Decode(map[string]string{"device": "cpu", "samples": "4"})
 	if err != nil {
 		t.Fatal(err)
 	}

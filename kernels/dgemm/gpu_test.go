@@ -11,7 +11,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/kernels/cublas"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 // These tests need a GPU; without one they skip, saying why.
@@ -198,13 +197,13 @@ func TestGPUDGEMMWorkload(t *testing.T) {
 			t.Logf("dgemm impl=%s: %.3g FLOP/s over %v GEMMs, max rel err %.2g, metrics %v", impl, r.Metrics["flop_per_s"], r.Metrics["gemms"], r.Metrics["max_rel_err"], r.Metrics)
 		}
 	}
-	v, _ := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "99"})
+	v, _ := Workload{}.Decode(map[string]string{"device": "99"})
 	if _, err := (Workload{}).Start(context.Background(), v); err == nil {
 		t.Error("device=99 accepted")
 	} else {
 		t.Logf("device=99: %v", err)
 	}
-	v, _ = workloads.ParseValues(Workload{}.Params(), map[string]string{"n": "100000"})
+	v, _ = Workload{}.Decode(map[string]string{"n": "100000"})
 	if _, err := (Workload{}).Start(context.Background(), v); err == nil {
 		t.Error("n=100000 (240 GB) accepted")
 	} else {

@@ -19,7 +19,9 @@ import (
 // reports tokens/s, the log-likelihood per token and the fraction of
 // tokens the max-topic shortcut decided. On a GPU the load is integer and
 // memory-latency bound (document rows, φ̂ rows in shared memory).
-type Workload struct{}
+type Workload struct{ workloads.Typed[Params] }
+
+func init() { workloads.Register(Workload{}) }
 
 // Name implements workloads.Workload.
 func (Workload) Name() string { return "ezlda" }
@@ -29,46 +31,29 @@ func (Workload) Summary() string {
 	return "EZLDA topic model (collapsed Gibbs, three-branch sampling, hybrid word-topic matrix) on a GPU or the CPU; tokens/s, log-likelihood"
 }
 
-// Params implements workloads.Workload.
-func (Workload) Params() []workloads.ParamSpec {
-	return []workloads.ParamSpec{
-		{Name: "corpus", Type: workloads.String, Default: SyntheticPrefix + "preset=nytimes-tenth",
-			Help: "a synthetic corpus " + SyntheticPrefix + "preset=NAME[,docs=D][,vocab=V][,topics=K][,len=L][,alpha=A][,beta=B][,zipf=S][,seed=X] " +
-				"(presets tiny, small, medium, nytimes, nytimes-tenth), a UCI docword file (docword.NAME.txt[.gz]), or plain text (a file, or a directory)"},
-		{Name: "vocab", Type: workloads.String, Default: "",
-			Help: "the UCI vocabulary file (default: vocab.NAME.txt beside docword.NAME.txt, if there)"},
-		{Name: "documents", Type: workloads.String, Default: "line", Choices: []string{"line", "file"},
-			Help: "what a document of plain text is: a line, or a file of the directory"},
-		{Name: "stopwords", Type: workloads.Bool, Default: "true", Help: "drop English stop words from plain text"},
-		{Name: "min_count", Type: workloads.Int, Default: "3", Min: workloads.Bound(1),
-			Help: "drop words of plain text with fewer tokens in the whole corpus"},
-		{Name: "topics", Type: workloads.Int, Default: "1024", Min: workloads.Bound(2), Max: workloads.Bound(MaxTopics), Help: "K"},
-		{Name: "alpha", Type: workloads.Float, Default: "0", Min: workloads.Bound(0),
-			Help: "document-topic prior α (0: 50/K)"},
-		{Name: "beta", Type: workloads.Float, Default: "0.01", Min: workloads.Bound(MinBeta), Max: workloads.Bound(MaxBeta),
-			Help: "topic-word prior β"},
-		{Name: "iterations", Type: workloads.Int, Default: "1", Min: workloads.Bound(1), Max: workloads.Bound(1 << 20),
-			Help: "Gibbs sweeps per workload iteration (the chain continues across them)"},
-		{Name: "seed", Type: workloads.Int, Default: "1", Min: workloads.Bound(0), Help: "seed of the sampler's random draws"},
-		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "gpus", Type: workloads.Int, Default: "1", Min: workloads.Bound(1), Max: workloads.Bound(64),
-			Help: "GPUs sampling one chain, from device on: W replicated, topics exchanged GPU to GPU every iteration"},
-		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines for device=cpu (0: one per core)"},
-		{Name: "format", Type: workloads.String, Default: "hybrid", Choices: []string{"hybrid", "dense", "sparse"},
-			Help: "word-topic rows: dense for words with more than K tokens (hybrid), for all words, or for none"},
-		{Name: "branches", Type: workloads.Int, Default: "3", Min: workloads.Bound(2), Max: workloads.Bound(3),
-			Help: "3: with the exact max-topic shortcut; 2: without"},
-		{Name: "schedule", Type: workloads.String, Default: "balanced", Choices: []string{"balanced", "static"},
-			Help: "device=cpu: work units through an atomic counter, or fixed shares"},
-		{Name: "ll_every", Type: workloads.Int, Default: "1", Min: workloads.Bound(0),
-			Help: "compute the log-likelihood every N sweeps (0: never)"},
-		{Name: "check", Type: workloads.Bool, Default: "false",
-			Help: "verify the count invariants after every sweep (on the device for a GPU)"},
-		{Name: "output", Type: workloads.String, Default: "",
-			Help: "directory to write the model to when the job ends: topics.txt, word_topic.mtx, doc_topic.mtx, vocab.txt"},
-		{Name: "top_words", Type: workloads.Int, Default: "20", Min: workloads.Bound(1), Help: "words a topic in topics.txt"},
-	}
+// Params are the workload's parameters. The bounds are config.go's
+// constants (TestParamsBoundsAreTheConfigs checks them).
+type Params struct {
+	Corpus     string  `param:"corpus" default:"synthetic:preset=nytimes-tenth" help:"a synthetic corpus synthetic:preset=NAME[,docs=D][,vocab=V][,topics=K][,len=L][,alpha=A][,beta=B][,zipf=S][,seed=X] (presets tiny, small, medium, nytimes, nytimes-tenth), a UCI docword file (docword.NAME.txt[.gz]), or plain text (a file, or a directory)"`
+	Vocab      string  `param:"vocab" help:"the UCI vocabulary file (default: vocab.NAME.txt beside docword.NAME.txt, if there)"`
+	Documents  string  `param:"documents" default:"line" choices:"line,file" help:"what a document of plain text is: a line, or a file of the directory"`
+	StopWords  bool    `param:"stopwords" default:"true" help:"drop English stop words from plain text"`
+	MinCount   int     `param:"min_count" default:"3" min:"1" help:"drop words of plain text with fewer tokens in the whole corpus"`
+	Topics     int     `param:"topics" default:"1024" min:"2" max:"65536" help:"K"`
+	Alpha      float64 `param:"alpha" default:"0" min:"0" help:"document-topic prior α (0: 50/K)"`
+	Beta       float64 `param:"beta" default:"0.01" min:"1e-6" max:"1e6" help:"topic-word prior β"`
+	Iterations int     `param:"iterations" default:"1" min:"1" max:"1048576" help:"Gibbs sweeps per workload iteration (the chain continues across them)"`
+	Seed       int64   `param:"seed" default:"1" min:"0" help:"seed of the sampler's random draws"`
+	Device     string  `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
+	GPUs       int     `param:"gpus" default:"1" min:"1" max:"64" help:"GPUs sampling one chain, from device on: W replicated, topics exchanged GPU to GPU every iteration"`
+	Threads    int     `param:"threads" default:"0" min:"0" max:"65536" help:"goroutines for device=cpu (0: one per core)"`
+	Format     string  `param:"format" default:"hybrid" choices:"hybrid,dense,sparse" help:"word-topic rows: dense for words with more than K tokens (hybrid), for all words, or for none"`
+	Branches   int     `param:"branches" default:"3" min:"2" max:"3" help:"3: with the exact max-topic shortcut; 2: without"`
+	Schedule   string  `param:"schedule" default:"balanced" choices:"balanced,static" help:"device=cpu: work units through an atomic counter, or fixed shares"`
+	LLEvery    int     `param:"ll_every" default:"1" min:"0" help:"compute the log-likelihood every N sweeps (0: never)"`
+	Check      bool    `param:"check" default:"false" help:"verify the count invariants after every sweep (on the device for a GPU)"`
+	Output     string  `param:"output" help:"directory to write the model to when the job ends: topics.txt, word_topic.mtx, doc_topic.mtx, vocab.txt"`
+	TopWords   int     `param:"top_words" default:"20" min:"1" help:"words a topic in topics.txt"`
 }
 
 // Devices implements workloads.DeviceLister.
@@ -122,43 +107,45 @@ type jobConfig struct {
 	top     int
 }
 
-func readValues(v workloads.Values) (*Corpus, jobConfig, error) {
+func readParams(p Params) (*Corpus, jobConfig, error) {
 	var jc jobConfig
-	k := int(v.Int("topics"))
-	jc.cfg = DefaultConfig(k)
-	if a := v.Float("alpha"); a > 0 {
-		jc.cfg.Alpha = a
+	jc.cfg = DefaultConfig(p.Topics)
+	if p.Alpha > 0 {
+		jc.cfg.Alpha = p.Alpha
 	}
-	jc.cfg.Beta, jc.cfg.Seed = v.Float("beta"), uint64(v.Int("seed"))
+	jc.cfg.Beta, jc.cfg.Seed = p.Beta, uint64(p.Seed)
 	if err := jc.cfg.Validate(); err != nil {
 		return nil, jc, err
 	}
-	gpu, err := kernels.ParseDevice(v.String("device"))
+	gpu, err := kernels.ParseDevice(p.Device)
 	if err != nil {
 		return nil, jc, err
 	}
-	f, err := ParseFormat(v.String("format"))
+	f, err := ParseFormat(p.Format)
 	if err != nil {
 		return nil, jc, err
 	}
-	gpus := int(v.Int("gpus"))
-	if gpu < 0 && gpus > 1 {
-		return nil, jc, fmt.Errorf("gpus=%d needs a GPU device, not device=cpu", gpus)
+	if gpu < 0 && p.GPUs > 1 {
+		return nil, jc, fmt.Errorf("gpus=%d needs a GPU device, not device=cpu", p.GPUs)
 	}
-	jc.dev = Device{GPU: gpu, GPUs: gpus, Options: Options{Format: f, TwoBranch: v.Int("branches") == 2,
-		Static: v.String("schedule") == "static", Threads: int(v.Int("threads"))}}
-	jc.sweeps, jc.llEvery, jc.check = int(v.Int("iterations")), int(v.Int("ll_every")), v.Bool("check")
-	jc.output, jc.top = v.String("output"), int(v.Int("top_words"))
-	text := TextOptions{PerFile: v.String("documents") == "file", StopWords: v.Bool("stopwords"), MinCount: int(v.Int("min_count"))}
-	c, err := OpenCorpus(v.String("corpus"), v.String("vocab"), text, jc.dev.Options.Threads)
+	jc.dev = Device{GPU: gpu, GPUs: p.GPUs, Options: Options{Format: f, TwoBranch: p.Branches == 2,
+		Static: p.Schedule == "static", Threads: p.Threads}}
+	jc.sweeps, jc.llEvery, jc.check = p.Iterations, p.LLEvery, p.Check
+	jc.output, jc.top = p.Output, p.TopWords
+	text := TextOptions{PerFile: p.Documents == "file", StopWords: p.StopWords, MinCount: p.MinCount}
+	c, err := OpenCorpus(p.Corpus, p.Vocab, text, jc.dev.Options.Threads)
 	return c, jc, err
 }
 
 // Start implements workloads.Workload: it reads or generates the corpus,
 // lays it out and prepares the device, so that a bad corpus or too little
 // GPU memory fails before the experiment starts.
-func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	c, jc, err := readValues(v)
+func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	p, err := w.Of(v)
+	if err != nil {
+		return nil, err
+	}
+	c, jc, err := readParams(p)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 func values(t *testing.T, set map[string]string) workloads.Values {
 	t.Helper()
-	v, err := workloads.ParseValues(Workload{}.Params(), set)
+	v, err := Workload{}.Decode(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,11 @@ func values(t *testing.T, set map[string]string) workloads.Values {
 // with the hybrid format, three branches and the balanced schedule.
 func TestWorkloadDefaults(t *testing.T) {
 	v := values(t, map[string]string{"corpus": "synthetic:preset=tiny"})
-	_, jc, err := readValues(v)
+	p, err := Workload{}.Of(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, jc, err := readParams(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels/stream"
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 // TestGPUBenchTable is the device benchmark bench/ri-gpu.sh runs (set
@@ -186,7 +185,7 @@ func benchRuns(t *testing.T, c *Corpus, cfg Config, dev Device, runs int, warm b
 func measureTriad(t *testing.T) float64 {
 	t.Helper()
 	w := stream.Workload{}
-	v, err := workloads.ParseValues(w.Params(), map[string]string{"device": "0", "array_size": strconv.Itoa(1 << 27), "passes": "20"})
+	v, err := w.Decode(map[string]string{"device": "0", "array_size": strconv.Itoa(1 << 27), "passes": "20"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 // vectors checked against their row sums, retraining, normalisation) and
 // reports tokens/s per stage. The GPU's load is integer and shared-memory
 // bound in the term vectors and memory bound in retraining.
-type Workload struct{}
+type Workload struct{ workloads.Typed[Params] }
+
+func init() { workloads.Register(Workload{}) }
 
 // Name implements workloads.Workload.
 func (Workload) Name() string { return "ri" }
@@ -24,38 +26,31 @@ func (Workload) Summary() string {
 	return "random indexing word vectors (term vectors, retraining, normalisation) on a GPU or the CPU; tokens/s per stage"
 }
 
-// Params implements workloads.Workload.
-func (Workload) Params() []workloads.ParamSpec {
+// Params are the workload's parameters. The bounds are config.go's Max
+// constants (TestParamsBoundsAreTheConfigs checks them).
+type Params struct {
+	Corpus    string `param:"corpus" default:"zipf:tokens=10M" help:"a plain-text file (scripts/corpus-kjv.sh writes the King James Bible), or a synthetic Zipf corpus zipf:tokens=N[,vocab=V][,s=S][,doc=L][,seed=X]"`
+	Documents string `param:"documents" default:"line" choices:"line,paragraph" help:"what a document of a text corpus is: a line, or lines up to a blank line"`
+	// Dim, Nonzeros, Window, Retrain and Slice default to DefaultConfig's.
+	Dim       int    `param:"dim" min:"2" max:"65536" help:"dimension d of the vectors"`
+	Nonzeros  int    `param:"nonzeros" min:"1" max:"1024" help:"nonzero entries (+1/-1) of an index vector, at most dim/2"`
+	Window    int    `param:"window" min:"1" max:"1024" help:"half-width of the context window (contexts=window)"`
+	Permute   bool   `param:"permute" default:"false" help:"rotate each neighbour's vector by its offset, so word order is kept (Sahlgren et al. 2008)"`
+	Contexts  string `param:"contexts" default:"window" choices:"window,document" help:"a term's context: the words around it, or the document it is in"`
+	Retrain   int    `param:"retrain" min:"0" max:"16" help:"retraining passes (the previous vectors, unit length, as dense seeds)"`
+	Normalise bool   `param:"normalise" default:"true" help:"scale the final vectors to unit length"`
+	Seed      int64  `param:"seed" default:"1" min:"0" help:"seed of the index vectors"`
+	Slice     int    `param:"slice" min:"1" max:"16777216" help:"occurrences per unit of parallel work (frequent terms are cut into slices)"`
+	Device    string `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
+	Threads   int    `param:"threads" default:"0" min:"0" max:"65536" help:"goroutines for device=cpu and for preparing the corpus (0: one per core)"`
+	Kernel    string `param:"kernel" default:"block" choices:"block,warp,thread" help:"GPU term-vector kernel: a block per slice summing in shared memory with a warp (or a thread) per occurrence, or the paper's thread per slice"`
+}
+
+// SetDefaults implements workloads.Defaulter: DefaultConfig is the one
+// place the computation's defaults are.
+func (p *Params) SetDefaults() {
 	def := DefaultConfig()
-	i := func(v int) string { return fmt.Sprint(v) }
-	return []workloads.ParamSpec{
-		{Name: "corpus", Type: workloads.String, Default: "zipf:tokens=10M",
-			Help: "a plain-text file (scripts/corpus-kjv.sh writes the King James Bible), or a synthetic Zipf corpus " +
-				"zipf:tokens=N[,vocab=V][,s=S][,doc=L][,seed=X]"},
-		{Name: "documents", Type: workloads.String, Default: "line", Choices: []string{"line", "paragraph"},
-			Help: "what a document of a text corpus is: a line, or lines up to a blank line"},
-		{Name: "dim", Type: workloads.Int, Default: i(def.Dim), Min: workloads.Bound(2), Max: workloads.Bound(MaxDim),
-			Help: "dimension d of the vectors"},
-		{Name: "nonzeros", Type: workloads.Int, Default: i(def.Nonzeros), Min: workloads.Bound(1), Max: workloads.Bound(MaxNonzeros),
-			Help: "nonzero entries (+1/-1) of an index vector, at most dim/2"},
-		{Name: "window", Type: workloads.Int, Default: i(def.Window), Min: workloads.Bound(1), Max: workloads.Bound(MaxWindow),
-			Help: "half-width of the context window (contexts=window)"},
-		{Name: "permute", Type: workloads.Bool, Default: "false",
-			Help: "rotate each neighbour's vector by its offset, so word order is kept (Sahlgren et al. 2008)"},
-		{Name: "contexts", Type: workloads.String, Default: "window", Choices: []string{"window", "document"},
-			Help: "a term's context: the words around it, or the document it is in"},
-		{Name: "retrain", Type: workloads.Int, Default: i(def.Retrain), Min: workloads.Bound(0), Max: workloads.Bound(MaxRetrain),
-			Help: "retraining passes (the previous vectors, unit length, as dense seeds)"},
-		{Name: "normalise", Type: workloads.Bool, Default: "true", Help: "scale the final vectors to unit length"},
-		{Name: "seed", Type: workloads.Int, Default: "1", Min: workloads.Bound(0), Help: "seed of the index vectors"},
-		{Name: "slice", Type: workloads.Int, Default: i(def.Slice), Min: workloads.Bound(1), Max: workloads.Bound(MaxSlice),
-			Help: "occurrences per unit of parallel work (frequent terms are cut into slices)"},
-		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines for device=cpu and for preparing the corpus (0: one per core)"},
-		{Name: "kernel", Type: workloads.String, Default: KernelBlock, Choices: []string{KernelBlock, KernelWarp, KernelThread},
-			Help: "GPU term-vector kernel: a block per slice summing in shared memory with a warp (or a thread) per occurrence, or the paper's thread per slice"},
-	}
+	p.Dim, p.Nonzeros, p.Window, p.Retrain, p.Slice = def.Dim, def.Nonzeros, def.Window, def.Retrain, def.Slice
 }
 
 // Devices implements workloads.DeviceLister.
@@ -68,16 +63,16 @@ func (Workload) Devices(ctx context.Context) ([]string, error) {
 	return out, inv.DriverErr
 }
 
-// ConfigFromValues reads the computation's parameters.
-func ConfigFromValues(v workloads.Values) (Config, error) {
-	ctxs, err := ParseContexts(v.String("contexts"))
+// ConfigFromParams reads the computation's parameters.
+func ConfigFromParams(p Params) (Config, error) {
+	ctxs, err := ParseContexts(p.Contexts)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg := Config{
-		Dim: int(v.Int("dim")), Nonzeros: int(v.Int("nonzeros")), Window: int(v.Int("window")),
-		Permute: v.Bool("permute"), Contexts: ctxs, Retrain: int(v.Int("retrain")),
-		Normalise: v.Bool("normalise"), Seed: uint64(v.Int("seed")), Slice: int(v.Int("slice")),
+		Dim: p.Dim, Nonzeros: p.Nonzeros, Window: p.Window,
+		Permute: p.Permute, Contexts: ctxs, Retrain: p.Retrain,
+		Normalise: p.Normalise, Seed: uint64(p.Seed), Slice: p.Slice,
 	}
 	return cfg, cfg.Validate()
 }
@@ -101,21 +96,25 @@ func OpenCorpus(spec string, split Split, threads int) (*Corpus, error) {
 // Start implements workloads.Workload: it reads or generates the corpus
 // and prepares the device, so a bad corpus or too little GPU memory fails
 // before the experiment starts.
-func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	cfg, err := ConfigFromValues(v)
+func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	p, err := w.Of(v)
 	if err != nil {
 		return nil, err
 	}
-	gpu, err := kernels.ParseDevice(v.String("device"))
+	cfg, err := ConfigFromParams(p)
 	if err != nil {
 		return nil, err
 	}
-	split, err := ParseSplit(v.String("documents"))
+	gpu, err := kernels.ParseDevice(p.Device)
 	if err != nil {
 		return nil, err
 	}
-	dev := Device{GPU: gpu, Threads: int(v.Int("threads")), Kernel: v.String("kernel")}
-	c, err := OpenCorpus(v.String("corpus"), split, dev.Threads)
+	split, err := ParseSplit(p.Documents)
+	if err != nil {
+		return nil, err
+	}
+	dev := Device{GPU: gpu, Threads: p.Threads, Kernel: p.Kernel}
+	c, err := OpenCorpus(p.Corpus, split, dev.Threads)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 func values(t *testing.T, set map[string]string) workloads.Values {
 	t.Helper()
-	v, err := workloads.ParseValues(Workload{}.Params(), set)
+	v, err := Workload{}.Decode(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,8 @@ func values(t *testing.T, set map[string]string) workloads.Values {
 
 // The defaults are the benchmark configuration and valid.
 func TestWorkloadDefaults(t *testing.T) {
-	cfg, err := ConfigFromValues(values(t, nil))
+	p, _ := Workload{}.Of(values(t, nil))
+	cfg, err := ConfigFromParams(p)
 	if err != nil {
 		t.Fatal(err)
 	}

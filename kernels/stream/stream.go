@@ -110,7 +110,9 @@ type streamDevice interface {
 
 // Workload is BabelStream as a heatsink workload: the memory-bound baseline of
 // the reference study.
-type Workload struct{}
+type Workload struct{ workloads.Typed[Params] }
+
+func init() { workloads.Register(Workload{}) }
 
 // Name implements workloads.Workload.
 func (Workload) Name() string { return "stream" }
@@ -120,33 +122,29 @@ func (Workload) Summary() string {
 	return "BabelStream copy, mul, add, triad, dot over FP64 arrays on a GPU or the CPU (memory-bound); bytes/s per kernel"
 }
 
-// Params implements workloads.Workload.
-func (Workload) Params() []workloads.ParamSpec {
-	return []workloads.ParamSpec{
-		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "array_size", Type: workloads.Int, Default: "33554432",
-			Help: "elements in each of the three FP64 arrays (BabelStream --arraysize)",
-			Min:  workloads.Bound(1), Max: workloads.Bound(1e10)},
-		{Name: "passes", Type: workloads.Int, Default: "100",
-			Help: "passes of the five kernels per iteration, verified at its end (BabelStream --numtimes)",
-			Min:  workloads.Bound(1), Max: workloads.Bound(1e6)},
-		{Name: "threads", Type: workloads.Int, Default: "0",
-			Help: "goroutines for device=cpu (0: one per core)",
-			Min:  workloads.Bound(0), Max: workloads.Bound(1 << 16)},
-	}
+// Params are the workload's parameters.
+type Params struct {
+	Device    string `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
+	ArraySize int64  `param:"array_size" default:"33554432" min:"1" max:"10000000000" help:"elements in each of the three FP64 arrays (BabelStream --arraysize)"`
+	Passes    int    `param:"passes" default:"100" min:"1" max:"1000000" help:"passes of the five kernels per iteration, verified at its end (BabelStream --numtimes)"`
+	Threads   int    `param:"threads" default:"0" min:"0" max:"65536" help:"goroutines for device=cpu (0: one per core)"`
 }
 
 // Start implements workloads.Workload: it allocates and checks the arrays
 // (on the GPU: the driver, the device, its free memory, the kernels).
-func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	gpu, err := kernels.ParseDevice(v.String("device"))
+func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	p, err := w.Of(v)
 	if err != nil {
 		return nil, err
 	}
-	n := v.Int("array_size")
-	job := &streamJob{n: n, passes: int(v.Int("passes"))}
+	gpu, err := kernels.ParseDevice(p.Device)
+	if err != nil {
+		return nil, err
+	}
+	n := p.ArraySize
+	job := &streamJob{n: n, passes: p.Passes}
 	if gpu < 0 {
-		job.dev = newCPUStream(n, int(v.Int("threads")))
+		job.dev = newCPUStream(n, p.Threads)
 		return job, nil
 	}
 	if job.dev, err = newGPUStream(gpu, n); err != nil {

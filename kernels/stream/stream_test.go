@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 func randomStream(n int64, workers int, rng *rand.Rand) *cpuStream {
@@ -129,29 +128,28 @@ func TestVerifyStreamPassesACorrectRunAndCatchesEachKindOfError(t *testing.T) {
 }
 
 func TestStreamParamsRejectBadValues(t *testing.T) {
-	specs := Workload{}.Params()
-	v, err := workloads.ParseValues(specs, nil)
+	v, err := Workload{}.Decode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.String("device") != "0" || v.Int("array_size") != 1<<25 || v.Int("passes") != 100 {
-		t.Errorf("defaults = %v", v.Map())
+	if p, _ := (Workload{}).Of(v); p.Device != "0" || p.ArraySize != 1<<25 || p.Passes != 100 {
+		t.Errorf("defaults = %+v", p)
 	}
 	for _, set := range []map[string]string{
 		{"array_size": "0"}, {"passes": "0"}, {"array_size": "big"}, {"threads": "-1"}, {"arraysize": "10"},
 	} {
-		if _, err := workloads.ParseValues(specs, set); err == nil {
+		if _, err := (Workload{}).Decode(set); err == nil {
 			t.Errorf("%v accepted", set)
 		}
 	}
-	v, _ = workloads.ParseValues(specs, map[string]string{"device": "gpu"})
+	v, _ = Workload{}.Decode(map[string]string{"device": "gpu"})
 	if _, err := (Workload{}).Start(context.Background(), v); err == nil || !strings.Contains(err.Error(), "device=") {
 		t.Errorf("device=gpu: err = %v", err)
 	}
 }
 
 func TestStreamWorkloadOnTheCPU(t *testing.T) {
-	v, err := workloads.ParseValues(Workload{}.Params(), map[string]string{"device": "cpu", "array_size": "100001", "passes": "5"})
+	v, err := Workload{}.Decode(map[string]string{"device": "cpu", "array_size": "100001", "passes": "5"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package w2v
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
@@ -15,7 +14,9 @@ import (
 // and reports words/s as word2vec counts them. On a GPU the load is the
 // kernels' shared-memory and L2 atomic traffic (the GPU draws its own
 // batches, the host idles); on the CPU, every core in float arithmetic.
-type Workload struct{}
+type Workload struct{ workloads.Typed[Params] }
+
+func init() { workloads.Register(Workload{}) }
 
 // Name implements workloads.Workload.
 func (Workload) Name() string { return "full-w2v" }
@@ -25,61 +26,45 @@ func (Workload) Summary() string {
 	return "word2vec skip-gram (negative sampling or hierarchical softmax), FULL-W2V's or Wombat's GPU design or Hogwild on the CPU; words/s"
 }
 
-// Params implements workloads.Workload.
-func (Workload) Params() []workloads.ParamSpec {
+// Params are the workload's parameters. The bounds and choices are
+// config.go's constants (TestParamsBoundsAreTheConfigs checks them).
+type Params struct {
+	Corpus    string `param:"corpus" default:"zipf:" help:"a text file (.gz read as gzip; scripts/corpus-english.sh writes one), a Zipfian corpus zipf:[words=W,tokens=T,s=S,seed=X] (default: text8's shape), or a corpus with planted clusters and analogies planted:[clusters=C,size=S,entities=E,relations=R,contexts=X,noise=N,tokens=T,shuffle=B,seed=X] (scored after every iteration)"`
+	Sentences string `param:"sentences" default:"line" choices:"line,word2vec" help:"a text corpus's sentences: lines, or word2vec's convention (a line end is the word </s>)"`
+	MinCount  int64  `param:"min_count" default:"5" min:"1" help:"a text corpus's words seen fewer times are dropped"`
+	Vocab     string `param:"vocab" help:"a saved vocabulary to use instead of counting the text corpus (heatsink w2v-train --save-vocab writes one)"`
+	// MaxSentence, Dim, Window, Negatives, Sample, Alpha, Epochs, Table,
+	// Fresh, BatchTokens, WombatConcurrency and Concurrency default to
+	// DefaultConfig's and the Default constants.
+	MaxSentence int     `param:"max_sentence" min:"1" max:"1048576" help:"sentences are cut after this many words"`
+	Dim         int     `param:"dim" min:"1" max:"1024" help:"dimension d of the vectors"`
+	Window      int     `param:"window" min:"1" max:"20" help:"word2vec's window W; FULL-W2V trains the fixed window ceil(W/2) either side"`
+	Negatives   int     `param:"negatives" min:"1" max:"64" help:"negative samples N per window, shared by its context words"`
+	Sample      float64 `param:"sample" min:"0" max:"0.5" help:"subsampling threshold of frequent words (0: off)"`
+	Alpha       float64 `param:"alpha" min:"1e-6" max:"1" help:"starting learning rate, decayed linearly"`
+	Epochs      int     `param:"epochs" min:"1" max:"1000" help:"passes over the corpus per iteration"`
+	Seed        int64   `param:"seed" default:"1" min:"0" help:"seeds the initial weights, subsampling and negatives"`
+	Table       int     `param:"table" min:"1" max:"1073741824" help:"entries of the unigram table negatives are drawn from (word2vec: 1e8)"`
+	Objective   string  `param:"objective" default:"ns" choices:"ns,hs" help:"negative sampling (word2vec -negative N) or hierarchical softmax over word2vec's Huffman tree (-hs 1; on a GPU with kernel=wombat)"`
+	Kernel      string  `param:"kernel" default:"auto" choices:"auto,warp,block,wombat" help:"GPU layout (the CPU computes the same sums): a warp per sentence (d <= 256), FULL-W2V's block per sentence, auto, or wombat: Wombat's batches (a window as one small matrix product on the CPU; host-assembled 4x8 tiles and pairs on the GPU)"`
+	Device      string  `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
+	Threads     int     `param:"threads" default:"0" min:"0" max:"65536" help:"goroutines training (cpu; 0: one per core; 1: deterministic), or assembling Wombat's batches (kernel=wombat on a GPU); FULL-W2V's GPU draws its own"`
+	BatchTokens int     `param:"batch_tokens" min:"1" max:"268435456" help:"corpus tokens per GPU launch (kernel=wombat: the default means 2^16)"`
+	Fresh       bool    `param:"fresh" help:"keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"`
+	// Bounded by default (DefaultConcurrency): on the H100 unbounded
+	// concurrency trained vectors far worse than the CPU's.
+	WombatConcurrency int    `param:"wombat_concurrency" min:"0" max:"16777216" help:"kernel=wombat on a GPU: windows (tiles and pairs with wombat_layout=tiles) trained at once (0: all of a launch, faster but staler Hogwild)"`
+	WombatLayout      string `param:"wombat_layout" default:"windows" choices:"windows,tiles" help:"kernel=wombat on a GPU: a warp per window (windows), or the paper's 4x8 tiles a warp each, then the other pairs a warp each (tiles)"`
+	Concurrency       int    `param:"concurrency" min:"0" max:"16777216" help:"sentences a GPU trains at once (0: as many as fit, faster but staler Hogwild)"`
+}
+
+// SetDefaults implements workloads.Defaulter: DefaultConfig and the
+// Default constants are the one place the training's defaults are.
+func (p *Params) SetDefaults() {
 	def := DefaultConfig()
-	f := func(v float64) string { return fmt.Sprint(v) }
-	i := func(v int) string { return fmt.Sprint(v) }
-	return []workloads.ParamSpec{
-		{Name: "corpus", Type: workloads.String, Default: ZipfPrefix,
-			Help: "a text file (.gz read as gzip; scripts/corpus-english.sh writes one), a Zipfian corpus " +
-				"zipf:[words=W,tokens=T,s=S,seed=X] (default: text8's shape), or a corpus with planted clusters and analogies " +
-				"planted:[clusters=C,size=S,entities=E,relations=R,contexts=X,noise=N,tokens=T,shuffle=B,seed=X] (scored after every iteration)"},
-		{Name: "sentences", Type: workloads.String, Default: string(Lines), Choices: []string{string(Lines), string(Word2Vec)},
-			Help: "a text corpus's sentences: lines, or word2vec's convention (a line end is the word </s>)"},
-		{Name: "min_count", Type: workloads.Int, Default: "5", Min: workloads.Bound(1),
-			Help: "a text corpus's words seen fewer times are dropped"},
-		{Name: "vocab", Type: workloads.String, Default: "",
-			Help: "a saved vocabulary to use instead of counting the text corpus (heatsink w2v-train --save-vocab writes one)"},
-		{Name: "max_sentence", Type: workloads.Int, Default: i(DefaultMaxSentence), Min: workloads.Bound(1), Max: workloads.Bound(1 << 20),
-			Help: "sentences are cut after this many words"},
-		{Name: "dim", Type: workloads.Int, Default: i(def.Dim), Min: workloads.Bound(1), Max: workloads.Bound(MaxDim),
-			Help: "dimension d of the vectors"},
-		{Name: "window", Type: workloads.Int, Default: i(def.Window), Min: workloads.Bound(1), Max: workloads.Bound(MaxWindow),
-			Help: "word2vec's window W; FULL-W2V trains the fixed window ceil(W/2) either side"},
-		{Name: "negatives", Type: workloads.Int, Default: i(def.Negatives), Min: workloads.Bound(1), Max: workloads.Bound(MaxNegatives),
-			Help: "negative samples N per window, shared by its context words"},
-		{Name: "sample", Type: workloads.Float, Default: f(def.Sample), Min: workloads.Bound(0), Max: workloads.Bound(0.5),
-			Help: "subsampling threshold of frequent words (0: off)"},
-		{Name: "alpha", Type: workloads.Float, Default: f(def.Alpha), Min: workloads.Bound(1e-6), Max: workloads.Bound(1),
-			Help: "starting learning rate, decayed linearly"},
-		{Name: "epochs", Type: workloads.Int, Default: i(def.Epochs), Min: workloads.Bound(1), Max: workloads.Bound(MaxEpochs),
-			Help: "passes over the corpus per iteration"},
-		{Name: "seed", Type: workloads.Int, Default: "1", Min: workloads.Bound(0),
-			Help: "seeds the initial weights, subsampling and negatives"},
-		{Name: "table", Type: workloads.Int, Default: i(def.TableSize), Min: workloads.Bound(1), Max: workloads.Bound(1 << 30),
-			Help: "entries of the unigram table negatives are drawn from (word2vec: 1e8)"},
-		{Name: "objective", Type: workloads.String, Default: ObjectiveNS, Choices: []string{ObjectiveNS, ObjectiveHS},
-			Help: "negative sampling (word2vec -negative N) or hierarchical softmax over word2vec's Huffman tree (-hs 1; on a GPU with kernel=wombat)"},
-		{Name: "kernel", Type: workloads.String, Default: KernelAuto, Choices: []string{KernelAuto, KernelWarp, KernelBlock, KernelWombat},
-			Help: "GPU layout (the CPU computes the same sums): a warp per sentence (d <= 256), FULL-W2V's block per sentence, auto, " +
-				"or wombat: Wombat's batches (a window as one small matrix product on the CPU; host-assembled 4x8 tiles and pairs on the GPU)"},
-		{Name: "device", Type: workloads.String, Default: "0", Help: "GPU index (see heatsink gpus) or cpu"},
-		{Name: "threads", Type: workloads.Int, Default: "0", Min: workloads.Bound(0), Max: workloads.Bound(1 << 16),
-			Help: "goroutines training (cpu; 0: one per core; 1: deterministic), or assembling Wombat's batches (kernel=wombat on a GPU); FULL-W2V's GPU draws its own"},
-		{Name: "batch_tokens", Type: workloads.Int, Default: i(DefaultBatchTokens), Min: workloads.Bound(1), Max: workloads.Bound(1 << 28),
-			Help: "corpus tokens per GPU launch (kernel=wombat: the default means 2^16)"},
-		{Name: "fresh", Type: workloads.Bool, Default: strconv.FormatBool(def.Fresh),
-			Help: "keep a context copy for one window (word2vec) rather than its 2*W_f+1 (FULL-W2V's ring): fresher rows when many sentences train at once"},
-		// Bounded by default (DefaultConcurrency): on the H100 unbounded
-		// concurrency trained vectors far worse than the CPU's.
-		{Name: "wombat_concurrency", Type: workloads.Int, Default: i(DefaultWombatConcurrency), Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
-			Help: "kernel=wombat on a GPU: windows (tiles and pairs with wombat_layout=tiles) trained at once (0: all of a launch, faster but staler Hogwild)"},
-		{Name: "wombat_layout", Type: workloads.String, Default: WombatWindows, Choices: []string{WombatWindows, WombatTiles},
-			Help: "kernel=wombat on a GPU: a warp per window (windows), or the paper's 4x8 tiles a warp each, then the other pairs a warp each (tiles)"},
-		{Name: "concurrency", Type: workloads.Int, Default: i(DefaultConcurrency), Min: workloads.Bound(0), Max: workloads.Bound(1 << 24),
-			Help: "sentences a GPU trains at once (0: as many as fit, faster but staler Hogwild)"},
-	}
+	p.MaxSentence, p.Dim, p.Window, p.Negatives = DefaultMaxSentence, def.Dim, def.Window, def.Negatives
+	p.Sample, p.Alpha, p.Epochs, p.Table, p.Fresh = def.Sample, def.Alpha, def.Epochs, def.TableSize, def.Fresh
+	p.BatchTokens, p.WombatConcurrency, p.Concurrency = DefaultBatchTokens, DefaultWombatConcurrency, DefaultConcurrency
 }
 
 // Devices implements workloads.DeviceLister.
@@ -92,23 +77,23 @@ func (Workload) Devices(ctx context.Context) ([]string, error) {
 	return out, inv.DriverErr
 }
 
-// ConfigFromValues reads the training parameters.
-func ConfigFromValues(v workloads.Values) (Config, error) {
+// ConfigFromParams reads the training parameters.
+func ConfigFromParams(p Params) (Config, error) {
 	cfg := Config{
-		Dim: int(v.Int("dim")), Window: int(v.Int("window")), Negatives: int(v.Int("negatives")),
-		Sample: v.Float("sample"), Alpha: v.Float("alpha"), Epochs: int(v.Int("epochs")),
-		Seed: uint64(v.Int("seed")), TableSize: int(v.Int("table")), Kernel: v.String("kernel"), Fresh: v.Bool("fresh"),
-		Objective: v.String("objective"),
+		Dim: p.Dim, Window: p.Window, Negatives: p.Negatives,
+		Sample: p.Sample, Alpha: p.Alpha, Epochs: p.Epochs,
+		Seed: uint64(p.Seed), TableSize: p.Table, Kernel: p.Kernel, Fresh: p.Fresh,
+		Objective: p.Objective,
 	}
 	return cfg, cfg.Validate()
 }
 
-// CorpusOptionsFromValues reads how to read a text corpus, loading the
+// CorpusOptionsFromParams reads how to read a text corpus, loading the
 // saved vocabulary when one is named.
-func CorpusOptionsFromValues(v workloads.Values) (CorpusOptions, error) {
-	o := CorpusOptions{Sentences: Sentences(v.String("sentences")), MinCount: v.Int("min_count"), MaxSentence: int(v.Int("max_sentence"))}
-	if path := v.String("vocab"); path != "" {
-		voc, err := LoadVocab(path, 1)
+func CorpusOptionsFromParams(p Params) (CorpusOptions, error) {
+	o := CorpusOptions{Sentences: Sentences(p.Sentences), MinCount: p.MinCount, MaxSentence: p.MaxSentence}
+	if p.Vocab != "" {
+		voc, err := LoadVocab(p.Vocab, 1)
 		if err != nil {
 			return o, err
 		}
@@ -148,25 +133,29 @@ func OpenCorpus(spec string, o CorpusOptions) (*Corpus, *Truth, error) {
 // Start implements workloads.Workload: it reads or generates the corpus and
 // prepares the device, so a bad corpus or too little GPU memory fails
 // before the experiment starts.
-func (Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
-	cfg, err := ConfigFromValues(v)
+func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job, error) {
+	p, err := w.Of(v)
 	if err != nil {
 		return nil, err
 	}
-	gpu, err := kernels.ParseDevice(v.String("device"))
+	cfg, err := ConfigFromParams(p)
 	if err != nil {
 		return nil, err
 	}
-	o, err := CorpusOptionsFromValues(v)
+	gpu, err := kernels.ParseDevice(p.Device)
 	if err != nil {
 		return nil, err
 	}
-	c, truth, err := OpenCorpus(v.String("corpus"), o)
+	o, err := CorpusOptionsFromParams(p)
 	if err != nil {
 		return nil, err
 	}
-	dev := Device{GPU: gpu, Threads: int(v.Int("threads")), BatchTokens: int(v.Int("batch_tokens")), Concurrency: int(v.Int("concurrency")),
-		WombatLayout: v.String("wombat_layout"), WombatConcurrency: int(v.Int("wombat_concurrency"))}
+	c, truth, err := OpenCorpus(p.Corpus, o)
+	if err != nil {
+		return nil, err
+	}
+	dev := Device{GPU: gpu, Threads: p.Threads, BatchTokens: p.BatchTokens, Concurrency: p.Concurrency,
+		WombatLayout: p.WombatLayout, WombatConcurrency: p.WombatConcurrency}
 	tr, err := NewTrainer(ctx, c, cfg, dev)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ func workloadValues(t *testing.T, set ...string) workloads.Values {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := workloads.ParseValues(Workload{}.Params(), m)
+	v, err := Workload{}.Decode(m)
 	if err != nil {
 		t.Fatal(err)
 	}

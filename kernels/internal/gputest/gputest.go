@@ -80,7 +80,7 @@ func GPUTime(b *testing.B, ctx *cuda.Context, op func() error) time.Duration {
 // checks that the GPU's free memory returns to where it was.
 func RunWorkload(t *testing.T, w workloads.Workload, set map[string]string) []workloads.Result {
 	t.Helper()
-	v, err := workloads.ParseValues(w.Params(), set)
+	v, err := w.Decode(set)
 	if err != nil {
 		t.Fatal(err)
 	}
