@@ -18,7 +18,7 @@ import (
 // like the iteration's own n) fails here rather than in InfluxDB. A field
 // only a GPU or an optional stage reports is declared but not seen here.
 func TestEveryBuiltinReportsWhatItDeclares(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		w   workloads.Workload
 		set map[string]string
 	}{
@@ -28,13 +28,24 @@ func TestEveryBuiltinReportsWhatItDeclares(t *testing.T) {
 		{ri.Workload{}, map[string]string{"device": "cpu", "corpus": "zipf:tokens=5k,doc=10", "dim": "64", "nonzeros": "4", "retrain": "1", "threads": "1"}},
 		{lda.Workload{}, map[string]string{"device": "cpu", "corpus": "synthetic:preset=tiny,docs=50", "topics": "4", "iterations": "2", "threads": "1"}},
 		{w2v.Workload{}, map[string]string{"device": "cpu", "corpus": "planted:tokens=5k,clusters=2,entities=3,noise=50", "dim": "8", "epochs": "1", "table": "10000", "threads": "1"}},
-	} {
+	}
+	// Every workload these packages register is run here.
+	tested := map[string]bool{}
+	for _, tc := range cases {
+		tested[tc.w.Name()] = true
+	}
+	for _, w := range workloads.Registered() {
+		if !tested[w.Name()] {
+			t.Errorf("workload %s is registered but not run here", w.Name())
+		}
+	}
+	for _, tc := range cases {
 		t.Run(tc.w.Name(), func(t *testing.T) {
 			d, ok := tc.w.(workloads.MetricDeclarer)
 			if !ok {
 				t.Fatalf("%T declares no metrics (workloads.MetricDeclarer)", tc.w)
 			}
-			v, err := workloads.ParseValues(tc.w.Params(), tc.set)
+			v, err := tc.w.Decode(tc.set)
 			if err != nil {
 				t.Fatalf("parse %v: %v", tc.set, err)
 			}

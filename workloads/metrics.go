@@ -9,10 +9,11 @@ import (
 )
 
 // MetricDeclarer is a workload that declares the metrics its iterations
-// report, as fields of point/schema's iteration measurement. Every
-// built-in implements it (a test runs each once and holds its metrics to
-// the declaration); it is not part of Workload so that a test's fake or a
-// workload outside this repository need not.
+// report, as fields of point/schema's iteration measurement. Register
+// refuses a workload without it, so every built-in declares (and
+// kernels/metrics_test.go runs each once and holds its metrics to the
+// declaration); it is not part of Workload so that a test's fake, which
+// is never registered, need not.
 type MetricDeclarer interface {
 	Metrics() []schema.Field
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // testParams has a parameter of every type, bounded, with choices, without
@@ -27,8 +29,9 @@ func (p *testParams) SetDefaults() { p.Threads = 3 }
 
 type testWorkload struct{ Typed[testParams] }
 
-func (testWorkload) Name() string    { return "test" }
-func (testWorkload) Summary() string { return "decoder tests" }
+func (testWorkload) Name() string            { return "test" }
+func (testWorkload) Summary() string         { return "decoder tests" }
+func (testWorkload) Metrics() []schema.Field { return nil }
 func (w testWorkload) Start(ctx context.Context, v Values) (Job, error) {
 	_, err := w.Of(v)
 	return nil, err
@@ -141,6 +144,9 @@ func TestMalformedTagsAreFoundAtRegistration(t *testing.T) {
 		{bare[defaultOutOfRange]{}, `parameter n="0": below the minimum 1`},
 		{bare[defaultNotAChoice]{}, `parameter s="": not one of a, b`},
 		{bare[int]{}, "parameters int: want a struct"},
+		{bare[struct{}]{}, "workload bare declares no metrics"},
+		{declares{schema.Field{Name: "flops", Kind: schema.Float}}, `declared metric "flops" is no field of point/schema's iteration measurement`},
+		{declares{schema.Field{Name: schema.FieldN, Kind: schema.Int}}, `declared metric "n" is`},
 	} {
 		err := Check(tc.w)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -151,6 +157,16 @@ func TestMalformedTagsAreFoundAtRegistration(t *testing.T) {
 		t.Errorf("Check(testWorkload) = %v", err)
 	}
 }
+
+// declares is a workload that declares the metrics it holds.
+type declares []schema.Field
+
+func (declares) Name() string                                     { return "declares" }
+func (declares) Summary() string                                  { return "" }
+func (declares) Params() []ParamSpec                              { return nil }
+func (declares) Decode(map[string]string) (Values, error)         { return Values{}, nil }
+func (declares) Start(ctx context.Context, v Values) (Job, error) { return nil, nil }
+func (d declares) Metrics() []schema.Field                        { return d }
 
 // bare is a workload with parameters P and nothing else.
 type bare[P any] struct{ Typed[P] }

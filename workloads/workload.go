@@ -79,8 +79,9 @@ func Register(w Workload) {
 	registered[w.Name()] = w
 }
 
-// Check is what Register checks: the parameters' tags are well formed and
-// the defaults decode.
+// Check is what Register checks: the parameters' tags are well formed,
+// the defaults decode, and the workload declares its metrics as float
+// fields of point/schema's iteration measurement.
 func Check(w Workload) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -90,6 +91,13 @@ func Check(w Workload) (err error) {
 	specs := w.Params()
 	if _, err := w.Decode(nil); err != nil {
 		return fmt.Errorf("workload %s: the defaults: %w", w.Name(), err)
+	}
+	md, ok := w.(MetricDeclarer)
+	if !ok {
+		return fmt.Errorf("workload %s declares no metrics: it needs a Metrics method (workloads.MetricDeclarer)", w.Name())
+	}
+	if err := CheckMetrics(md.Metrics(), nil); err != nil {
+		return fmt.Errorf("workload %s: %w", w.Name(), err)
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -51,6 +52,10 @@ func (j job) Iterate(ctx context.Context) (workloads.Result, error) {
 	}
 	return workloads.Result{Work: j.For.Seconds(), WorkUnit: "s"}, nil
 }
+
+// Metrics implements workloads.MetricDeclarer: an iteration reports none
+// of its own.
+func (Workload) Metrics() []schema.Field { return nil }
 
 // Close implements workloads.Job.
 func (job) Close() error { return nil }
