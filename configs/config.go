@@ -29,9 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 	"gopkg.in/yaml.v3"
 )
 

@@ -6,8 +6,9 @@
 // node builds sources through it, so neither imports a source, and adding
 // a source is its package plus one import line (node/sources.go).
 //
-// The registry imports nothing of heatsink but the point type, so that any
-// package may register and the loader stays below every source.
+// The registry imports nothing of heatsink but the point type and its own
+// keypath (the error a section returns), so that any package may register
+// and the loader stays below every source and sink.
 package registry
 
 import (
