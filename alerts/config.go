@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/configs/secret"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
@@ -401,8 +402,8 @@ func compileRule(c Config, i int, r Rule, interval time.Duration) (*rule, error)
 		}
 		return nil
 	}
-	temp := strings.HasSuffix(r.Field, "_c")
-	pct := strings.HasSuffix(r.Field, "_pct")
+	temp := sch.unit(r.Field) == schema.Celsius
+	pct := sch.unit(r.Field) == schema.Percent
 
 	switch set[0] {
 	case "threshold":
@@ -637,7 +638,7 @@ func compileSelector(s Selector, silent bool, bad func(msg string, keys ...strin
 		}
 		if s.Field != "" {
 			if _, ok := sch.field(s.Field); !ok {
-				return m, sch, bad(fmt.Sprintf("no source writes field %q in %s points (docs/data-model.md)", s.Field, s.Measurement), "field")
+				return m, sch, bad(fmt.Sprintf("no source writes field %q in %s points (docs/data-model.md; its fields: %s)", s.Field, s.Measurement, strings.Join(sch.fieldNames(), ", ")), "field")
 			}
 		}
 	}

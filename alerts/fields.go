@@ -1,6 +1,11 @@
 package alerts
 
-import "github.com/heatsink-hpc/heatsink/point/schema"
+import (
+	"maps"
+	"slices"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
+)
 
 // kind is what a field holds, so that a rule can be checked against the
 // field it watches when the configuration loads rather than never firing.
@@ -13,10 +18,11 @@ const (
 )
 
 // measurementSchema is one measurement of the data model: the tags that
-// identify its devices and the fields its sources write.
+// identify its devices and the fields its sources write, as point/schema
+// declares them (kind and unit).
 type measurementSchema struct {
 	tags   map[string]bool
-	fields map[string]kind
+	fields map[string]schema.Field
 	// openFields marks measurements whose fields are not a closed set (a
 	// workload's own metrics, a PDU's generic OIDs, a generic tank's mapped
 	// fields); openTags, whose tags are not (an alert carries its series').
@@ -26,21 +32,9 @@ type measurementSchema struct {
 	sensor bool
 }
 
-// What the data model's prose says and its table cannot: field kinds other
-// than numbers, open sets, and which measurements are sensors.
+// What the data model's prose says and its table cannot: open sets, and
+// which measurements are sensors. Kinds and units are point/schema's.
 var (
-	booleanFields = map[string][]string{
-		schema.GPU:             {schema.FieldThrottleThermal, schema.FieldThrottlePower},
-		schema.PDU:             {schema.FieldPowerDerived},
-		schema.Tank:            {schema.FieldPump1On, schema.FieldPump2On, schema.FieldDemo, schema.FieldFactory, schema.FieldTest, schema.FieldMaintenance},
-		schema.CollectorSource: {schema.FieldOK},
-		schema.InfluxSink:      {schema.FieldOK},
-	}
-	textFields = map[string][]string{
-		schema.Tank:  {schema.FieldMode, schema.FieldErrorsText, schema.FieldWarningsText},
-		schema.Event: {schema.FieldMessage},
-		schema.Alert: {schema.FieldState, schema.FieldMessage},
-	}
 	openFieldSets = []string{schema.Iteration, schema.PDU, schema.Tank}
 	openTagSets   = []string{schema.Alert}
 	sensors       = []string{schema.CPU, schema.Mem, schema.Load, schema.Hwmon, schema.Cpufreq, schema.RAPL, schema.NVMe, schema.GPU, schema.PDU, schema.Tank}
@@ -51,32 +45,20 @@ var (
 var measurements = schemas(schema.Measurements())
 
 // schemas adds to the data model's table what rules need to know of each
-// measurement: the kind of each field, and which sets are open.
+// measurement: each field's declaration, and which sets are open.
 func schemas(table map[string]schema.Measurement) map[string]measurementSchema {
 	out := map[string]measurementSchema{}
 	for name, m := range table {
-		s := measurementSchema{tags: map[string]bool{}, fields: map[string]kind{}}
+		s := measurementSchema{tags: map[string]bool{}, fields: map[string]schema.Field{}}
 		for _, t := range m.Tags {
 			s.tags[t] = true
 		}
 		for _, f := range m.Fields {
-			s.fields[f] = numeric
+			if d, ok := m.Field(f); ok {
+				s.fields[f] = d
+			}
 		}
 		out[name] = s
-	}
-	for m, fs := range booleanFields {
-		for _, f := range fs {
-			if s, ok := out[m]; ok {
-				s.fields[f] = boolean
-			}
-		}
-	}
-	for m, fs := range textFields {
-		for _, f := range fs {
-			if s, ok := out[m]; ok {
-				s.fields[f] = text
-			}
-		}
 	}
 	set := func(list []string, apply func(*measurementSchema)) {
 		for _, m := range list {
@@ -92,17 +74,43 @@ func schemas(table map[string]schema.Measurement) map[string]measurementSchema {
 	return out
 }
 
+// kindOf is what a rule can do with a field of the schema's kind.
+func kindOf(k schema.Kind) kind {
+	switch k {
+	case schema.Bool:
+		return boolean
+	case schema.String:
+		return text
+	}
+	return numeric
+}
+
 // hasTag reports whether the measurement's points can carry the tag key;
 // the collector adds host to every point.
 func (s measurementSchema) hasTag(key string) bool {
 	return key == schema.TagHost || s.openTags || s.tags[key]
 }
 
-// field returns the kind of a field and whether any source writes it.
+// field returns the kind of a field and whether any source writes it. A
+// field outside an open measurement's table is taken for a number.
 func (s measurementSchema) field(name string) (kind, bool) {
-	k, ok := s.fields[name]
-	if !ok && s.openFields {
-		return numeric, true
+	if f, ok := s.fields[name]; ok {
+		return kindOf(f.Kind), true
 	}
-	return k, ok
+	return numeric, s.openFields
+}
+
+// unit returns the unit of a field: its declaration's, else (an open
+// measurement's own field) the one its name spells.
+func (s measurementSchema) unit(name string) schema.Unit {
+	if f, ok := s.fields[name]; ok {
+		return f.Unit
+	}
+	return schema.UnitOf(name)
+}
+
+// fieldNames lists the measurement's fields, for an error that names the
+// field a rule got wrong.
+func (s measurementSchema) fieldNames() []string {
+	return slices.Sorted(maps.Keys(s.fields))
 }

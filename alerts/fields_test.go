@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 // TestDataModelIsReadAsTheContract checks that the table of
@@ -39,18 +41,47 @@ func TestDataModelIsReadAsTheContract(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(measurements["hwmon"].tags)); !slices.Equal(got, []string{"chip", "chip_name", "class", "label", "sensor"}) {
 		t.Errorf("hwmon tags %v", got)
 	}
-	for _, list := range []map[string][]string{booleanFields, textFields} {
-		for m, fs := range list {
-			for _, f := range fs {
-				if _, ok := measurements[m].fields[f]; !ok {
-					t.Errorf("fields.go gives %s.%s a kind; docs/data-model.md has no such field", m, f)
-				}
-			}
+	// Kinds are point/schema's: a boolean and a string stay what they are.
+	for _, tc := range []struct {
+		m, f string
+		want kind
+	}{
+		{"gpu", "throttle_thermal", boolean},
+		{"tank", "pump1_on", boolean},
+		{"tank", "mode", text},
+		{"alert", "state", text},
+		{"tune_evaluation", "record", text},
+		{"gpu", "clock_event_reasons", numeric},
+		{"mem", "used_bytes", numeric},
+	} {
+		if got, ok := measurements[tc.m].field(tc.f); !ok || got != tc.want {
+			t.Errorf("%s.%s is %s (%v), want %s", tc.m, tc.f, kindName(got), ok, kindName(tc.want))
 		}
 	}
 	for _, m := range slices.Concat(openFieldSets, openTagSets, sensors) {
 		if _, ok := measurements[m]; !ok {
 			t.Errorf("fields.go names measurement %s; docs/data-model.md has none", m)
+		}
+	}
+}
+
+// The unit a threshold's plausibility check uses is the field's declared
+// one, or for an open measurement's own field the one its name spells.
+func TestFieldUnits(t *testing.T) {
+	for _, tc := range []struct {
+		m, f string
+		want schema.Unit
+	}{
+		{"gpu", "slowdown_c", schema.Celsius},
+		{"gpu", "util_pct", schema.Percent},
+		{"gpu", "power_w", schema.Watts},
+		{"gpu", "pstate", schema.None},
+		{"tank", "inlet_c", schema.Celsius},
+		{"pdu", "voltage_v", schema.Volts},
+		{"job_summary", "heat_interval_s_per_c", schema.SecondsPerCelsius},
+	} {
+		if got := measurements[tc.m].unit(tc.f); got != tc.want {
+			t.Errorf("%s.%s unit %s, want %s", tc.m, tc.f, got, tc.want)
 		}
 	}
 }

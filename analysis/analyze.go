@@ -35,12 +35,17 @@ type Report struct {
 	Slowdown      []SlowdownResult `json:"slowdown"`
 	// Workload is the job's own per-iteration results during the load.
 	Workload WorkloadResult `json:"workload"`
+	// Analyses are the registered extensions' results, by name (see
+	// Extension); one that could not be computed says why in NotComputed
+	// under its name.
+	Analyses map[string]any `json:"analyses,omitempty"`
 	// Recorded are the host's utilisation series (CPU, memory, load), for
 	// the figures of what a machine without temperatures recorded; not part
 	// of the JSON.
 	Recorded []*Series `json:"-"`
 	// NotComputed holds, for the top-level results (pump_cycles,
-	// pump_cycle_fit, slowdown, phases), why they are missing.
+	// pump_cycle_fit, slowdown, phases, and each extension's name), why
+	// they are missing.
 	NotComputed map[string]string `json:"not_computed,omitempty"`
 	// Notes are warnings about the input: skipped lines, odd phases.
 	Notes []string `json:"notes,omitempty"`
@@ -177,6 +182,7 @@ func Analyze(r *Run, o Options) *Report {
 	a.pumps()
 	a.coolingEnergy()
 	a.slowdown()
+	a.extensions()
 	rep.Workload = Workload(r)
 	rep.Recorded = HostSeries(r)
 	if len(rep.NotComputed) == 0 {

@@ -11,6 +11,11 @@
 // error saying why; Analyze turns those errors into "not computed: reason"
 // entries of the Report instead of ever inventing a value.
 //
+// A new analysis is one file that registers an Extension from its init
+// function: Analyze runs it after the built-in ones, its result goes under
+// the report's "analyses" and its section into every human format
+// (probe_hottest.go, built with -tags heatsink_probe, shows the whole of it).
+//
 // Load streams a run directory (run.json and points.lp) into compact
 // per-series slices; Analyze runs every analysis over it; Compare sets
 // several reports side by side. Rendering lives in analysis/report and plots

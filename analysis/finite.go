@@ -36,6 +36,13 @@ func DropNonFinite(v any) []string {
 			for i := range r.Len() {
 				walk(r.Index(i), path+"["+strconv.Itoa(i)+"]")
 			}
+		case reflect.Map:
+			// The extensions' results (Report.Analyses): a map's values
+			// cannot be set, so only what they point to is cleaned.
+			iter := r.MapRange()
+			for iter.Next() {
+				walk(iter.Value(), path+"."+iter.Key().String())
+			}
 		case reflect.Struct:
 			t := r.Type()
 			for i := range r.NumField() {

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
 	"github.com/heatsink-hpc/heatsink/configs"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/configs"

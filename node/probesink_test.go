@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/configs"
 )
 

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/registry"
 )

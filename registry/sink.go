@@ -54,9 +54,10 @@ type SinkKind struct {
 }
 
 // SinkHealth is a sink in /healthz: whether it delivers and, for a sink
-// that spools what it cannot deliver yet, how much waits. It is declared
-// here so that a sink's package can describe itself without importing the
-// agent (collectors/agent.SinkHealth is this type).
+// that spools what it cannot deliver yet, how much waits. It has
+// agent.SinkHealth's fields, one for one, so the node converts it: a sink's
+// package describes itself without importing the agent, and the agent
+// (whose types slurm's health check decodes) needs no registry.
 type SinkHealth struct {
 	OK      bool   `json:"ok"`
 	Problem string `json:"problem,omitempty"`

@@ -15,7 +15,7 @@ command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
 command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
 { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || need_apt+=(munge)
 # heatsink export --prometheus is tested against a real Prometheus scraping a
-# real node_exporter (collectors/prom/history); both live in /usr/bin.
+# real node_exporter (recordings/promhistory); both live in /usr/bin.
 command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need_apt+=(prometheus)
 command -v prometheus-node-exporter >/dev/null 2>&1 || [ -x /usr/bin/prometheus-node-exporter ] || need_apt+=(prometheus-node-exporter)
 # clang compiles kernels/*.cu for NVPTX in CI (no nvcc there), so the CUDA

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/heatsink-hpc/heatsink/slurm/slurmtest"
 )

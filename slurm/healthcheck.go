@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 )
 
 // ReasonPrefix starts every drain reason heatsink sets. The health check

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
-	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/recordings/influxhistory"
+	"github.com/heatsink-hpc/heatsink/recordings/promhistory"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -55,11 +56,11 @@ func Gather(ctx context.Context, r Readings, dir string) (int, error) {
 	defer os.RemoveAll(tmp)
 	if r.Prometheus != "" {
 		// Prometheus ranges include their end; To is exclusive here.
-		o := history.Options{URL: r.Prometheus, Hosts: r.Hosts, From: r.From, To: r.To.Add(-time.Nanosecond), Step: r.Step}
-		if _, err := history.Export(ctx, o, tmp); err != nil {
+		o := promhistory.Options{URL: r.Prometheus, Hosts: r.Hosts, From: r.From, To: r.To.Add(-time.Nanosecond), Step: r.Step}
+		if _, err := promhistory.Export(ctx, o, tmp); err != nil {
 			return 0, fmt.Errorf("gather readings of %s from Prometheus: %w", strings.Join(r.Hosts, ","), err)
 		}
-	} else if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.From, To: r.To}, tmp); err != nil {
+	} else if _, err := influxhistory.Export(ctx, r.Influx, influxhistory.ExportOptions{Hosts: r.Hosts, From: r.From, To: r.To}, tmp); err != nil {
 		return 0, fmt.Errorf("gather readings of %s: %w", strings.Join(r.Hosts, ","), err)
 	}
 	w, err := rundir.Create(dir)
@@ -122,7 +123,7 @@ func hostsWithout(ctx context.Context, r Readings) ([]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := influx.Export(ctx, r.Influx, influx.ExportOptions{Hosts: r.Hosts, From: r.To, To: r.To.Add(time.Hour)}, tmp); err != nil {
+	if _, err := influxhistory.Export(ctx, r.Influx, influxhistory.ExportOptions{Hosts: r.Hosts, From: r.To, To: r.To.Add(time.Hour)}, tmp); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}

@@ -66,7 +66,7 @@ func (p Publisher) Evaluate(ctx context.Context, t Task, c Config) (Result, erro
 }
 
 // PointQuery reads back every point of a measurement whose tags equal
-// those given (collectors/influx.QueryMeasurement on a configuration).
+// those given (recordings/influxhistory.QueryMeasurement on a configuration).
 type PointQuery func(ctx context.Context, measurement string, tags map[string]string, fn func(point.Point)) error
 
 // LoadInfluxSources reads the evaluations of earlier tuning runs stored as

@@ -16,6 +16,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/recordings/influxhistory"
 )
 
 // recording replays a table and records each evaluation as RunEvaluator
@@ -88,7 +89,7 @@ func TestSourcesFromInfluxDBAreTheRunDirectoriesSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := func(ctx context.Context, m string, tags map[string]string, fn func(point.Point)) error {
-		return influx.QueryMeasurement(ctx, cfg, m, tags, fn)
+		return influxhistory.QueryMeasurement(ctx, cfg, m, tags, fn)
 	}
 	fromDB, err := LoadInfluxSources(context.Background(), q, "influx", s, "runtime_s")
 	if err != nil {

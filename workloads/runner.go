@@ -529,6 +529,14 @@ func (r *Runner) iterate(ctx context.Context, n int, runID, dir string) rundir.I
 		}
 	} else {
 		res, err := r.iterateBuiltin(ctx)
+		if err == nil {
+			// A metric that shadows the point's own n or exit_status would
+			// be written twice and read back as the wrong iteration: the
+			// workload is wrong, and its iteration fails saying so.
+			if verr := (schema.IterationPoint{Workload: r.name, N: n, Metrics: res.Metrics}).Validate(); verr != nil {
+				err = fmt.Errorf("workload %s reports a metric the iteration point cannot carry: %w", r.name, verr)
+			}
+		}
 		switch {
 		case err == nil:
 			it.Metrics = maps.Clone(res.Metrics)

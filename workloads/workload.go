@@ -40,7 +40,11 @@ type Result struct {
 	Work     float64
 	WorkUnit string
 	// Metrics are the workload's own figures, units in the names
-	// ("triad_bytes_per_s", "flop_per_s", "max_rel_err").
+	// ("triad_bytes_per_s", "flop_per_s", "max_rel_err"): fields of
+	// point/schema's iteration measurement, which a built-in declares
+	// (MetricDeclarer). None may take an iteration's own name (n,
+	// runtime_s, exit_status; see schema.FixedKeys): the runner fails
+	// such an iteration.
 	Metrics map[string]float64
 }
 

@@ -70,6 +70,7 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 	d.Sections = append(d.Sections, componentSection(rep, ""), workloadSection(rep))
 	d.Sections = append(d.Sections, fitSections(rep)...)
 	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
+	d.Sections = append(d.Sections, extensionSections(rep)...)
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
 	}

@@ -24,10 +24,7 @@ import (
 func TestAddingASourceTakesOnePackageAndOneImport(t *testing.T) {
 	t.Parallel()
 	plain := heatsinkBinary(t)
-	bin := filepath.Join(t.TempDir(), "heatsink-probe")
-	if out, err := exec.Command("go", "build", "-tags", "heatsink_probe", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags heatsink_probe: %v\n%s", err, out)
-	}
+	bin := probeBinary(t)
 	dir := t.TempDir()
 	probes, _ := filepath.Abs("../../internal/probe/testdata/temps")
 	cfg := writeFile(t, dir, "node.yaml", "interval: 250ms\nsources:\n  nvml: {disabled: true}\n  probe:\n    file: "+probes+"\n")

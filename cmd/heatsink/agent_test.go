@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/prometheus/common/expfmt"

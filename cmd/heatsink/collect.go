@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/recordings"
+	"github.com/heatsink-hpc/heatsink/recordings/influxhistory"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ func runExport(cmd *cobra.Command, args []string, xf *exportFlags) error {
 			return fmt.Errorf("--timezone: %w", err)
 		}
 	}
-	o := influx.ExportOptions{RunID: xf.runID, Hosts: xf.hosts}
+	o := influxhistory.ExportOptions{RunID: xf.runID, Hosts: xf.hosts}
 	for _, b := range []struct {
 		flag, s string
 		t       *time.Time
@@ -90,7 +91,7 @@ func runExport(cmd *cobra.Command, args []string, xf *exportFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := influx.Export(ctx, *influx.ConfigOf(cfg), o, xf.out)
+	res, err := influxhistory.Export(ctx, *influx.ConfigOf(cfg), o, xf.out)
 	if errors.Is(err, rundir.ErrRunExists) {
 		return fmt.Errorf("%w; export into a new directory", err)
 	}

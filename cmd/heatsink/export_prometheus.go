@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/recordings"
+	"github.com/heatsink-hpc/heatsink/recordings/promhistory"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +47,7 @@ func (p *promExport) run(cmd *cobra.Command, hosts []string, from, to string, lo
 	if from == "" || to == "" || (len(hosts) == 0 && p.job == "") {
 		return errors.New("with --prometheus, give --from and --to, and --host or --job")
 	}
-	o := history.Options{URL: p.url, Hosts: hosts, Job: p.job, Step: p.step, Vocabularies: p.vocab}
+	o := promhistory.Options{URL: p.url, Hosts: hosts, Job: p.job, Step: p.step, Vocabularies: p.vocab}
 	var err error
 	if o.From, err = recordings.ParseTime(from, loc); err != nil {
 		return fmt.Errorf("--from: %w", err)
@@ -64,7 +64,7 @@ func (p *promExport) run(cmd *cobra.Command, hosts []string, from, to string, lo
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := history.Export(ctx, o, out)
+	res, err := promhistory.Export(ctx, o, out)
 	if errors.Is(err, rundir.ErrRunExists) {
 		return fmt.Errorf("%w; export into a new directory", err)
 	}

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if probePath != "" {
+		os.RemoveAll(filepath.Dir(probePath))
+	}
 	os.Exit(code)
 }
 

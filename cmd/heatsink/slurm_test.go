@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/collectors/agent"
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"

@@ -10,6 +10,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/recordings/influxhistory"
 	"github.com/heatsink-hpc/heatsink/tune"
 )
 
@@ -33,7 +34,7 @@ func loadTuneSources(ctx context.Context, cfg *configs.Config, s *tune.Space, sp
 			ic.Bucket = b
 		}
 		q := func(ctx context.Context, m string, tags map[string]string, fn func(point.Point)) error {
-			return influx.QueryMeasurement(ctx, ic, m, tags, fn)
+			return influxhistory.QueryMeasurement(ctx, ic, m, tags, fn)
 		}
 		got, err := tune.LoadInfluxSources(ctx, q, src, s, spec)
 		if err != nil {

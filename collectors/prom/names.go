@@ -13,34 +13,35 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "heatsink"
 
-// unit is what a field-name suffix of docs/data-model.md becomes in a
-// Prometheus name, and the factor to the Prometheus unit.
+// unit is what a data-model unit becomes in a Prometheus name, and the
+// factor to the Prometheus unit.
 type unit struct {
 	suffix string
 	scale  float64
 }
 
-// units maps the data model's unit suffixes to Prometheus base units where
-// the conversion is exact and keeps names distinct: MHz are exported in
-// hertz and percentages as ratios (0..1, the Prometheus convention). Units
-// with no base unit worth converting to keep their own name: kilowatts stay
+// promUnits maps the data model's units to Prometheus base units where the
+// conversion is exact and keeps names distinct: MHz are exported in hertz
+// and percentages as ratios (0..1, the Prometheus convention). Units with
+// no base unit worth converting to keep their own name: kilowatts stay
 // kilowatts (a tank reports dissipation_kw beside dissipation_w, which must
 // not collide), litres per minute, cubic metres per hour and rpm stay as
 // the hardware reports them, so a dashboard shows the numbers a site knows.
-var units = map[string]unit{
-	"c":     {"celsius", 1},
-	"w":     {"watts", 1},
-	"kw":    {"kilowatts", 1},
-	"j":     {"joules", 1},
-	"pct":   {"ratio", 0.01},
-	"mhz":   {"hertz", 1e6},
-	"bytes": {"bytes", 1},
-	"rpm":   {"rpm", 1},
-	"lpm":   {"liters_per_minute", 1},
-	"m3h":   {"cubic_meters_per_hour", 1},
-	"a":     {"amperes", 1},
-	"v":     {"volts", 1},
-	"s":     {"seconds", 1},
+// A unit not here (the rates of workload metrics) keeps its suffix as is.
+var promUnits = map[schema.Unit]unit{
+	schema.Celsius:            {"celsius", 1},
+	schema.Watts:              {"watts", 1},
+	schema.Kilowatts:          {"kilowatts", 1},
+	schema.Joules:             {"joules", 1},
+	schema.Percent:            {"ratio", 0.01},
+	schema.MHz:                {"hertz", 1e6},
+	schema.Bytes:              {"bytes", 1},
+	schema.RPM:                {"rpm", 1},
+	schema.LitresPerMinute:    {"liters_per_minute", 1},
+	schema.CubicMetresPerHour: {"cubic_meters_per_hour", 1},
+	schema.Amperes:            {"amperes", 1},
+	schema.Volts:              {"volts", 1},
+	schema.Seconds:            {"seconds", 1},
 }
 
 // words spells out the data model's abbreviations, as Prometheus names do
@@ -68,46 +69,73 @@ type family struct {
 // from the engine's own states (Options.Alerts) rather than as points.
 var skippedMeasurements = map[string]bool{schema.Event: true, schema.Iteration: true, schema.Alert: true, schema.JobSummary: true}
 
+// declaration returns what the data model says of measurement.field: its
+// declaration where the measurement has the field, else what the name says
+// of itself (an open measurement's field: a PDU's generic OID, a generic
+// tank's mapped field), its kind being the value's.
+func declaration(measurement, field string, isString bool) schema.Field {
+	if m, ok := schema.Lookup(measurement); ok {
+		if f, ok := m.Field(field); ok {
+			return f
+		}
+	}
+	kind := schema.Float
+	if isString {
+		kind = schema.String
+	}
+	return schema.Infer(field, kind)
+}
+
 // name returns how measurement.field is exported, given the kind of its
 // value; ok is false for what is not exported (free text, skipped
-// measurements, names that cannot be made valid).
+// measurements, names that cannot be made valid). The field's unit,
+// counter flag and free-text flag come from point/schema:
 //
-//   - a field ending in _total is a counter, as are the energy counters
-//     (_j): energy_j becomes energy_joules_total;
-//   - a unit suffix becomes the Prometheus unit (see units), scaled;
+//   - a counter (a _total field, or energy_j) is a counter, its name ending
+//     in _total: energy_j becomes energy_joules_total;
+//   - the unit becomes the Prometheus unit (see promUnits), scaled;
 //   - booleans are 0/1 gauges; other numbers are gauges;
 //   - a string becomes an info metric NAME_info{FIELD="value"} 1, except
-//     free text (fields ending in _text, and message), whose values are
-//     unbounded and would make a series per message.
+//     free text (errors_text, message...), whose values are unbounded and
+//     would make a series per message.
+//
+// Whether a value is a string is the value's own kind, not the schema's,
+// so a source that writes another kind than declared still gets a valid
+// family.
 func name(measurement, field string, isString bool) (family, bool) {
 	if skippedMeasurements[measurement] {
 		return family{}, false
 	}
-	if isString && (strings.HasSuffix(field, "_text") || field == "message") {
+	f := declaration(measurement, field, isString)
+	if isString && f.Text {
 		return family{}, false
 	}
-	parts := strings.Split(field, "_")
 	typ := prometheus.GaugeValue
-	scale := 1.0
-	if n := len(parts); n > 1 && parts[n-1] == "total" {
+	if f.Counter {
 		typ = prometheus.CounterValue
-		parts = parts[:n-1]
 	}
-	if n := len(parts); n > 1 {
-		if u, ok := units[parts[n-1]]; ok {
-			parts[n-1] = u.suffix
-			scale = u.scale
-			if u.suffix == "joules" {
-				typ = prometheus.CounterValue
-			}
+	// A one-word name is never a unit, whatever its spelling (a field
+	// named w is no watts).
+	base := strings.TrimSuffix(field, "_total")
+	scale := 1.0
+	pu, converted := promUnits[f.Unit]
+	if converted {
+		if b, ok := strings.CutSuffix(base, "_"+f.Unit.Suffix()); ok && b != "" {
+			base, scale = b, pu.scale
+		} else {
+			converted = false
 		}
 	}
+	parts := strings.Split(base, "_")
 	for i, p := range parts {
 		if w, ok := words[p]; ok {
 			parts[i] = w
 		}
 	}
-	base := strings.Join(parts, "_")
+	base = strings.Join(parts, "_")
+	if converted {
+		base += "_" + pu.suffix
+	}
 	if isString {
 		typ, scale = prometheus.GaugeValue, 1
 		base += "_info"
@@ -121,14 +149,9 @@ func name(measurement, field string, isString bool) (family, bool) {
 	}
 	help := "heatsink " + measurement + "." + field + " (docs/data-model.md)"
 	if scale != 1 {
-		help += ", scaled to " + units[lastPart(field)].suffix
+		help += ", scaled to " + pu.suffix
 	}
 	return family{name: full, help: help, typ: typ, scale: scale, info: isString, field: sanitize(field)}, true
-}
-
-func lastPart(field string) string {
-	f := strings.TrimSuffix(field, "_total")
-	return f[strings.LastIndexByte(f, '_')+1:]
 }
 
 // reservedLabels are the labels Prometheus sets on every scraped series; a
@@ -232,9 +255,9 @@ func fieldCandidates(exported string, total bool) []string {
 		unit  []string // abbreviations the last part may stand for
 	}
 	var splits []split
-	for k, u := range units {
+	for su, u := range promUnits {
 		if base, ok := strings.CutSuffix(exported, "_"+u.suffix); ok && base != "" {
-			splits = append(splits, split{strings.Split(base, "_"), []string{k}})
+			splits = append(splits, split{strings.Split(base, "_"), []string{su.Suffix()}})
 		}
 	}
 	slices.SortFunc(splits, func(a, b split) int { return strings.Compare(a.unit[0], b.unit[0]) })

@@ -314,10 +314,11 @@ func TestEveryDataModelFieldHasADistinctNameWithItsUnit(t *testing.T) {
 			if !strings.HasPrefix(fam.name, "heatsink_"+m.Name+"_") {
 				t.Errorf("%s.%s -> %s: not under its measurement", m.Name, f, fam.name)
 			}
-			if u, ok := units[lastPart(f)]; ok && strings.Contains(f, "_") && !strings.HasSuffix(strings.TrimSuffix(fam.name, "_total"), "_"+u.suffix) {
+			decl, _ := m.Field(f)
+			if u, ok := promUnits[decl.Unit]; ok && !strings.HasSuffix(strings.TrimSuffix(fam.name, "_total"), "_"+u.suffix) {
 				t.Errorf("%s.%s -> %s: lost its unit %s", m.Name, f, fam.name, u.suffix)
 			}
-			if (strings.HasSuffix(f, "_total") || strings.HasSuffix(f, "_j")) != (fam.typ == prometheus.CounterValue) {
+			if decl.Counter != (fam.typ == prometheus.CounterValue) {
 				t.Errorf("%s.%s -> %s: counter %v", m.Name, f, fam.name, fam.typ == prometheus.CounterValue)
 			}
 		}

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
-	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/docs"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/recordings/promhistory"
 )
 
 // query is one InfluxQL query of the dashboard and where it is.
@@ -281,7 +281,7 @@ func TestPrometheusDashboardNamesWhatTheExportersExpose(t *testing.T) {
 			}
 			for _, name := range names {
 				n++
-				if !history.Reads(name) {
+				if !promhistory.Reads(name) {
 					t.Errorf("panel %q: %s is not a metric heatsink, the DCGM exporter or node_exporter exposes as heatsink reads it", p.Title, name)
 				}
 			}

@@ -250,10 +250,10 @@ func (j *dgemmJob) Iterate(ctx context.Context) (workloads.Result, error) {
 	flop := 2 * math.Pow(float64(j.n), 3) * float64(j.reps)
 	_, extra := j.dev.describe()
 	m := map[string]float64{
-		"flop_per_s":  flop / elapsed.Seconds(),
-		"gemms":       float64(j.reps),
-		"n":           float64(j.n),
-		"max_rel_err": maxRel,
+		"flop_per_s":   flop / elapsed.Seconds(),
+		"gemms":        float64(j.reps),
+		"matrix_order": float64(j.n),
+		"max_rel_err":  maxRel,
 	}
 	for k, v := range extra {
 		m[k] = v

@@ -250,7 +250,7 @@ func TestDGEMMOnTheCPUChoosesAnOrderForTheTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := res.Metrics["n"]; n < 64 || n >= dgemmGPUOrder {
+	if n := res.Metrics["matrix_order"]; n < 64 || n >= dgemmGPUOrder {
 		t.Errorf("n=0 on the CPU ran order %v", n)
 	}
 }

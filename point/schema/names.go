@@ -112,6 +112,7 @@ const (
 	FieldKeptFraction          = "kept_fraction"
 	FieldKernelS               = "kernel_s"
 	FieldKernelWordsPerS       = "kernel_words_per_s"
+	FieldLaunches              = "launches"
 	FieldLagS                  = "lag_s"
 	FieldLatencyS              = "latency_s"
 	FieldLoad1                 = "load1"
@@ -123,6 +124,7 @@ const (
 	FieldMaxMHz                = "max_mhz"
 	FieldMaxRelErr             = "max_rel_err"
 	FieldMaxTopicPct           = "max_topic_pct"
+	FieldMatrixOrder           = "matrix_order"
 	FieldMemClockMHz           = "mem_clock_mhz"
 	FieldMemMaxC               = "mem_max_c"
 	FieldMemTempC              = "mem_temp_c"
@@ -175,6 +177,7 @@ const (
 	FieldSMClockMHz            = "sm_clock_mhz"
 	FieldSpoolBytes            = "spool_bytes"
 	FieldSpoolPoints           = "spool_points"
+	FieldStarvedLaunches       = "starved_launches"
 	FieldState                 = "state"
 	FieldSwapUsedBytes         = "swap_used_bytes"
 	FieldSweeps                = "sweeps"
@@ -247,7 +250,7 @@ func table() []Measurement {
 			Fields: []string{FieldMessage, FieldIteration, FieldExitStatus, FieldRuntimeS}},
 		{Name: Iteration,
 			Tags:   []string{TagRun, TagWorkload},
-			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul}},
+			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldMatrixOrder, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldLaunches, FieldStarvedLaunches, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul}},
 		{Name: Alert,
 			Tags:   []string{TagRule, TagSeverity, TagMeasurement},
 			Fields: []string{FieldState, FieldValue, FieldThreshold, FieldMessage}},

@@ -37,16 +37,6 @@ func (k Kind) String() string {
 	return "kind" + strconv.Itoa(int(k))
 }
 
-// Physical bounds of a reading. A value outside them is not a reading but a
-// driver's sentinel or garbage (0x7fffffff millidegrees, say), and is
-// reported as an error rather than recorded.
-const (
-	minTempC  = -273.15
-	maxTempC  = 1000
-	maxFanRPM = 1e6
-	maxPowerW = 1e6
-)
-
 // Channel is one hwmon sensor of a chip: where its reading is and what the
 // driver calls it.
 type Channel struct {
@@ -152,11 +142,11 @@ func (c *Channel) Read() (float64, error) {
 	var v, lo, hi float64
 	switch c.Kind {
 	case Temp:
-		v, lo, hi = float64(raw)/1000, minTempC, maxTempC
+		v, lo, hi = float64(raw)/1000, schema.MinTempC, schema.MaxTempC
 	case Fan:
-		v, lo, hi = float64(raw), 0, maxFanRPM
+		v, lo, hi = float64(raw), 0, schema.MaxFanRPM
 	case Power:
-		v, lo, hi = float64(raw)/1e6, 0, maxPowerW
+		v, lo, hi = float64(raw)/1e6, 0, schema.MaxPowerW
 	}
 	if v < lo || v > hi {
 		return 0, fmt.Errorf("%s: %d is outside the physical range of a %s reading", c.Input, raw, c.Kind)
@@ -195,11 +185,6 @@ func (c *Channel) ReadLimits() (Limits, error) {
 	return l, errors.Join(errMax, errCrit)
 }
 
-// PlausibleC reports whether a temperature in °C is within physical bounds,
-// the test ReadLimit applies: readers of other tools' recordings of the
-// same files (node_exporter's) drop the same "no threshold" values.
-func PlausibleC(v float64) bool { return v >= minTempC && v <= maxTempC }
-
 // ReadLimit reads a temperature threshold (tempN_max, tempN_crit) in °C.
 // ok is false, with no error, for a value outside physical bounds: drivers
 // use such values to mean "no threshold" (NVMe reports an unset one as
@@ -210,7 +195,7 @@ func ReadLimit(path string) (v float64, ok bool, err error) {
 		return 0, false, err
 	}
 	v = float64(raw) / 1000
-	if v < minTempC || v > maxTempC {
+	if !schema.PlausibleTempC(v) {
 		return 0, false, nil
 	}
 	return v, true, nil

@@ -5,7 +5,8 @@
 //
 // A chip is identified by its device path, as node_exporter does
 // (platform_coretemp_0, pci0000:00_0000:00:18_3, nvme_nvme0), never by its
-// hwmonN number, which changes from boot to boot.
+// hwmonN number, which changes from boot to boot. Chips sharing a device
+// add their driver name (ieee80211_phy0_mt7996_phy0_0); see dedupIDs.
 package hwmon
 
 import (
@@ -77,19 +78,26 @@ func (s *Source) discover() ([]*chip, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every chip is named before any is filtered out, so that a chip's
+	// name does not depend on whether the chips sharing its device are
+	// kept, and the filter sees the names the points carry.
+	all := make([]*chip, 0, len(names))
+	for _, name := range names {
+		all = append(all, identify(filepath.Join(classDir, name), name))
+	}
+	dedupIDs(all)
 	var chips []*chip
 	nchips := len(names)
-	for _, name := range names {
-		c, err := s.readChip(filepath.Join(classDir, name), name)
+	for _, c := range all {
+		keep, err := s.readChannels(c)
 		if err != nil {
 			// Vanished between ReadDir and now, or unreadable: skip it.
 			continue
 		}
-		if c != nil {
+		if keep {
 			chips = append(chips, c)
 		}
 	}
-	dedupIDs(chips)
 	slices.SortFunc(chips, func(a, b *chip) int { return strings.Compare(a.id, b.id) })
 	for _, c := range chips {
 		for _, ch := range c.chans {
@@ -120,30 +128,31 @@ func (s *Source) discover() ([]*chip, error) {
 
 var hwmonDir = regexp.MustCompile(`^hwmon[0-9]+$`)
 
-// readChip returns the chip at dir with the channels the filter keeps, or
-// nil when it keeps none.
-func (s *Source) readChip(dir, hwmon string) (*chip, error) {
+// identify returns the chip at dir, named, without its channels.
+func identify(dir, hwmon string) *chip {
 	name, err := sysfs.ReadString(filepath.Join(dir, "name"))
 	if err != nil {
 		name, _ = sysfs.ReadString(filepath.Join(dir, "device", "name"))
 	}
-	c := &chip{id: chipID(dir, name, hwmon), name: name, hwmon: hwmon, dir: dir}
+	return &chip{id: chipID(dir, name, hwmon), name: name, hwmon: hwmon, dir: dir}
+}
+
+// readChannels gives c the channels the filter keeps, and reports whether
+// it keeps any.
+func (s *Source) readChannels(c *chip) (bool, error) {
 	if !s.filter.Device(c.id, c.name) {
-		return nil, nil
+		return false, nil
 	}
-	chs, err := Channels(dir)
+	chs, err := Channels(c.dir)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	for _, ch := range chs {
 		if s.filter.Sensor(ch.Name, ch.Label) {
 			c.chans = append(c.chans, &Sensor{Channel: ch})
 		}
 	}
-	if len(c.chans) == 0 {
-		return nil, nil
-	}
-	return c, nil
+	return len(c.chans) > 0, nil
 }
 
 var invalidIDChars = regexp.MustCompile(`[^a-z0-9:_]`)
@@ -173,44 +182,36 @@ func chipID(dir, name, hwmon string) string {
 	return hwmon
 }
 
-// dedupIDs appends the hwmonN to ids that two chips share (possible only
-// for chips without a device link), so no two chips write one series.
+// dedupIDs tells apart the chips that share an id: several chips of one
+// device (a Wi-Fi card's three under ieee80211/phy0, asus-nb-wmi's two),
+// or chips without a device link that share a driver name. As node_exporter
+// does, so that both name a chip alike, each gets its driver name appended
+// when that tells the sharers apart (ieee80211_phy0_mt7996_phy0_0), else its
+// hwmonN, the one part that may change at the next boot. A chip alone on
+// its device keeps the device's name.
 func dedupIDs(chips []*chip) {
-	count := map[string]int{}
+	type idName struct{ id, name string }
+	ids := map[string]int{}
+	names := map[idName]int{}
 	for _, c := range chips {
-		count[c.id]++
+		ids[c.id]++
+		names[idName{c.id, c.name}]++
 	}
-	for _, c := range chips {
-		if count[c.id] > 1 {
-			c.id += "_" + c.hwmon
+	suffixed := make([]string, len(chips))
+	for i, c := range chips {
+		suffixed[i] = c.id
+		if ids[c.id] < 2 {
+			continue
 		}
-	}
-}
-
-// Class groups sensors for analysis: "cpu_package" and "cpu_core" for Intel
-// coretemp's "Package id N" and "Core N", "cpu" for AMD's k10temp and
-// zenpower (Tctl, Tdie, TccdN) and other CPU sensors, "nvme", "acpi" for
-// ACPI thermal zones, "gpu" for GPU drivers, else "other".
-func Class(chipName, label string) string {
-	switch chipName {
-	case "coretemp":
-		switch {
-		case strings.HasPrefix(label, "Package id"), strings.HasPrefix(label, "Physical id"):
-			return "cpu_package"
-		case strings.HasPrefix(label, "Core"):
-			return "cpu_core"
+		suffix := cleanID(c.name)
+		if suffix == "" || names[idName{c.id, c.name}] > 1 {
+			suffix = c.hwmon
 		}
-		return "cpu"
-	case "k10temp", "zenpower", "k8temp", "fam15h_power":
-		return "cpu"
-	case "nvme":
-		return "nvme"
-	case "acpitz":
-		return "acpi"
-	case "amdgpu", "radeon", "nouveau", "i915", "xe":
-		return "gpu"
+		suffixed[i] = c.id + "_" + suffix
 	}
-	return "other"
+	for i, c := range chips {
+		c.id = suffixed[i]
+	}
 }
 
 func tags(c *chip, ch *Channel) []point.Tag {
@@ -219,7 +220,7 @@ func tags(c *chip, ch *Channel) []point.Tag {
 	p.AddTag(schema.TagChipName, c.name)
 	p.AddTag(schema.TagSensor, ch.Name)
 	p.AddTag(schema.TagLabel, ch.Label)
-	p.AddTag(schema.TagClass, Class(c.name, ch.Label))
+	p.AddTag(schema.TagClass, schema.HwmonClass(c.name, ch.Label))
 	return p.Tags
 }
 

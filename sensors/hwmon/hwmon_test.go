@@ -342,25 +342,6 @@ func TestBenchNodeHasTheReadingsTheBenchmarkCounts(t *testing.T) {
 	}
 }
 
-func TestClass(t *testing.T) {
-	for _, tt := range []struct{ chip, label, want string }{
-		{"coretemp", "Package id 1", "cpu_package"},
-		{"coretemp", "Physical id 0", "cpu_package"}, // kernels before 3.x
-		{"coretemp", "Core 17", "cpu_core"},
-		{"k10temp", "Tctl", "cpu"},
-		{"zenpower", "Tdie", "cpu"},
-		{"nvme", "Composite", "nvme"},
-		{"acpitz", "", "acpi"},
-		{"amdgpu", "junction", "gpu"},
-		{"nct6798", "CPUTIN", "other"},
-		{"", "", "other"},
-	} {
-		if got := Class(tt.chip, tt.label); got != tt.want {
-			t.Errorf("Class(%q, %q) = %q, want %q", tt.chip, tt.label, got, tt.want)
-		}
-	}
-}
-
 func TestReadLimitTreatsSentinelsAsUnset(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct {

@@ -171,24 +171,6 @@ var thresholds = []struct {
 	{schema.FieldMemMaxC, gonvml.TEMPERATURE_THRESHOLD_MEM_MAX},
 }
 
-// Clock event reason bits, as nvml.h defines them. The thermal set is what
-// slows the clocks for heat; the power set is the power cap and the
-// external power brake.
-const (
-	ThermalReasons = gonvml.ClocksThrottleReasonHwSlowdown |
-		gonvml.ClocksThrottleReasonHwThermalSlowdown |
-		gonvml.ClocksEventReasonSwThermalSlowdown
-	PowerReasons = gonvml.ClocksEventReasonSwPowerCap |
-		gonvml.ClocksThrottleReasonHwPowerBrakeSlowdown
-)
-
-// DecodeClockEvents reports whether a clock event reasons bitmask holds a
-// thermal slowdown (HW slowdown, HW thermal or SW thermal slowdown) and a
-// power limit (SW power cap, HW power brake).
-func DecodeClockEvents(reasons uint64) (thermal, power bool) {
-	return reasons&ThermalReasons != 0, reasons&PowerReasons != 0
-}
-
 type threshold struct {
 	field string
 	c     float64
@@ -473,7 +455,7 @@ func (s *Source) sampleGPU(g *gpu, t time.Time) (point.Point, []error, error) {
 			v, ret = d.GetCurrentClocksThrottleReasons()
 		}
 		if r.ok(callClockReasons, ret) {
-			thermal, power := DecodeClockEvents(v)
+			thermal, power := schema.DecodeClockEvents(v)
 			addInt(schema.FieldClockEventReasons, int64(v))
 			addBool(schema.FieldThrottleThermal, thermal)
 			addBool(schema.FieldThrottlePower, power)

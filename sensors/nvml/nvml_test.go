@@ -14,6 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/sensors/filter"
 )
 
@@ -320,6 +321,8 @@ func TestDiscoverRetriesInitAfterAFailedShutdown(t *testing.T) {
 	}
 }
 
+// schema writes the clock event bits out so that readers of recordings need
+// no NVML; this holds them to the bindings' constants.
 func TestClockEventReasonsDecoding(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -342,12 +345,30 @@ func TestClockEventReasonsDecoding(t *testing.T) {
 		{"unknown future bit", 1 << 40, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			thermal, power := DecodeClockEvents(tc.reasons)
+			thermal, power := schema.DecodeClockEvents(tc.reasons)
 			if thermal != tc.thermal || power != tc.power {
-				t.Errorf("DecodeClockEvents(%#x) = thermal %v, power %v; want %v, %v",
+				t.Errorf("schema.DecodeClockEvents(%#x) = thermal %v, power %v; want %v, %v",
 					tc.reasons, thermal, power, tc.thermal, tc.power)
 			}
 		})
+	}
+}
+
+// The clock event bits schema decodes are NVML's.
+func TestSchemaClockEventBitsAreNVMLs(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		schema, nvml uint64
+	}{
+		{"sw power cap", schema.ClockEventSwPowerCap, gonvml.ClocksEventReasonSwPowerCap},
+		{"hw slowdown", schema.ClockEventHwSlowdown, gonvml.ClocksThrottleReasonHwSlowdown},
+		{"sw thermal slowdown", schema.ClockEventSwThermalSlowdown, gonvml.ClocksEventReasonSwThermalSlowdown},
+		{"hw thermal slowdown", schema.ClockEventHwThermalSlowdown, gonvml.ClocksThrottleReasonHwThermalSlowdown},
+		{"hw power brake", schema.ClockEventHwPowerBrakeSlowdown, gonvml.ClocksThrottleReasonHwPowerBrakeSlowdown},
+	} {
+		if tc.schema != tc.nvml {
+			t.Errorf("%s: schema has %#x, NVML %#x", tc.name, tc.schema, tc.nvml)
+		}
 	}
 }
 

@@ -70,6 +70,12 @@ func New(sysRoot string, f filter.Filter) *Source {
 	return s
 }
 
+// SetClock replaces the clock that times the energy readings power is
+// derived from (time.Now, read as each zone is read, since the tick's stamp
+// is when the sample was due, not when it ran). A test that plays ticks at
+// known times gives it their times. Call it before the first Sample.
+func (s *Source) SetClock(now func() time.Time) { s.now = now }
+
 var zoneDir = regexp.MustCompile(`^intel-rapl(:[0-9]+)+$`)
 
 // discover lists the zones. No powercap zones is errors.ErrUnsupported, and

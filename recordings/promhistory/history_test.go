@@ -1,4 +1,4 @@
-package history_test
+package promhistory_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
-	"github.com/heatsink-hpc/heatsink/collectors/prom/history"
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/recordings/promhistory"
 	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/slurm"
 )
@@ -135,7 +135,7 @@ func heater(ctx context.Context, t *testing.T, sys string, start time.Time, load
 func fixtureNode(t *testing.T) (sys, proc string) {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("cp", "-a", "../../../sensors/testdata/intel-node/.", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", "../../sensors/testdata/intel-node/.", dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy fixture: %v %s", err, out)
 	}
 	sys, proc = filepath.Join(dir, "sys"), filepath.Join(dir, "proc")
@@ -160,7 +160,7 @@ func fixtureNode(t *testing.T) (sys, proc string) {
 func buildHeatsink(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "heatsink")
-	cmd := exec.Command("go", "build", "-o", bin, "../../../cmd/heatsink")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/heatsink")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build heatsink: %v\n%s", err, out)
 	}
@@ -283,7 +283,7 @@ scrape_configs:
 	// alone (node_exporter and DCGM), each a run of its own.
 	export := func(name string, vocab ...string) string {
 		out := filepath.Join(dir, name)
-		res, err := history.Export(context.Background(), history.Options{URL: "http://" + promAddr, Hosts: []string{host},
+		res, err := promhistory.Export(context.Background(), promhistory.Options{URL: "http://" + promAddr, Hosts: []string{host},
 			From: at(2), To: at(end), Phases: phases(), Vocabularies: vocab}, out)
 		if err != nil {
 			t.Fatal(err)
@@ -364,7 +364,7 @@ scrape_configs:
 
 	// By job: its host and span come from the series its id labels.
 	byJob := filepath.Join(dir, "job")
-	res, err := history.Export(context.Background(), history.Options{URL: "http://" + promAddr, Job: "4242", From: at(2), To: at(end)}, byJob)
+	res, err := promhistory.Export(context.Background(), promhistory.Options{URL: "http://" + promAddr, Job: "4242", From: at(2), To: at(end)}, byJob)
 	if err != nil {
 		t.Fatalf("export by job: %v", err)
 	}
@@ -427,19 +427,19 @@ func ptrStr(p *float64) string {
 func TestExportRefusesBadOptions(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		o    history.Options
+		o    promhistory.Options
 		want string
 	}{
-		{history.Options{From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, "no server URL"},
-		{history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0, Hosts: []string{"a"}}, "is empty"},
-		{history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a\nb"}}, "not a host name"},
+		{promhistory.Options{From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, "no server URL"},
+		{promhistory.Options{URL: "http://127.0.0.1:1", From: t0, To: t0, Hosts: []string{"a"}}, "is empty"},
+		{promhistory.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a\nb"}}, "not a host name"},
 	} {
-		_, err := history.Export(context.Background(), tc.o, t.TempDir())
+		_, err := promhistory.Export(context.Background(), tc.o, t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("history.Export(%+v): %v, want %q", tc.o, err, tc.want)
+			t.Errorf("promhistory.Export(%+v): %v, want %q", tc.o, err, tc.want)
 		}
 	}
-	_, err := history.Export(context.Background(), history.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, t.TempDir())
+	_, err := promhistory.Export(context.Background(), promhistory.Options{URL: "http://127.0.0.1:1", From: t0, To: t0.Add(time.Hour), Hosts: []string{"a"}}, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("an unreachable server: %v, want an error naming it", err)
 	}

@@ -59,7 +59,7 @@ func TestHealthzIsDegradedDuringAnInfluxDBOutage(t *testing.T) {
 	}
 	t.Cleanup(func() { sink.Abort() })
 	// What the node serves: the sink's own description of itself.
-	health := func() map[string]SinkHealth { return map[string]SinkHealth{"influx": sink.SinkHealth()} }
+	health := func() map[string]SinkHealth { return map[string]SinkHealth{"influx": SinkHealth(sink.SinkHealth())} }
 	url := runAgent(t, []collectors.Sink{sink}, Options{Sinks: health})
 	waitHealth(t, url, "ok status with InfluxDB up", func(h Health) bool { return h.Status == "ok" && h.Ticks > 2 })
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/registry"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -83,9 +82,21 @@ type Health struct {
 }
 
 // SinkHealth is one sink in /healthz: whether it delivers and, for a sink
-// with a spool, what waits in it. It is the registry's type, so that a
-// registered sink's package describes itself without importing the agent.
-type SinkHealth = registry.SinkHealth
+// with a spool, what waits in it.
+type SinkHealth struct {
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	// OldestUnsentAgeS is how long the oldest point waiting in the spool
+	// has waited; absent when none waits.
+	SpoolDir            string   `json:"spool_dir,omitempty"`
+	UnsentPoints        int64    `json:"unsent_points"`
+	UnsentBytes         int64    `json:"unsent_bytes"`
+	OldestUnsentAgeS    *float64 `json:"oldest_unsent_age_s,omitempty"`
+	SentPointsTotal     int64    `json:"sent_points_total"`
+	RetriesTotal        int64    `json:"retries_total"`
+	DroppedPointsTotal  int64    `json:"dropped_points_total"`
+	RejectedPointsTotal int64    `json:"rejected_points_total"`
+}
 
 // SourceHealth is one source in /healthz.
 type SourceHealth struct {

@@ -1,4 +1,10 @@
-package influx
+// Package influxhistory reads back what heatsink's InfluxDB sink wrote: a
+// run, or a host's readings over a time range, into a run directory (Export)
+// and the points of one measurement (QueryMeasurement, for the tuning runs'
+// evaluations). It sits beside the other recordings rather than beside the
+// sink because it is an importer: data flows from the server into a run
+// directory, and only the connection settings are shared with the sink.
+package influxhistory
 
 import (
 	"context"
@@ -11,6 +17,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api"
 	"github.com/influxdata/influxdb-client-go/v2/api/query"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
@@ -42,17 +49,12 @@ type ExportResult struct {
 // must not hold a run yet, with a run.json whose phases, events and
 // workload iterations are rebuilt from the event and iteration points. An
 // analysis can then work on a run that only ever lived in the database.
-func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*ExportResult, error) {
-	cfg := c.withDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("influx: %w", err)
+func Export(ctx context.Context, c influx.Config, o ExportOptions, dir string) (*ExportResult, error) {
+	client, cfg, err := influx.Connect(c)
+	if err != nil {
+		return nil, err
 	}
-	if !cfg.Enabled() {
-		return nil, errors.New("influx: no url configured")
-	}
-	if err := cfg.Token.Resolve(); err != nil {
-		return nil, fmt.Errorf("influx token: %w", err)
-	}
+	defer client.Close()
 	if err := rundir.CheckNew(dir); err != nil {
 		return nil, fmt.Errorf("influx export: %w", err)
 	}
@@ -64,11 +66,6 @@ func Export(ctx context.Context, c Config, o ExportOptions, dir string) (*Export
 			return nil, err
 		}
 	}
-	client, err := newClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer client.Close()
 	q := client.QueryAPI(cfg.Org)
 	bucket := fluxString(cfg.Bucket)
 

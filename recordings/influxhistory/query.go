@@ -1,13 +1,13 @@
-package influx
+package influxhistory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/point"
 )
 
@@ -15,17 +15,7 @@ import (
 // configured bucket, of all time, whose tags equal those given (in tag
 // order), and calls fn with each: what a reader of records (tuning runs'
 // evaluations) needs, without knowing Flux.
-func QueryMeasurement(ctx context.Context, c Config, measurement string, tags map[string]string, fn func(point.Point)) error {
-	cfg := c.withDefaults()
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("influx: %w", err)
-	}
-	if !cfg.Enabled() {
-		return errors.New("influx: no url configured (sinks.influx.url)")
-	}
-	if err := cfg.Token.Resolve(); err != nil {
-		return fmt.Errorf("influx token: %w", err)
-	}
+func QueryMeasurement(ctx context.Context, c influx.Config, measurement string, tags map[string]string, fn func(point.Point)) error {
 	filter := []string{"r._measurement == " + fluxString(measurement)}
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		if err := fluxSafe(tags[k]); err != nil {
@@ -33,7 +23,7 @@ func QueryMeasurement(ctx context.Context, c Config, measurement string, tags ma
 		}
 		filter = append(filter, fmt.Sprintf("r[%s] == %s", fluxString(k), fluxString(tags[k])))
 	}
-	client, err := newClient(cfg)
+	client, cfg, err := influx.Connect(c)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package history reads the Prometheus history a site already keeps into a
+// Package promhistory reads the Prometheus history a site already keeps into a
 // heatsink run directory, so that `heatsink report`, `compare` and the Slurm
 // job summaries work on readings no heatsink agent recorded. It reads three
 // vocabularies through the Prometheus HTTP API's range queries: heatsink's
@@ -11,7 +11,7 @@
 // percentages heatsink's host source derives from the same /proc/stat
 // counters); no rate is invented where Prometheus stored none: RAPL energy
 // is not turned into power.
-package history
+package promhistory
 
 import (
 	"context"
@@ -33,8 +33,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
-	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
-	"github.com/heatsink-hpc/heatsink/sensors/nvml"
 )
 
 // maxPointsPerSeries is how many steps one range query may span: Prometheus
@@ -500,7 +498,7 @@ func (a *assembler) add(s *assembled, t target, values []model.SamplePair, fromM
 		if t.dcgm && float64(sp.Value) >= dcgmBlank {
 			continue
 		}
-		if t.plausibleC && !hwmon.PlausibleC(v) {
+		if t.plausibleC && !schema.PlausibleTempC(v) {
 			continue
 		}
 		f, ok := fieldValue(t.field, v, t.kind)
@@ -513,7 +511,7 @@ func (a *assembler) add(s *assembled, t target, values []model.SamplePair, fromM
 		}
 		fs = append(fs, f)
 		if t.reasons {
-			thermal, power := nvml.DecodeClockEvents(uint64(f.Value.IntV()))
+			thermal, power := schema.DecodeClockEvents(uint64(f.Value.IntV()))
 			fs = append(fs, point.Field{Key: "throttle_thermal", Value: lineprotocol.BoolValue(thermal)},
 				point.Field{Key: "throttle_power", Value: lineprotocol.BoolValue(power)})
 		}

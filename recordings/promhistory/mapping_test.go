@@ -1,4 +1,4 @@
-package history
+package promhistory
 
 import (
 	"bytes"
@@ -85,7 +85,7 @@ func TestNodeExporterHwmonAndRAPLArriveUnderHeatsinkNames(t *testing.T) {
 	ex := newTestExporter("node1")
 	got := byKey(ex.assemble(t0, t0.Add(time.Second), []model.Matrix{scrape(t, text, "node1:9100", 2)}))
 
-	sys := "../../../sensors/testdata/intel-node/sys"
+	sys := "../../sensors/testdata/intel-node/sys"
 	var want []point.Point
 	for _, src := range []interface {
 		Discover(context.Context) error

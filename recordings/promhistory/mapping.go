@@ -1,4 +1,4 @@
-package history
+package promhistory
 
 import (
 	"path"
@@ -12,7 +12,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
-	"github.com/heatsink-hpc/heatsink/sensors/hwmon"
 )
 
 // kind is how a field is written: the data model's integers and booleans
@@ -177,7 +176,7 @@ func (mp *mapper) target(m model.Metric) (target, bool) {
 		label := mp.sensorLabels[host+"\x00"+chip+"\x00"+sensor]
 		t := target{measurement: schema.Hwmon, field: h.field, scale: 1, plausibleC: h.plausible}
 		t.tags = tags("chip", chip, "chip_name", chipName, "sensor", sensor, "label", label,
-			"class", hwmon.Class(chipName, label), "host", host)
+			"class", schema.HwmonClass(chipName, label), "host", host)
 		return t, true
 	case strings.HasPrefix(name, "node_rapl_") && strings.HasSuffix(name, "_joules_total"):
 		zone := strings.TrimSuffix(strings.TrimPrefix(name, "node_rapl_"), "_joules_total")

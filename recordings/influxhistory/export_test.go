@@ -1,14 +1,18 @@
-package influx
+package influxhistory
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
+	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
@@ -57,8 +61,15 @@ func exportFixture(t0 time.Time) (run, others []point.Point) {
 func TestExportRebuildsARunFromInfluxDB(t *testing.T) {
 	t.Parallel()
 	srv := influxtest.Start(t)
-	o := testOptions(t, srv)
-	sink, err := New(o)
+	o := influx.Options{
+		Config:       influx.Config{URL: srv.URL(), Bucket: influxtest.Bucket, SpoolDir: t.TempDir(), FlushInterval: 200 * time.Millisecond},
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DrainTimeout: 60 * time.Second,
+	}
+	if srv.Token != "" {
+		o.Token = secret.Literal(srv.Token)
+	}
+	sink, err := influx.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +205,7 @@ func TestExportRefusesARunDirectoryThatHoldsARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The directory is refused before any query: no server is needed.
-	_, err = Export(context.Background(), Config{URL: "http://127.0.0.1:1", Bucket: "db"}, ExportOptions{RunID: "r1"}, dir)
+	_, err = Export(context.Background(), influx.Config{URL: "http://127.0.0.1:1", Bucket: "db"}, ExportOptions{RunID: "r1"}, dir)
 	if !errors.Is(err, rundir.ErrRunExists) {
 		t.Fatalf("Export into a run directory: %v, want rundir.ErrRunExists", err)
 	}
