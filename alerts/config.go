@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // Config is the alerts: section of the configuration.

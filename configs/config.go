@@ -7,7 +7,7 @@
 //
 // Besides the core (host, interval, roots, labels), the file's sections
 // belong to the packages that registered them (package registry): a source
-// under sources:, the InfluxDB sink under sinks:, the alert rules, the
+// under sources:, a sink under sinks: (InfluxDB, stdout), the alert rules, the
 // runner. The loader asks the registry for their types and imports none of
 // those packages; Config.Section returns a section, and each owner has a
 // typed accessor (alerts.ConfigOf, influx.ConfigOf...).
@@ -29,9 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
 	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -70,12 +70,6 @@ func (s *SourcesCore) PollsFacility(host string) bool {
 	return len(s.FacilityHosts) == 0 || slices.Contains(s.FacilityHosts, host)
 }
 
-// SinksCore is what sinks: holds besides the registered sinks' sections.
-type SinksCore struct {
-	// Stdout writes every point to standard output: "", "lp" or "json".
-	Stdout string `yaml:"stdout"`
-}
-
 // Config is the whole configuration: the core, and a section for every
 // registered source (under sources:) and section (alerts, runner,
 // sinks.influx...), found with Section. A Config is one document: the
@@ -84,7 +78,6 @@ type SinksCore struct {
 type Config struct {
 	*Core
 	Sources *SourcesCore
-	Sinks   *SinksCore
 
 	doc      reflect.Value // *struct{...} built by documentType
 	sections map[string]any
@@ -353,11 +346,6 @@ func (c *Config) validate() error {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " ,") {
 			return &ValueError{Path: []string{"sources", "facility_hosts", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a host name", h)}
 		}
-	}
-	switch c.Sinks.Stdout {
-	case "", "lp", "json":
-	default:
-		return &ValueError{Path: []string{"sinks", "stdout"}, Msg: fmt.Sprintf("%q is not one of lp, json", c.Sinks.Stdout)}
 	}
 	// Facility devices first, then the node's own sources, each in the
 	// registry's order, so that of two bad values the same one is named

@@ -10,7 +10,7 @@ import (
 
 // A configuration file's shape is known only once every source and section
 // has registered, so its Go type is built then: a struct of the core, of
-// sources: and sinks: (their own keys and one field per registered section
+// sources: and sinks: (their own keys, if any, and one field per registered section
 // under them) and of the other registered sections, each field tagged with
 // its key. Decoding into it with yaml.v3's KnownFields keeps the loader as
 // strict as a static type would: a key nothing registered is refused with
@@ -43,7 +43,8 @@ func newConfig() *Config {
 		return reflect.StructOf(sf)
 	}
 	srcT := structOf(reflect.TypeFor[SourcesCore](), sources)
-	sinkT := structOf(reflect.TypeFor[SinksCore](), sinks)
+	// sinks: holds only the registered sinks' sections (its Core is empty).
+	sinkT := structOf(reflect.TypeFor[struct{}](), sinks)
 	rootF := []reflect.StructField{
 		{Name: "Core", Type: reflect.TypeFor[Core](), Tag: `yaml:",inline"`},
 		{Name: "Sources", Type: srcT, Tag: `yaml:"sources"`},
@@ -58,7 +59,6 @@ func newConfig() *Config {
 	c := &Config{
 		Core:     root.Field(0).Addr().Interface().(*Core),
 		Sources:  root.Field(1).Field(0).Addr().Interface().(*SourcesCore),
-		Sinks:    root.Field(2).Field(0).Addr().Interface().(*SinksCore),
 		doc:      doc,
 		sections: map[string]any{},
 	}

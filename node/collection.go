@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
@@ -23,15 +21,17 @@ import (
 
 // Options shape a Collection beyond its configuration.
 type Options struct {
-	// OutDir is the run directory to record into; "" for none.
+	// OutDir is the run directory to record into; "" for none. It is an
+	// option, not a registered sink: it is one run's (--out, a new
+	// directory each time, with the run.json the collection writes), not
+	// a node's setting a configuration file could hold or a reload change.
 	OutDir string
-	// Stdout prints every point: "", "lp" or "json"; "" leaves it to
-	// sinks.stdout.
-	Stdout string
 	// Ticks stops the collector after this many ticks when positive.
 	Ticks int
 	// Sinks are added to the configured ones (the runner's store of the
-	// latest readings, the agent's Prometheus sink).
+	// latest readings, the agent's Prometheus sink, a progress display).
+	// They are made by the code that reads them back, at run time, so
+	// there is no section to register them by; a reload keeps them.
 	Sinks []collectors.Sink
 	// Job is what the alert guard pauses and stops (heatsink run); nil
 	// without a job.
@@ -39,7 +39,9 @@ type Options struct {
 	// OnEvent receives the alert engine's firings, clearings and guard
 	// actions; nil records them in run.json's events.
 	OnEvent func(rundir.Event)
-	// Handoff lets a reload replace the InfluxDB sink (the node agent).
+	// Handoff lets a reload replace the configured sinks (the node
+	// agent): an Exclusive kind's sink (InfluxDB) is written through a
+	// handoff, which holds the points while its successor opens.
 	Handoff bool
 	// Command and Versions are recorded in run.json.
 	Command  []string
@@ -59,12 +61,10 @@ type Collection struct {
 	meta      *rundir.Meta
 	runID     string
 	engine    *alerts.Engine // nil without rules
-	// influx is the InfluxDB sink when one is configured; with
-	// Options.Handoff it is written through handoff, which a reload can
-	// point at a new one.
-	influx  *influx.Sink
-	handoff *agent.Handoff
-	untrack func() // removes the run from the ledger of runs in progress
+	// configured are the sinks registered kinds built from sinks:; a
+	// reload replaces the list (under Agent.mu).
+	configured []*configured
+	untrack    func() // removes the run from the ledger of runs in progress
 }
 
 // NewRunID names a run after its start and host.
@@ -72,9 +72,9 @@ func NewRunID(host string, t time.Time) string {
 	return t.UTC().Format("20060102T150405Z") + "-" + host
 }
 
-// Start builds the collection cfg configures: the sources, the InfluxDB
-// sink (checked first, so a wrong URL or token fails before a run
-// directory exists), the run directory, stdout, the alert engine and the
+// Start builds the collection cfg configures: the sources, the sinks of
+// sinks: (checked first, so a wrong InfluxDB URL or token fails before a
+// run directory exists), the run directory, the alert engine and the
 // extra sinks, in that order. Run it with Collector().Run, then Finish.
 func Start(cfg *configs.Config, o Options) (*Collection, error) {
 	host := HostOf(cfg)
@@ -118,34 +118,16 @@ func Start(cfg *configs.Config, o Options) (*Collection, error) {
 }
 
 func (c *Collection) openSinks(o Options, host string) error {
-	s, err := StartInflux(influx.ConfigOf(c.cfg))
+	cs, err := buildSinks(c.cfg, o.Handoff)
 	if err != nil {
 		return err
 	}
-	if s != nil {
-		c.influx = s
-		var sink collectors.Sink = s
-		if o.Handoff {
-			c.handoff = agent.NewHandoff(s)
-			sink = c.handoff
-		}
-		c.sinks = append(c.sinks, sink)
-	}
+	c.configured = cs
+	c.sinks = append(c.sinks, sinkOuts(cs)...)
 	if o.OutDir != "" {
 		if err := c.createRunDir(o, host); err != nil {
 			return err
 		}
-	}
-	stdout := o.Stdout
-	if stdout == "" {
-		stdout = c.cfg.Sinks.Stdout
-	}
-	if stdout != "" {
-		s, err := collectors.NewStreamSink(os.Stdout, stdout)
-		if err != nil {
-			return err
-		}
-		c.sinks = append(c.sinks, s)
 	}
 	c.sinks = append(c.sinks, o.Sinks...)
 	return nil
@@ -196,6 +178,11 @@ func (c *Collection) recordEvent(ev rundir.Event) {
 }
 
 // newEngine returns the alert engine of cfg's rules, nil when it has none.
+// The engine is a sink (it reads every tick) but not a registered one: it
+// is built from the alerts section, not one under sinks:, it emits into
+// the outbox and acts on the run's job, which only the collection has, and
+// /alerts and /metrics read it; so the collection builds and reloads it
+// itself.
 func newEngine(cfg *configs.Config, emit alerts.Emitter, onEvent func(rundir.Event)) (*alerts.Engine, error) {
 	ac := alerts.ConfigOf(cfg)
 	if len(ac.Rules) == 0 {

@@ -1,10 +1,11 @@
 package node
 
-// Every source and configuration section compiled into heatsink: each
-// package registers itself (its register.go), so adding a source is its
-// package and one line here.
+// Every source, sink and configuration section compiled into heatsink:
+// each package registers itself (its register.go), so adding a source or a
+// sink is its package and one line here.
 import (
 	_ "github.com/heatsink-hpc/heatsink/alerts"
+	_ "github.com/heatsink-hpc/heatsink/collectors" // the stdout sink
 	_ "github.com/heatsink-hpc/heatsink/collectors/influx"
 	_ "github.com/heatsink-hpc/heatsink/sensors/cpufreq"
 	_ "github.com/heatsink-hpc/heatsink/sensors/host"

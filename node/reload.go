@@ -4,25 +4,26 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors"
-	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/registry"
 )
 
 // reload applies the configuration again. Sources and sinks whose
 // configuration did not change are kept as they are (their state, such as
 // the previous CPU times that usage is derived from, goes on); the others
-// are replaced between two ticks. What cannot change while running (the
-// interval, the host tag, stdout) keeps its value, with a warning.
+// are replaced between two ticks: a registered sink whose section under
+// sinks: changed is reopened (reloadSinks), and one that fails to open
+// leaves the running one in place. What cannot change while running (the
+// interval, the host tag) keeps its value, with a warning.
 func (a *Agent) reload() error {
 	cfg, err := a.o.Load()
 	if err != nil {
 		return err
 	}
 	// Only this goroutine reloads; the lock guards the fields the HTTP
-	// endpoint reads, and is not held while the InfluxDB sink drains.
+	// endpoint reads, and is not held while a sink drains.
 	a.mu.Lock()
 	old, engine, cur, sinks := a.cfg, a.engine, a.built, append([]collectors.Sink(nil), a.sinks...)
 	a.mu.Unlock()
@@ -50,12 +51,7 @@ func (a *Agent) reload() error {
 		engine = eng
 		a.log.Info("reload: alert rules replaced", "rules", len(alerts.ConfigOf(cfg).Rules))
 	}
-	if oi, ni := influx.ConfigOf(old), influx.ConfigOf(cfg); !reflect.DeepEqual(oi, ni) {
-		if err := a.reloadInflux(oi, ni, replace); err != nil {
-			a.log.Error("reload: InfluxDB sink", "err", err)
-			*ni = *oi
-		}
-	}
+	cs := a.reloadSinks(old, cfg, replace)
 	srcs := make([]collectors.Source, len(bs))
 	for i, b := range bs {
 		srcs[i] = b.src
@@ -63,7 +59,7 @@ func (a *Agent) reload() error {
 	a.c.collector.Reconfigure(srcs, sinks)
 	a.mu.Lock()
 	a.cfg, a.engine, a.built, a.sinks = cfg, engine, bs, sinks
-	a.c.cfg = cfg
+	a.c.cfg, a.c.configured = cfg, cs
 	a.mu.Unlock()
 	a.log.Info("configuration reloaded", "config", a.o.ConfigPath, "sources", len(srcs), "kept", kept, "sinks", len(sinks))
 	return nil
@@ -79,10 +75,6 @@ func (a *Agent) keepFixed(old, cfg *configs.Config) {
 	if cfg.Host != old.Host {
 		cfg.Host = old.Host
 		fixed = append(fixed, "host")
-	}
-	if cfg.Sinks.Stdout != old.Sinks.Stdout {
-		cfg.Sinks.Stdout = old.Sinks.Stdout
-		fixed = append(fixed, "sinks.stdout")
 	}
 	if len(fixed) > 0 {
 		a.log.Warn("reload: these settings take effect at the next start", "keys", strings.Join(fixed, ", "))
@@ -133,40 +125,101 @@ func replaceSink(sinks []collectors.Sink, prev, next collectors.Sink) []collecto
 	return sinks
 }
 
-// reloadInflux applies a changed sinks.influx: through the handoff when a
-// sink exists (the spool's lock allows one sink at a time), by adding or
-// removing the sink otherwise.
-func (a *Agent) reloadInflux(old, cfg *influx.Config, replace func(prev, next collectors.Sink)) error {
-	open := func(c *influx.Config) func() (collectors.Sink, error) {
-		return func() (collectors.Sink, error) {
-			s, err := StartInflux(c)
-			if err != nil {
-				return nil, err
+// reloadSinks applies the sections under sinks: that changed and returns
+// the configured sinks to run: a kind turned on is opened, one turned off
+// is removed (the collector closes it), one whose section changed is
+// replaced. A sink that fails to open is logged and leaves the running one
+// (or none) in place, and its section in cfg is put back to the running
+// one's, so that cfg says what runs and the next reload tries again.
+func (a *Agent) reloadSinks(old, cfg *configs.Config, replace func(prev, next collectors.Sink)) []*configured {
+	a.mu.Lock()
+	running := map[string]*configured{}
+	for _, e := range a.c.configured {
+		running[e.kind.Name] = e
+	}
+	a.mu.Unlock()
+	env := envOf(cfg)
+	var out []*configured
+	for _, k := range registry.SinkKinds() {
+		prev, next := sinkSection(old, k), sinkSection(cfg, k)
+		e := running[k.Name]
+		if reflect.DeepEqual(prev, next) {
+			if e != nil {
+				out = append(out, e)
 			}
-			a.mu.Lock()
-			a.c.influx = s
-			a.mu.Unlock()
-			return s, nil
+			continue
 		}
-	}
-	switch {
-	case a.c.handoff != nil && cfg.Enabled():
-		// Closing drains the old sink for up to 10 s; the ticks go on, and
-		// their points wait in the handoff.
-		return a.c.handoff.Replace(open(cfg), open(old))
-	case a.c.handoff != nil:
-		replace(a.c.handoff, nil) // the collector closes it
-		a.mu.Lock()
-		a.c.handoff, a.c.influx = nil, nil
-		a.mu.Unlock()
-		return nil
-	case cfg.Enabled():
-		s, err := open(cfg)()
+		ne, err := a.reloadSink(k, env, e, prev, next, replace)
 		if err != nil {
-			return err
+			a.log.Error("reload: sink not replaced; it goes on as configured before", "sink", k.Name, "err", err)
+			reflect.ValueOf(next).Elem().Set(reflect.ValueOf(prev).Elem())
+		} else {
+			a.log.Info("reload: sink reconfigured", "sink", k.Name, "on", ne != nil)
 		}
-		a.c.handoff = agent.NewHandoff(s)
-		replace(nil, a.c.handoff)
+		if ne != nil {
+			out = append(out, ne)
+		}
 	}
-	return nil
+	return out
+}
+
+// reloadSink applies kind k's changed section (prev to next) to e, its
+// running sink (nil for none), and returns the sink to run (nil for none).
+func (a *Agent) reloadSink(k registry.SinkKind, env registry.Env, e *configured, prev, next any,
+	replace func(prev, next collectors.Sink)) (*configured, error) {
+	on := k.Enabled(next)
+	switch {
+	case e == nil && !on:
+		return nil, nil
+	case e == nil:
+		ne, err := openSink(k, env, next, true)
+		if err != nil {
+			return nil, err
+		}
+		replace(nil, ne.out)
+		return ne, nil
+	case !on:
+		replace(e.out, nil) // the collector closes it
+		return nil, nil
+	case e.handoff != nil:
+		// The old sink must close before the new one opens (the spool's
+		// lock): closing drains it (InfluxDB: up to 10 s) while the ticks
+		// go on, their points waiting in the handoff. When the new
+		// section fails to open, the old one is opened again.
+		var replaced bool
+		open := func(sec any, isNext bool) func() (collectors.Sink, error) {
+			return func() (collectors.Sink, error) {
+				s, err := k.Build(env, sec)
+				if err != nil {
+					return nil, err
+				}
+				a.mu.Lock()
+				e.sink = s
+				a.mu.Unlock()
+				replaced = isNext
+				return s, nil
+			}
+		}
+		err := e.handoff.Replace(open(next, true), open(prev, false))
+		if e.handoff.Sink() == nil {
+			a.mu.Lock()
+			e.sink = nil // both failed: the handoff holds the points
+			a.mu.Unlock()
+		}
+		if replaced && err != nil {
+			// The new sink runs; what went wrong was closing the old one.
+			a.log.Warn("reload: sink replaced; closing the old one failed", "sink", k.Name, "err", err)
+			return e, nil
+		}
+		return e, err
+	default:
+		// Opened before the old one closes, so a failure changes nothing;
+		// the collector swaps them between two ticks and closes the old.
+		ne, err := openSink(k, env, next, true)
+		if err != nil {
+			return e, err
+		}
+		replace(e.out, ne.out)
+		return ne, nil
+	}
 }

@@ -45,7 +45,7 @@ func BuildSources(cfg *configs.Config) ([]collectors.Source, error) {
 }
 
 func buildSources(cfg *configs.Config) ([]built, error) {
-	env := registry.Env{SysfsRoot: cfg.SysfsRoot, ProcfsRoot: cfg.ProcfsRoot, Host: HostOf(cfg)}
+	env := envOf(cfg)
 	polls := cfg.Sources.PollsFacility(env.Host)
 	var out []built
 	for _, k := range registry.SourceKinds() {

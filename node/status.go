@@ -3,9 +3,8 @@ package node
 import (
 	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/alerts"
-	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
-	"time"
+	"github.com/heatsink-hpc/heatsink/registry"
 )
 
 func (a *Agent) currentEngine() *alerts.Engine {
@@ -62,27 +61,32 @@ func (a *Agent) promAlerts() []prom.AlertRule {
 	return out
 }
 
-// sinkHealth describes the InfluxDB sink for /healthz.
+// sinkHealth describes, for /healthz, each configured sink whose kind
+// has a Health. The sinks are read under the lock, which a reload holds to
+// replace them, and asked outside it.
 func (a *Agent) sinkHealth() map[string]agent.SinkHealth {
+	type asked struct {
+		kind registry.SinkKind
+		sink registry.Sink
+	}
+	var as []asked
 	a.mu.Lock()
-	s := a.c.influx
+	for _, e := range a.c.configured {
+		if e.kind.Health != nil {
+			as = append(as, asked{e.kind, e.sink})
+		}
+	}
 	a.mu.Unlock()
-	if s == nil {
+	if len(as) == 0 {
 		return nil
 	}
-	return map[string]agent.SinkHealth{"influx": influxHealth(s)}
-}
-
-func influxHealth(s *influx.Sink) agent.SinkHealth {
-	st := s.Stats()
-	ok, problem := s.Health()
-	h := agent.SinkHealth{OK: ok, Problem: problem, SpoolDir: s.SpoolDir(),
-		UnsentPoints: st.Spool.UnsentPoints, UnsentBytes: st.Spool.UnsentBytes,
-		SentPointsTotal: st.SentPoints, RetriesTotal: st.Retries, DroppedPointsTotal: st.Spool.DroppedPoints,
-		RejectedPointsTotal: st.RejectedPoints}
-	if !st.Spool.Oldest.IsZero() {
-		age := time.Since(st.Spool.Oldest).Seconds()
-		h.OldestUnsentAgeS = &age
+	out := make(map[string]agent.SinkHealth, len(as))
+	for _, x := range as {
+		if x.sink == nil {
+			out[x.kind.Name] = agent.SinkHealth{Problem: "not open: a reload could open neither the new nor the old configuration (see the log); points wait in memory"}
+			continue
+		}
+		out[x.kind.Name] = agent.SinkHealth(x.kind.Health(x.sink))
 	}
-	return h
+	return out
 }

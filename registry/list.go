@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // List is a facility section that is a list of devices, each its own

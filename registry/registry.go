@@ -1,13 +1,15 @@
-// Package registry is where sources and configuration sections register
-// themselves, the way node_exporter's collectors and Telegraf's inputs do:
-// a source's package says, in an init function of its register.go, its
-// name, the type of its configuration section and how to build it. The
-// configuration loader asks the registry for the section types and the
-// node builds sources through it, so neither imports a source, and adding
-// a source is its package plus one import line (node/sources.go).
+// Package registry is where sources, sinks and configuration sections
+// register themselves, the way node_exporter's collectors and Telegraf's
+// inputs and outputs do: a source's or a sink's package says, in an init
+// function of its register.go, its name, the type of its configuration
+// section and how to build it. The configuration loader asks the registry
+// for the section types and the node builds, reloads and reports sources
+// and sinks through it, so neither imports one, and adding a source or a
+// sink is its package plus one import line (node/registered.go).
 //
-// The registry imports nothing of heatsink but the point type, so that any
-// package may register and the loader stays below every source.
+// The registry imports nothing of heatsink but the point type and its own
+// keypath (the error a section returns), so that any package may register
+// and the loader stays below every source and sink.
 package registry
 
 import (
@@ -70,7 +72,7 @@ type SourceKind struct {
 }
 
 // Section is a configuration section owned by a package other than a
-// source: alerts, runner, sinks.influx.
+// source: alerts, runner; RegisterSink registers a sink's as sinks.NAME.
 type Section struct {
 	// Key is the section's place in the file: a top-level key ("alerts")
 	// or one under sinks ("sinks.influx").

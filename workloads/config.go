@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // Defaults of the runner section. They are chosen for air-cooled and immersed

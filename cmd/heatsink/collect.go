@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/agent"
-	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"
@@ -65,7 +64,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 			return err
 		}
 	}
-	if cf.out == "" && cf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
+	if cf.out == "" && !node.HasSinks(cfg) {
 		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
 	}
 	if err := agent.CheckWebConfig(cf.webConfig); err != nil {
@@ -82,7 +81,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	if cf.duration > 0 {
 		ticks = max(1, int((cf.duration+cfg.Interval-1)/cfg.Interval))
 	}
-	o := node.Options{OutDir: cf.out, Stdout: cf.stdout, Ticks: ticks, Command: os.Args, Versions: versions()}
+	o := node.Options{OutDir: cf.out, Ticks: ticks, Command: os.Args, Versions: versions()}
 	if cf.listen == "" { // a node agent has /healthz, not a progress line every 10 s
 		disp := newProgress(cmd)
 		o.Sinks = append(o.Sinks, disp)
@@ -102,13 +101,16 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	return nil
 }
 
-// loadCollectConfig is loadConfig with the influx flags over it.
+// loadCollectConfig is loadConfig with the sink flags over it.
 func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
 	cfg, err := loadConfig(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	if err := applyInfluxFlags(cmd, cfg); err != nil {
+		return nil, err
+	}
+	if err := applyStdoutFlag(cmd, cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil

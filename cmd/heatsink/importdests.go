@@ -9,7 +9,6 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/recordings"
 	"github.com/heatsink-hpc/heatsink/rundir"
@@ -62,7 +61,7 @@ func openImportDests(to string, cfg *configs.Config) (*importDests, error) {
 		d.tempSpool = dir
 		ic.SpoolDir = dir
 	}
-	s, err := node.StartInflux(ic)
+	s, err := influx.StartConfigured(ic)
 	if err != nil {
 		if d.runW != nil {
 			d.runW.Close()

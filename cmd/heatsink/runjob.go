@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/heatsink-hpc/heatsink/collectors/influx"
+	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/tune"
@@ -70,7 +70,10 @@ func runConfig(cmd *cobra.Command, rf *runFlags, args []string) (*configs.Config
 	if err := applyInfluxFlags(cmd, cfg); err != nil {
 		return nil, err
 	}
-	if rf.out == "" && rf.stdout == "" && cfg.Sinks.Stdout == "" && !influx.ConfigOf(cfg).Enabled() {
+	if err := applyStdoutFlag(cmd, cfg); err != nil {
+		return nil, err
+	}
+	if rf.out == "" && !node.HasSinks(cfg) {
 		return nil, fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
 	}
 	if rf.withReport && rf.out == "" {
@@ -93,7 +96,7 @@ func runConfig(cmd *cobra.Command, rf *runFlags, args []string) (*configs.Config
 // runOptions resolves the job: everything that can be wrong with it is
 // found now, before the run directory exists and before the baseline.
 func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []string) (node.RunOptions, error) {
-	ro := node.RunOptions{Options: node.Options{OutDir: rf.out, Stdout: rf.stdout, Command: os.Args, Versions: versions()}}
+	ro := node.RunOptions{Options: node.Options{OutDir: rf.out, Command: os.Args, Versions: versions()}}
 	job, err := tune.TunedJob(rf.tuned, rf.workload, rf.sets, args)
 	if err != nil {
 		return ro, err
@@ -117,7 +120,7 @@ func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []st
 	opts.Config = *workloads.RunnerConfigOf(cfg)
 	disp := newProgress(cmd)
 	opts.Stdout, opts.Stderr = io.Writer(os.Stdout), disp.LogWriter()
-	if rf.stdout != "" || cfg.Sinks.Stdout != "" {
+	if *collectors.StdoutOf(cfg) != "" {
 		opts.Stdout = os.Stderr // stdout carries the points,
 		cmd.SetOut(os.Stderr)   // and so not the report either
 	}

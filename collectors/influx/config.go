@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors/spool"
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // Defaults for Config.

@@ -3,8 +3,8 @@ package probe
 import (
 	"path/filepath"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // Section is sources.probe.

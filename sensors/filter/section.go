@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/registry"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 )
 
 // Section is the configuration section of a node source (sources.hwmon...):

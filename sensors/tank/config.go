@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/configs/keypath"
 	"github.com/heatsink-hpc/heatsink/configs/secret"
+	"github.com/heatsink-hpc/heatsink/registry/keypath"
 	"github.com/heatsink-hpc/heatsink/sensors/units"
 )
 

@@ -3,8 +3,10 @@
 // to the value, so that the configuration loader (package configs) can name
 // the file and the line. Every section (sinks.influx, sources.pdus, runner,
 // alerts...) returns the same type, so one loader reads them all. It is a
-// leaf of its own, rather than part of configs, so a section's package
-// (which registers through the registry) need not import the YAML loader.
+// leaf of its own, so a section's package (which registers through the
+// registry) need not import the YAML loader; it lives under registry, not
+// configs, because the registry's lists return it and the registry must
+// stay below the loader (it imports nothing of heatsink but point and this).
 package keypath
 
 import "strings"
