@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # EZLDA on a machine with an NVIDIA GPU and nvcc (no Go needed): compile
-# kernels/lda.cu with kernels/scripts/gen.sh, run the lda GPU tests (every
+# kernels/lda/lda.cu with kernels/scripts/gen.sh, run the lda GPU tests (every
 # GPU iteration equal to the Go sampler's, token for token; the device's
 # Philox against Random123's known answers; the invariant kernels),
 # compute-sanitizer memcheck, racecheck and initcheck on small cases, and the
@@ -49,7 +49,7 @@ if has gen; then
 			echo "kernels/gen/lda.* not committed yet: commit $out/gen/lda.{ptx,sm90.ptx,fatbin,resources}"
 		fi
 	else
-		echo "FAIL: nvcc could not build kernels/lda.cu"
+		echo "FAIL: nvcc could not build kernels/lda/lda.cu"
 		exit 1
 	fi
 fi

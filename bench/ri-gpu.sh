@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Random indexing on a machine with an NVIDIA GPU and nvcc (no Go needed):
-# compile kernels/ri.cu (with every other module, by kernels/scripts/gen.sh),
+# compile kernels/ri/ri.cu (with every other module, by kernels/scripts/gen.sh),
 # run the ri GPU tests (GPU equals CPU: term vectors exactly, retraining and
 # normalisation within 1e-6), compute-sanitizer memcheck on small cases, and
 # the benchmark table (KJV and 100M synthetic tokens, d=2048, 10 nonzeros,

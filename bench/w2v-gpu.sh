@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FULL-W2V on a machine with an NVIDIA GPU and nvcc (no Go needed), in one
-# batch of about 5 minutes: compile kernels/w2v.cu (kernels/scripts/gen.sh),
+# batch of about 5 minutes: compile kernels/w2v/w2v.cu (kernels/scripts/gen.sh),
 # check the kernels against the Go reference (one sentence per launch:
 # element-wise within 1e-4 relative, for sentence lengths 1, 2, W_f, 2W_f,
 # 2W_f+1 and 1000 and every kernel layout; a batch of sentences with
@@ -54,7 +54,7 @@ if has gen; then
 			echo "kernels/gen/w2v.* not committed yet: commit $out/gen/w2v.{ptx,sm90.ptx,fatbin,resources}"
 		fi
 	else
-		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		echo "FAIL: nvcc could not build kernels/w2v/w2v.cu"
 		exit 1
 	fi
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wombat (Simonton and Alaghband) on a machine with an NVIDIA GPU and nvcc
-# (no Go needed): compile kernels/w2v.cu
+# (no Go needed): compile kernels/w2v/w2v.cu
 # (kernels/scripts/gen.sh), check the Wombat kernels of both layouts
 # against their Go references (one warp at a time: bit for bit, but for
 # the tiles' repeated words, within 1e-4 relative; hs and ns; d = 32, 100,
@@ -55,7 +55,7 @@ if has gen; then
 	if kernels/scripts/gen.sh "$out/gen" w2v; then
 		grep -A2 -E "Compiling entry function '(wombat_tiles|wombat_pairs|wombat_windows)' for 'sm_90'" "$out/gen/w2v.resources" | sed 's/^/  /'
 	else
-		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		echo "FAIL: nvcc could not build kernels/w2v/w2v.cu"
 		exit 1
 	fi
 fi

@@ -22,9 +22,9 @@ import (
 func TestKernelSourceMatchesHost(t *testing.T) {
 	// go test runs in the package's folder; a carried test binary runs
 	// from the repository's root.
-	src, err := os.ReadFile("../lda.cu")
+	src, err := os.ReadFile("lda.cu")
 	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/lda.cu")
+		src, err = os.ReadFile("kernels/lda/lda.cu")
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -118,7 +118,7 @@ func TestGPURetrainKernelsAgree(t *testing.T) {
 // ri.cu is compiled into the emulator by an #include that Go's build cache
 // does not see: emu.cpp records its hash instead.
 func TestEmulatorStampIsCurrent(t *testing.T) {
-	src, err := os.ReadFile("../ri.cu")
+	src, err := os.ReadFile("ri.cu")
 	if os.IsNotExist(err) {
 		t.Skip("not in the source tree")
 	}

@@ -22,9 +22,9 @@ import (
 func TestKernelSourceMatchesHost(t *testing.T) {
 	// go test runs in the package's folder; a carried test binary runs from
 	// the repository's root.
-	src, err := os.ReadFile("../ri.cu")
+	src, err := os.ReadFile("ri.cu")
 	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/ri.cu")
+		src, err = os.ReadFile("kernels/ri/ri.cu")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestKernelCompilesWithClang(t *testing.T) {
 			t.Skip("no clang")
 		}
 	}
-	src := "../ri.cu"
+	src := "ri.cu"
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("not in the source tree")
 	}

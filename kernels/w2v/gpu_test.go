@@ -24,9 +24,9 @@ import (
 // carried test binary from the repository's root.
 func readKernelSource(t *testing.T) []byte {
 	t.Helper()
-	src, err := os.ReadFile("../w2v.cu")
+	src, err := os.ReadFile("w2v.cu")
 	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/w2v.cu")
+		src, err = os.ReadFile("kernels/w2v/w2v.cu")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestKernelCompilesWithClang(t *testing.T) {
 			t.Skip("no clang")
 		}
 	}
-	src, stub := "../w2v.cu", "testdata/clang-cuda-stub.h"
+	src, stub := "w2v.cu", "testdata/clang-cuda-stub.h"
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("not in the source tree")
 	}

@@ -5,5 +5,5 @@
 # has run (go generate ./kernels/lda/...).
 set -e
 cd "$(dirname "$0")"
-sum=$(sha256sum ../../../lda.cu | cut -c1-64)
+sum=$(sha256sum ../../lda.cu | cut -c1-64)
 sed -i "s|^// lda.cu sha256: .*|// lda.cu sha256: $sum|" emu.cpp

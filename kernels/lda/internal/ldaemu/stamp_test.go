@@ -13,7 +13,7 @@ import (
 // The emulator is built from the lda.cu it claims: emu.cpp records the
 // source's hash (see stamp.sh).
 func TestStampIsCurrent(t *testing.T) {
-	src, err := os.ReadFile("../../../lda.cu")
+	src, err := os.ReadFile("../../lda.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
