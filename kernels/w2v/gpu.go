@@ -28,30 +28,14 @@ const gpuWarps = 4
 // asking for more.
 const defaultShared = 48 << 10
 
-// gpuDevice is what gpuEngine needs of a GPU with w2v.cu loaded: the CUDA
-// driver (cudaDevice), or in tests built with -tags w2vemu, w2v.cu compiled
-// for the CPU (internal/w2vemu), which runs this file's host code unchanged.
-type gpuDevice interface {
-	Info() cuda.DeviceInfo
-	MemFree() (int64, error)
-	Alloc(bytes int64) (gpuBuffer, error)
-	Upload(dst gpuBuffer, src []byte) error
-	Download(dst []byte, src gpuBuffer) error
-	// GlobalInt32 reads a module constant; SetMaxShared allows a kernel
-	// more dynamic shared memory than the default 48 KiB.
-	GlobalInt32(name string) (int32, error)
-	SetMaxShared(kernel string, bytes int) error
-	// Launch queues a kernel; buffers are passed as gpuBuffer.
-	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
-	// Start marks the start of timed work; Stop waits for the work since
-	// and returns its device time.
-	Start() error
-	Stop() (time.Duration, error)
-	Close() error
-}
+// gpuDevice is a GPU with w2v.cu loaded: the CUDA driver
+// (kernels.ModuleDevice), or in tests built with -tags w2vemu, w2v.cu
+// compiled for the CPU (internal/w2vemu), which runs this file's host code
+// unchanged.
+type gpuDevice = kernels.Device
 
 // gpuBuffer is device memory.
-type gpuBuffer interface{ Free() error }
+type gpuBuffer = kernels.Buffer
 
 // gpuEngine trains on one GPU. The corpus and the sampler's tables are
 // uploaded once; an epoch is a few launches, each drawing its sentences
@@ -390,26 +374,9 @@ func (g *gpuEngine) close() error {
 	return err
 }
 
-// cudaDevice is a GPU through the CUDA driver, with w2v.cu loaded: the
-// shared kernels.ModuleDevice, with the buffer methods of gpuDevice.
-type cudaDevice struct{ *kernels.ModuleDevice }
-
-func openCUDADevice(gpu int) (*cudaDevice, error) {
-	d, err := kernels.OpenModuleDevice(gpu, "w2v", gpuFunctions)
-	if err != nil {
-		return nil, err
-	}
-	return &cudaDevice{d}, nil
-}
-
-func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.Context().Alloc(bytes) }
-
-func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
-	return cuda.Upload(dst.(*cuda.Buffer), src)
-}
-
-func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
-	return cuda.Download(dst, src.(*cuda.Buffer))
+// openCUDADevice opens GPU gpu with w2v.cu loaded.
+func openCUDADevice(gpu int) (*kernels.ModuleDevice, error) {
+	return kernels.OpenModuleDevice(gpu, "w2v", gpuFunctions)
 }
 
 // gpuAlloc is one device buffer to allocate and its size in bytes.
