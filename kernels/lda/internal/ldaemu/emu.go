@@ -27,6 +27,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
@@ -34,48 +35,19 @@ import (
 // SharedPerBlock is the shared memory a block may have, as on an H100.
 const SharedPerBlock = emu.SharedPerBlock
 
-// Device is the emulated GPU.
-type Device struct {
-	emu.Clock
-	live int64 // bytes allocated and not freed
-}
+// Device is the emulated GPU: the shared base, with this module's
+// constants and kernels.
+type Device struct{ emu.Device }
 
-// Open returns an emulated GPU.
-func Open() *Device { return &Device{} }
+// The engines take the emulator where they take a GPU.
+var _ kernels.Device = (*Device)(nil)
+
+// Open returns an emulated GPU. Fresh memory is 0xA5 bytes, so that a
+// kernel that reads what nothing wrote reads garbage here too.
+func Open() *Device { return &Device{emu.NewDevice("lda.cu on the CPU (ldaemu)", 2, 0xA5)} }
 
 // Buffer is emulated device memory.
 type Buffer = emu.Buffer
-
-// Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo { return emu.Info("lda.cu on the CPU (ldaemu)", 2) }
-
-// MemFree is what the host may allocate (unbounded for the tests' sizes).
-func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
-
-// Alloc allocates bytes of memory filled with 0xA5, so that a kernel
-// that reads what nothing wrote reads garbage here too.
-func (d *Device) Alloc(bytes int64) (*Buffer, error) {
-	b, err := emu.Alloc(bytes, 0xA5, func(n int64) { d.live -= n })
-	if err == nil {
-		d.live += bytes
-	}
-	return b, err
-}
-
-// Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
-
-// Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
-
-// Memset sets every byte of b to v.
-func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
