@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 )
@@ -40,6 +41,15 @@ type Device interface {
 	Start() error
 	Stop() (time.Duration, error)
 	Close() error
+}
+
+// Bytes views a slice of plain numbers as its bytes, for Device.Upload and
+// Download, without a copy.
+func Bytes[T cuda.Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
 // ModuleDevice is a GPU through the CUDA driver with one of this package's

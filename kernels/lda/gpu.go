@@ -206,14 +206,6 @@ func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
 	return nil
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	var zero T
 	if err := g.alloc(dst, len(data), int(unsafe.Sizeof(zero))); err != nil {
@@ -222,14 +214,14 @@ func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return g.dev.Upload(*dst, bytesOf(data))
+	return g.dev.Upload(*dst, kernels.Bytes(data))
 }
 
 func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return g.dev.Download(bytesOf(dst), src)
+	return g.dev.Download(kernels.Bytes(dst), src)
 }
 
 // bufSpec is one device buffer: n elements of size bytes, uploaded from

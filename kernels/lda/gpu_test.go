@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 	"github.com/heatsink-hpc/heatsink/kernels/philox"
 )
@@ -317,7 +318,7 @@ func TestGPUCheckCatchesBrokenCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt[0]++
-	if err := g.dev.Upload(g.t, bytesOf(tt)); err != nil {
+	if err := g.dev.Upload(g.t, kernels.Bytes(tt)); err != nil {
 		t.Fatal(err)
 	}
 	err = g.check(ctx)

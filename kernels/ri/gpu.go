@@ -197,14 +197,6 @@ func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
 	return nil
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // uploadNew allocates a buffer for data and copies it there.
 func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	var zero T
@@ -214,12 +206,12 @@ func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return g.dev.Upload(*dst, bytesOf(data))
+	return g.dev.Upload(*dst, kernels.Bytes(data))
 }
 
 // download copies the start of src into dst.
 func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
-	return g.dev.Download(bytesOf(dst), src)
+	return g.dev.Download(kernels.Bytes(dst), src)
 }
 
 // upload copies the corpus and the plans to the GPU and allocates the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
@@ -138,8 +137,8 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 		dst gpuBuffer
 		src []byte
 	}{
-		{g.tab, bytesOf(newExpTable())}, {g.corpus, bytesOf(c.tokens)}, {g.starts, bytesOf(starts)},
-		{g.keep, bytesOf(s.keep)}, {g.unigram, bytesOf(s.table)},
+		{g.tab, kernels.Bytes(newExpTable())}, {g.corpus, kernels.Bytes(c.tokens)}, {g.starts, kernels.Bytes(starts)},
+		{g.keep, kernels.Bytes(s.keep)}, {g.unigram, kernels.Bytes(s.table)},
 	} {
 		if err := d.Upload(up.dst, up.src); err != nil {
 			return nil, fmt.Errorf("upload the corpus and the sampler's tables: %w", err)
@@ -187,14 +186,6 @@ func (g *gpuEngine) name() string {
 	return fmt.Sprintf("GPU %d (%s), kernel %s", info.Ordinal, info.Name, g.kernel)
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // deviceModel is a trainer's model on a GPU: the word vectors (syn0) and
 // the output weights (syn1), which the SGNS and Wombat engines reset, read
 // and checkpoint alike.
@@ -205,18 +196,18 @@ type deviceModel struct {
 }
 
 func (m *deviceModel) reset(syn0, syn1 []float32) error {
-	return errors.Join(m.dev.Upload(m.syn0, bytesOf(syn0)), m.dev.Upload(m.syn1, bytesOf(syn1)))
+	return errors.Join(m.dev.Upload(m.syn0, kernels.Bytes(syn0)), m.dev.Upload(m.syn1, kernels.Bytes(syn1)))
 }
 
 func (m *deviceModel) vectors(context.Context) ([]float32, error) {
 	out := make([]float32, m.t.c.Vocab.Size()*m.t.cfg.Dim)
-	return out, m.dev.Download(bytesOf(out), m.syn0)
+	return out, m.dev.Download(kernels.Bytes(out), m.syn0)
 }
 
 func (m *deviceModel) weights() (syn0, syn1 []float32, err error) {
 	n := m.t.c.Vocab.Size() * m.t.cfg.Dim
 	syn0, syn1 = make([]float32, n), make([]float32, n)
-	err = errors.Join(m.dev.Download(bytesOf(syn0), m.syn0), m.dev.Download(bytesOf(syn1), m.syn1))
+	err = errors.Join(m.dev.Download(kernels.Bytes(syn0), m.syn0), m.dev.Download(kernels.Bytes(syn1), m.syn1))
 	return syn0, syn1, err
 }
 
@@ -239,7 +230,7 @@ func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 			alphas[i-lo] = t.s.alpha(e, i)
 		}
 		kept[0] = 0
-		if err := errors.Join(g.dev.Upload(g.alphas, bytesOf(alphas[:n])), g.dev.Upload(g.kept, bytesOf(kept[:]))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.alphas, kernels.Bytes(alphas[:n])), g.dev.Upload(g.kept, kernels.Bytes(kept[:]))); err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
 		}
 		st.hostWait += time.Since(host)
@@ -254,7 +245,7 @@ func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 		if lerr != nil || err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
 		}
-		if err := g.dev.Download(bytesOf(kept[:]), g.kept); err != nil {
+		if err := g.dev.Download(kernels.Bytes(kept[:]), g.kept); err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
 		}
 		st.kernel += k
@@ -321,7 +312,7 @@ func (g *gpuEngine) runBatch(b *batch) (time.Duration, error) {
 			}
 		}
 	}()
-	for i, src := range [][]byte{bytesOf(b.tokens), bytesOf(b.negs), bytesOf(b.starts), bytesOf(lens), bytesOf(b.alphas)} {
+	for i, src := range [][]byte{kernels.Bytes(b.tokens), kernels.Bytes(b.negs), kernels.Bytes(b.starts), kernels.Bytes(lens), kernels.Bytes(b.alphas)} {
 		var err error
 		if bufs[i], err = d.Alloc(int64(max(len(src), 4))); err != nil {
 			return 0, err
@@ -341,7 +332,7 @@ func (g *gpuEngine) runBatch(b *batch) (time.Duration, error) {
 	}
 	for i := 0; g.t.dev.sequential && i < n && lerr == nil; i++ {
 		// One sentence per launch: its own length and rate first.
-		lerr = errors.Join(d.Upload(lbuf, bytesOf(lens[i:i+1])), d.Upload(abuf, bytesOf(b.alphas[i:i+1])))
+		lerr = errors.Join(d.Upload(lbuf, kernels.Bytes(lens[i:i+1])), d.Upload(abuf, kernels.Bytes(b.alphas[i:i+1])))
 		if lerr == nil {
 			lerr = g.launch(i, 1, 0, tok, neg, starts, lbuf, abuf)
 		}

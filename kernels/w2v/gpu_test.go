@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 )
 
@@ -388,7 +389,7 @@ func TestGPUMatchesCPUDraws(t *testing.T) {
 	for _, dl := range []struct {
 		dst []byte
 		src gpuBuffer
-	}{{bytesOf(tok), g.tok}, {bytesOf(neg), g.neg}, {bytesOf(lens), g.lens}, {bytesOf(kept), g.kept}} {
+	}{{kernels.Bytes(tok), g.tok}, {kernels.Bytes(neg), g.neg}, {kernels.Bytes(lens), g.lens}, {kernels.Bytes(kept), g.kept}} {
 		if err := g.dev.Download(dl.dst, dl.src); err != nil {
 			t.Fatal(err)
 		}

@@ -52,9 +52,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
-// SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = emu.SharedPerBlock
-
 // Device is the emulated GPU: the shared base, with this module's
 // constants and kernels.
 type Device struct{ emu.Device }
@@ -64,9 +61,6 @@ var _ kernels.Device = (*Device)(nil)
 
 // Open returns an emulated GPU. Fresh memory is zeros.
 func Open() *Device { return &Device{emu.NewDevice("ri.cu on the CPU (riemu)", 1, 0)} }
-
-// Buffer is emulated device memory.
-type Buffer = emu.Buffer
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -102,7 +96,7 @@ func (a *args) at(i int) any {
 }
 
 func (a *args) ptr(i int) unsafe.Pointer {
-	b, ok := a.at(i).(*Buffer)
+	b, ok := a.at(i).(*emu.Buffer)
 	if !ok || b.Ptr() == nil {
 		if a.err == nil {
 			a.err = fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", a.kernel, i, a.at(i))
@@ -129,13 +123,13 @@ func (a *args) u64(i int) C.ulonglong {
 }
 
 // Launch runs a kernel of ri.cu to completion. Arguments must have the
-// kernel's parameter types exactly (buffers as *Buffer), as on the GPU.
+// kernel's parameter types exactly (buffers as *emu.Buffer), as on the GPU.
 func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
 	if grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || grid.X == 0 || grid.Y == 0 {
 		return fmt.Errorf("launch %s grid %v block %v: shape unsupported or invalid", kernel, grid, block)
 	}
-	if shared > SharedPerBlock {
-		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	if err := emu.CheckShared(kernel, shared); err != nil {
+		return err
 	}
 	a := &args{kernel: kernel, a: argv}
 	gx, gy, bx, sh := C.uint(grid.X), C.uint(grid.Y), C.uint(block.X), C.ulong(shared)

@@ -48,9 +48,6 @@ import (
 	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
-// SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = emu.SharedPerBlock
-
 // Device is the emulated GPU: the shared base, with this module's
 // constants and kernels.
 type Device struct{ emu.Device }
@@ -61,9 +58,6 @@ var _ kernels.Device = (*Device)(nil)
 // Open returns an emulated GPU. Fresh memory is 0xff bytes (NaN as
 // float32), so a kernel reading what nobody wrote shows it.
 func Open() *Device { return &Device{emu.NewDevice("w2v.cu on the CPU (w2vemu)", 1, 0xff)} }
-
-// Buffer is emulated device memory.
-type Buffer = emu.Buffer
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -83,13 +77,13 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 }
 
 // Launch runs a kernel of w2v.cu to completion. Arguments must have the
-// kernels' parameter types exactly (buffers as *Buffer), as on the GPU.
+// kernels' parameter types exactly (buffers as *emu.Buffer), as on the GPU.
 func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
 	if grid.Y > 1 || grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || block.X%32 != 0 || grid.X == 0 {
 		return fmt.Errorf("launch %s grid %v block %v: shape unsupported or invalid", kernel, grid, block)
 	}
-	if shared > SharedPerBlock {
-		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	if err := emu.CheckShared(kernel, shared); err != nil {
+		return err
 	}
 	// The kernels take their buffers first, then 32-bit integers.
 	nbuf, nint := 8, 7
@@ -104,7 +98,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	}
 	var p [8]unsafe.Pointer
 	for i := 0; i < nbuf; i++ {
-		b, ok := argv[i].(*Buffer)
+		b, ok := argv[i].(*emu.Buffer)
 		if !ok || b.Ptr() == nil {
 			return fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", kernel, i, argv[i])
 		}
