@@ -5,11 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
+. bench/lib/gpu.sh
 mkdir -p "$out"
-export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-for pkg in kernels/stream kernels/dgemm; do
-	go test -c -ldflags="-s -w" -o "$out/$(basename $pkg).test" ./$pkg
+for pkg in stream dgemm cuda; do
+	go_test_binary "$out" $pkg kernels/$pkg
 done
-go test -c -ldflags="-s -w" -o "$out/cuda.test" ./kernels/cuda
-go build -ldflags="-s -w" -o "$out/heatsink" ./cmd/heatsink
+CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -ldflags="-s -w" -o "$out/heatsink" ./cmd/heatsink
 ls -l "$out"

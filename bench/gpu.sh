@@ -11,36 +11,16 @@
 # before the generated files are committed), SKIP_SANITIZER=1.
 # Exits non-zero if the committed kernels are stale or a test fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib/gpu.sh
 bin=${1:-.devcarry}
-out=${OUT:-$(mktemp -d)}
-mkdir -p "$out"
-fail=0
-step() { printf '\n== %s\n' "$*"; }
+gpu_init
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu --format=csv
-nvcc --version | tail -n 2
+gpu_machine nvcc
 
 step "regenerate kernels (kernels/scripts/gen.sh) and compare with the committed ones"
 kernels/scripts/gen.sh "$out/gen" || { echo "FAIL: nvcc could not build every kernel module"; fail=1; }
-for f in kernels/gen/*.ptx; do
-	g=$out/gen/$(basename "$f")
-	if [ ! -f "$g" ]; then
-		echo "MISSING $g (its module did not build)"
-		fail=1
-	elif diff -q "$f" "$g" >/dev/null; then
-		echo "match   $f"
-	else
-		echo "STALE   $f (regenerate with kernels/scripts/gen.sh and commit)"
-		diff -u "$f" "$g" | head -n 20
-		fail=1
-	fi
-done
-for f in kernels/gen/*.fatbin; do
-	cmp -s "$f" "$out/gen/$(basename "$f")" && echo "match   $f (byte for byte)" ||
-		echo "differs $f (byte for byte; the PTX above decides)"
-done
+gpu_check_committed "$out/gen"
 grep -hE "Compiling entry|registers|spill" "$out/gen/"*.resources | sed 's/^/  /'
 if [ "${FRESH:-}" = 1 ]; then
 	export HEATSINK_KERNELS_DIR=$out/gen
@@ -49,10 +29,8 @@ fi
 
 step "GPU tests"
 for t in cuda stream dgemm; do
-	"$bin/$t.test" -test.v -test.run GPU -test.timeout 600s >"$out/$t-tests.log" 2>&1
-	rc=$?
-	grep -E "^(--- |\s+\S+_test.go|ok|FAIL|PASS|panic)" "$out/$t-tests.log"
-	[ $rc = 0 ] || { echo "$t tests failed (exit $rc)"; fail=1; }
+	run_check "$out/$t-tests.log" 'grep -E "^(--- |\s+\S+_test.go|ok|FAIL|PASS|panic)"' "$t tests failed (exit %d)" \
+		"$bin/$t.test" -test.v -test.run GPU -test.timeout 600s
 done
 
 if [ "${SKIP_SANITIZER:-}" != 1 ]; then
@@ -122,6 +100,4 @@ PY
 step "heatsink gpus"
 "$bin/heatsink" gpus || fail=1
 
-echo
-if [ $fail = 0 ]; then echo "bench/gpu.sh: all checks passed (logs in $out)"; else echo "bench/gpu.sh: FAILED (logs in $out)"; fi
-exit $fail
+gpu_finish "all checks passed"

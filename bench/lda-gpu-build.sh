@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
+. bench/lib/gpu.sh
 mkdir -p "$out"
-export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-go test -c -ldflags="-s -w" -o "$out/lda.test" ./kernels/lda
+go_test_binary "$out" lda kernels/lda
 ls -l "$out/lda.test"

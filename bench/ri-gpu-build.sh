@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
+. bench/lib/gpu.sh
 mkdir -p "$out"
-export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-go test -c -ldflags="-s -w" -o "$out/ri.test" ./kernels/ri
+go_test_binary "$out" ri kernels/ri
 scripts/corpus-kjv.sh "$out/kjv.txt"
 ls -l "$out/ri.test" "$out/kjv.txt"

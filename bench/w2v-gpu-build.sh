@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.devcarry}
 eval=${2:-kernels/w2v/evalsets}
+. bench/lib/gpu.sh
 mkdir -p "$out/eval"
-export CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-go test -c -ldflags="-s -w" -o "$out/w2v.test" ./kernels/w2v
+go_test_binary "$out" w2v kernels/w2v
 [ -f "$out/english.txt.gz" ] || scripts/corpus-english.sh "$out/english.txt.gz"
 install -m 644 "$eval"/ws353*.txt "$eval"/SimLex999.txt "$eval"/google.txt "$out/eval/"
 ls -l "$out/w2v.test" "$out/english.txt.gz" "$out/eval"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FULL-W2V on a machine with an NVIDIA GPU and nvcc (no Go needed), in one
-# batch of about 5 minutes: compile kernels/w2v.cu (kernels/scripts/gen.sh),
+# batch of about 5 minutes: compile kernels/w2v/w2v.cu (kernels/scripts/gen.sh),
 # check the kernels against the Go reference (one sentence per launch:
 # element-wise within 1e-4 relative, for sentence lengths 1, 2, W_f, 2W_f,
 # 2W_f+1 and 1000 and every kernel layout; a batch of sentences with
@@ -26,35 +26,25 @@
 # once, on a 4 M-token corpus, into $OUT/w2v-ncu.log. Exits non-zero if any
 # step fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib/gpu.sh
+STEP_CLOCK=1
 bin=${1:-.devcarry}
 shift || true
 steps=${*:-gen tests sanitize bench quality}
-out=${OUT:-$(mktemp -d)}
-mkdir -p "$out"
-fail=0
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-has() { [[ " $steps " == *" $1 "* ]]; }
+gpu_init
 [ -x "$bin/w2v.test" ] || { echo "no $bin/w2v.test: run bench/w2v-gpu-build.sh first"; exit 2; }
 export W2V_EVAL=$bin/eval
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu --format=csv
-echo "cores: $(nproc)"
-nvcc --version | tail -n 2
+gpu_machine cores nvcc
 
 if has gen; then
 	step "compile the kernels (kernels/scripts/gen.sh $out/gen w2v)"
 	if kernels/scripts/gen.sh "$out/gen" w2v; then
 		grep -E "Compiling entry function|registers|spill|smem" "$out/gen/w2v.resources" | grep -B1 -A2 "sm_90" | sed 's/^/  /' | head -40
-		if [ -f kernels/gen/w2v.ptx ]; then
-			diff -q kernels/gen/w2v.ptx "$out/gen/w2v.ptx" >/dev/null && echo "match   kernels/gen/w2v.ptx" ||
-				echo "STALE   kernels/gen/w2v.ptx: commit $out/gen/w2v.{ptx,sm90.ptx,fatbin,resources}"
-		else
-			echo "kernels/gen/w2v.* not committed yet: commit $out/gen/w2v.{ptx,sm90.ptx,fatbin,resources}"
-		fi
+		gpu_committed w2v "$out/gen"
 	else
-		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		echo "FAIL: nvcc could not build kernels/w2v/w2v.cu"
 		exit 1
 	fi
 fi
@@ -65,11 +55,11 @@ export HEATSINK_KERNELS_DIR=$out/gen
 
 if has tests; then
 	step "GPU tests (kernels against the Go reference, planted structure, workload)"
-	timeout 240 "$bin/w2v.test" -test.v -test.run 'TestKernelSource|TestGPUMatchesCPU|TestGPUTrainsPlanted|TestGPUWorkload' \
-		-test.timeout 230s >"$out/w2v-tests.log" 2>&1
-	rc=$?
-	grep -E "^(--- |ok|FAIL|PASS|panic)|bit-identical|purity|off by|identical on the GPU|Go keeps|trained [0-9]+ tokens" "$out/w2v-tests.log" | sed 's/^ *//' | head -80
-	[ $rc = 0 ] || { echo "w2v tests failed (exit $rc); see w2v-tests.log"; fail=1; }
+	run_check "$out/w2v-tests.log" \
+		'grep -E "^(--- |ok|FAIL|PASS|panic)|bit-identical|purity|off by|identical on the GPU|Go keeps|trained [0-9]+ tokens" | sed "s/^ *//" | head -80' \
+		"w2v tests failed (exit %d); see w2v-tests.log" \
+		timeout 240 "$bin/w2v.test" -test.v -test.run 'TestKernelSource|TestGPUMatchesCPU|TestGPUTrainsPlanted|TestGPUWorkload' \
+		-test.timeout 230s
 fi
 
 if has sanitize; then
@@ -77,20 +67,18 @@ if has sanitize; then
 		step "compute-sanitizer $tool (small cases: -test.short)"
 		extra=()
 		[ $tool = memcheck ] && extra=(--leak-check full)
-		timeout 240 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
+		run_check "$out/w2v-$tool.log" 'grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" | head -20' \
+			"$tool failed (exit %d); see w2v-$tool.log" \
+			timeout 240 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
 			"$bin/w2v.test" -test.short -test.v -test.timeout 230s \
-			-test.run 'TestGPUMatchesCPU' >"$out/w2v-$tool.log" 2>&1
-		rc=$?
-		grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/w2v-$tool.log" | head -20
-		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see w2v-$tool.log"; fail=1; }
+			-test.run 'TestGPUMatchesCPU'
 	done
 fi
 
 if has bench; then
 	step "throughput (text8-shaped corpus, d=128, N=5, W=5, sample 1e-3, sentences of 1000)"
-	W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestGPUBenchTable' -test.timeout 230s 2>&1 |
-		tee "$out/w2v-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
-	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see w2v-bench.log"; fail=1; }
+	run_shown "$out/w2v-bench.log" "benchmark failed; see w2v-bench.log" \
+		env W2V_BENCH=1 timeout 240 "$bin/w2v.test" -test.v -test.run 'TestGPUBenchTable' -test.timeout 230s
 fi
 
 if has profile; then
@@ -105,11 +93,8 @@ fi
 
 if has quality; then
 	step "quality: GPU and CPU vectors on the real-English corpus"
-	W2V_QUALITY=$bin/english.txt.gz timeout 300 "$bin/w2v.test" -test.v -test.run 'TestGPUQualityMatchesCPU' -test.timeout 290s 2>&1 |
-		tee "$out/w2v-quality.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
-	[ "${PIPESTATUS[0]}" = 0 ] || { echo "quality comparison failed; see w2v-quality.log"; fail=1; }
+	run_shown "$out/w2v-quality.log" "quality comparison failed; see w2v-quality.log" \
+		env W2V_QUALITY="$bin/english.txt.gz" timeout 300 "$bin/w2v.test" -test.v -test.run 'TestGPUQualityMatchesCPU' -test.timeout 290s
 fi
 
-echo
-if [ $fail = 0 ]; then echo "bench/w2v-gpu.sh: all steps passed in ${SECONDS}s (logs in $out)"; else echo "bench/w2v-gpu.sh: FAILED (logs in $out)"; fi
-exit $fail
+gpu_finish "all steps passed in ${SECONDS}s"

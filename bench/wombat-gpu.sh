@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wombat (Simonton and Alaghband) on a machine with an NVIDIA GPU and nvcc
-# (no Go needed): compile kernels/w2v.cu
+# (no Go needed): compile kernels/w2v/w2v.cu
 # (kernels/scripts/gen.sh), check the Wombat kernels of both layouts
 # against their Go references (one warp at a time: bit for bit, but for
 # the tiles' repeated words, within 1e-4 relative; hs and ns; d = 32, 100,
@@ -34,28 +34,24 @@
 # W2V_QUALITY_CONC (GPU runs at other bounds, shown beside).
 # Exits non-zero if any step fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib/gpu.sh
+STEP_CLOCK=1
 bin=${1:-.devcarry}
 shift || true
 steps=${*:-gen tests sanitize bench cpu quality}
-out=${OUT:-$(mktemp -d)}
-mkdir -p "$out"
-fail=0
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-has() { [[ " $steps " == *" $1 "* ]]; }
+gpu_init
 [ -x "$bin/w2v.test" ] || { echo "no $bin/w2v.test: run bench/w2v-gpu-build.sh first"; exit 2; }
 export W2V_EVAL=$bin/eval
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu --format=csv
-echo "cores: $(nproc)"
+gpu_machine cores
 
 if has gen; then
 	step "compile the kernels (kernels/scripts/gen.sh $out/gen w2v)"
 	if kernels/scripts/gen.sh "$out/gen" w2v; then
 		grep -A2 -E "Compiling entry function '(wombat_tiles|wombat_pairs|wombat_windows)' for 'sm_90'" "$out/gen/w2v.resources" | sed 's/^/  /'
 	else
-		echo "FAIL: nvcc could not build kernels/w2v.cu"
+		echo "FAIL: nvcc could not build kernels/w2v/w2v.cu"
 		exit 1
 	fi
 fi
@@ -64,11 +60,11 @@ export HEATSINK_KERNELS_DIR=$out/gen
 
 if has tests; then
 	step "GPU tests (Wombat kernels against the Go reference, planted structure)"
-	timeout 200 "$bin/w2v.test" -test.v -test.run 'TestWombatGPUMatchesPlan|TestWombatGPUTrainsPlanted' \
-		-test.timeout 190s >"$out/wombat-tests.log" 2>&1
-	rc=$?
-	grep -E "^(--- FAIL|ok|FAIL|PASS|panic)|bit-identical|off by|purity|words/s" "$out/wombat-tests.log" | sed 's/^ *//' | sort | uniq -c | sort -rn | head -40
-	[ $rc = 0 ] || { echo "wombat tests failed (exit $rc); see wombat-tests.log"; fail=1; }
+	run_check "$out/wombat-tests.log" \
+		'grep -E "^(--- FAIL|ok|FAIL|PASS|panic)|bit-identical|off by|purity|words/s" | sed "s/^ *//" | sort | uniq -c | sort -rn | head -40' \
+		"wombat tests failed (exit %d); see wombat-tests.log" \
+		timeout 200 "$bin/w2v.test" -test.v -test.run 'TestWombatGPUMatchesPlan|TestWombatGPUTrainsPlanted' \
+		-test.timeout 190s
 fi
 
 if has sanitize; then
@@ -76,20 +72,18 @@ if has sanitize; then
 		step "compute-sanitizer $tool (small cases: -test.short)"
 		extra=()
 		[ $tool = memcheck ] && extra=(--leak-check full)
-		timeout 150 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
+		run_check "$out/wombat-$tool.log" 'grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" | head -10' \
+			"$tool failed (exit %d); see wombat-$tool.log" \
+			timeout 150 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 99 \
 			"$bin/w2v.test" -test.short -test.timeout 140s \
-			-test.run 'TestWombatGPUMatchesPlan/(windows|tiles)/(hs|ns)/d=(32|100)/W=(5|16)/distinct=true' >"$out/wombat-$tool.log" 2>&1
-		rc=$?
-		grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^--- |^(ok|FAIL|PASS)" "$out/wombat-$tool.log" | head -10
-		[ $rc = 0 ] || { echo "$tool failed (exit $rc); see wombat-$tool.log"; fail=1; }
+			-test.run 'TestWombatGPUMatchesPlan/(windows|tiles)/(hs|ns)/d=(32|100)/W=(5|16)/distinct=true'
 	done
 fi
 
 if has bench; then
 	step "throughput (text8-shaped corpus, d=128, W=5, sample 1e-3; the paper's row W=8, sample 1e-4, 10 epochs)"
-	W2V_BENCH=1 timeout 400 "$bin/w2v.test" -test.v -test.run 'TestWombatBenchTable' -test.timeout 390s 2>&1 |
-		tee "$out/wombat-bench.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
-	[ "${PIPESTATUS[0]}" = 0 ] || { echo "benchmark failed; see wombat-bench.log"; fail=1; }
+	run_shown "$out/wombat-bench.log" "benchmark failed; see wombat-bench.log" \
+		env W2V_BENCH=1 timeout 400 "$bin/w2v.test" -test.v -test.run 'TestWombatBenchTable' -test.timeout 390s
 fi
 
 if has cpu; then
@@ -100,11 +94,8 @@ fi
 
 if has quality; then
 	step "quality: Wombat and the CPU references on the real-English corpus"
-	W2V_QUALITY=$bin/english.txt.gz timeout 590 "$bin/w2v.test" -test.v -test.run 'TestWombatQualityMatchesCPU' -test.timeout 580s 2>&1 |
-		tee "$out/wombat-quality.log" | grep -vE "^(=== RUN|=== PAUSE|=== CONT)"
-	[ "${PIPESTATUS[0]}" = 0 ] || { echo "quality comparison failed; see wombat-quality.log"; fail=1; }
+	run_shown "$out/wombat-quality.log" "quality comparison failed; see wombat-quality.log" \
+		env W2V_QUALITY="$bin/english.txt.gz" timeout 590 "$bin/w2v.test" -test.v -test.run 'TestWombatQualityMatchesCPU' -test.timeout 580s
 fi
 
-echo
-if [ $fail = 0 ]; then echo "bench/wombat-gpu.sh: all steps passed in ${SECONDS}s (logs in $out)"; else echo "bench/wombat-gpu.sh: FAILED (logs in $out)"; fi
-exit $fail
+gpu_finish "all steps passed in ${SECONDS}s"

@@ -3,14 +3,58 @@ package kernels
 import (
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 )
 
+// Buffer is device memory: a *cuda.Buffer on a GPU, emulated memory in
+// the tests built with an emulator's tag.
+type Buffer interface{ Free() error }
+
+// Device is what the ri, lda and w2v engines launch their modules on: a
+// GPU through the driver (ModuleDevice), or in tests built with -tags
+// ldaemu, riemu or w2vemu, the module's CUDA source compiled for the CPU
+// (kernels/internal/emu). One interface for the three, so that the driver's
+// side is written once and each emulator embeds one base.
+type Device interface {
+	Info() cuda.DeviceInfo
+	MemFree() (int64, error)
+	Alloc(bytes int64) (Buffer, error)
+	Upload(dst Buffer, src []byte) error
+	Download(dst []byte, src Buffer) error
+	Memset(b Buffer, v byte) error
+	// GlobalInt32 reads a module constant; SetMaxShared allows a kernel
+	// more dynamic shared memory than the default 48 KiB.
+	GlobalInt32(name string) (int32, error)
+	SetMaxShared(kernel string, bytes int) error
+	// Launch queues a kernel; buffers are passed as Buffer.
+	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
+	// EnablePeer lets this GPU reach peer's memory directly where the
+	// hardware allows (copies work either way).
+	EnablePeer(peer Device) error
+	// CopyPeer copies bytes from src at byte srcOff to dst at byte dstOff,
+	// buffers of this GPU or another; it is ordered with both GPUs' work.
+	CopyPeer(dst Buffer, dstOff int64, src Buffer, srcOff int64, bytes int64) error
+	// Start marks the start of a timed stage; Stop waits for the work
+	// since and returns its device time.
+	Start() error
+	Stop() (time.Duration, error)
+	Close() error
+}
+
+// Bytes views a slice of plain numbers as its bytes, for Device.Upload and
+// Download, without a copy.
+func Bytes[T cuda.Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
 // ModuleDevice is a GPU through the CUDA driver with one of this package's
-// kernel modules loaded and its functions looked up: what the ri, lda and
-// w2v engines launch on. Each engine wraps it with the buffer methods of
-// its own device interface, so that its CPU emulator can stand in.
+// kernel modules loaded and its functions looked up: the Device the ri,
+// lda and w2v engines launch on outside the emulator tests.
 type ModuleDevice struct {
 	ctx         *cuda.Context
 	mod         *cuda.Module
@@ -58,6 +102,46 @@ func (d *ModuleDevice) Info() cuda.DeviceInfo { return d.ctx.Device() }
 func (d *ModuleDevice) MemFree() (int64, error) {
 	free, _, err := d.ctx.MemInfo()
 	return free, err
+}
+
+// Alloc allocates bytes of device memory. A failed allocation returns a
+// nil Buffer, not a nil *cuda.Buffer in one, which the engines would take
+// for a buffer to free.
+func (d *ModuleDevice) Alloc(bytes int64) (Buffer, error) {
+	b, err := d.ctx.Alloc(bytes)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// The buffer methods take Buffer, not *cuda.Buffer, so that the engines
+// hold one buffer type whichever Device they run on; a ModuleDevice is
+// only ever handed its own buffers.
+
+// Upload copies src to the start of dst.
+func (d *ModuleDevice) Upload(dst Buffer, src []byte) error {
+	return cuda.Upload(dst.(*cuda.Buffer), src)
+}
+
+// Download copies the start of src into dst.
+func (d *ModuleDevice) Download(dst []byte, src Buffer) error {
+	return cuda.Download(dst, src.(*cuda.Buffer))
+}
+
+// Memset sets every byte of b to v.
+func (d *ModuleDevice) Memset(b Buffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }
+
+// EnablePeer lets this GPU reach peer's memory directly where the hardware
+// allows.
+func (d *ModuleDevice) EnablePeer(peer Device) error {
+	_, err := d.ctx.EnablePeerAccess(peer.(*ModuleDevice).ctx)
+	return err
+}
+
+// CopyPeer copies bytes from src at srcOff to dst at dstOff.
+func (d *ModuleDevice) CopyPeer(dst Buffer, dstOff int64, src Buffer, srcOff int64, bytes int64) error {
+	return cuda.CopyPeer(dst.(*cuda.Buffer), dstOff, src.(*cuda.Buffer), srcOff, bytes)
 }
 
 // GlobalInt32 reads a module constant.

@@ -18,7 +18,7 @@ command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
 # real node_exporter (recordings/promhistory); both live in /usr/bin.
 command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need_apt+=(prometheus)
 command -v prometheus-node-exporter >/dev/null 2>&1 || [ -x /usr/bin/prometheus-node-exporter ] || need_apt+=(prometheus-node-exporter)
-# clang compiles kernels/*.cu for NVPTX in CI (no nvcc there), so the CUDA
+# clang compiles kernels/*/*.cu for NVPTX in CI (no nvcc there), so the CUDA
 # sources are checked on every run, not only on a GPU machine.
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need_apt+=(clang-14)
 if [ ${#need_apt[@]} -gt 0 ]; then

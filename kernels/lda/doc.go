@@ -2,7 +2,7 @@
 // sampling the way EZLDA does (Wang, Liu, Gaihre and Yu, "EZLDA: Efficient
 // and Scalable LDA on GPUs", SC 2020): synchronously, with three-branch
 // sampling, a hybrid word-topic matrix and hierarchical workload
-// balancing, on the GPU (kernels/lda.cu) and in Go (goroutines), which is
+// balancing, on the GPU (kernels/lda/lda.cu) and in Go (goroutines), which is
 // both the GPU's exact reference and the workload's cpu device.
 //
 // # Model and iteration

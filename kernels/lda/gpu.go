@@ -33,35 +33,14 @@ var gpuFunctions = []string{
 	"lda_ll_dense", "lda_ll_rows", "lda_check_dense", "lda_check_rows", "lda_check_topics", "lda_philox_kat",
 }
 
-// gpuDevice is what gpuEngine needs of a GPU with lda.cu loaded: the CUDA
-// driver (cudaDevice), or in tests built with -tags ldaemu, lda.cu
-// compiled for the CPU (internal/ldaemu), which runs this file unchanged.
-type gpuDevice interface {
-	Info() cuda.DeviceInfo
-	MemFree() (int64, error)
-	Alloc(bytes int64) (gpuBuffer, error)
-	Upload(dst gpuBuffer, src []byte) error
-	Download(dst []byte, src gpuBuffer) error
-	Memset(b gpuBuffer, v byte) error
-	GlobalInt32(name string) (int32, error)
-	SetMaxShared(kernel string, bytes int) error
-	// Launch queues a kernel; buffers are passed as gpuBuffer.
-	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
-	// EnablePeer lets this GPU reach peer's memory directly where the
-	// hardware allows (copies work either way).
-	EnablePeer(peer gpuDevice) error
-	// CopyPeer copies bytes from src at byte srcOff to dst at byte dstOff,
-	// buffers of this GPU or another; it is ordered with both GPUs' work.
-	CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error
-	// Start marks the start of a timed stage; Stop waits for the work
-	// since and returns its device time.
-	Start() error
-	Stop() (time.Duration, error)
-	Close() error
-}
+// gpuDevice is a GPU with lda.cu loaded: the CUDA driver
+// (kernels.ModuleDevice), or in tests built with -tags ldaemu, lda.cu
+// compiled for the CPU (internal/ldaemu), which runs this file's host code
+// unchanged.
+type gpuDevice = kernels.Device
 
 // gpuBuffer is device memory.
-type gpuBuffer interface{ Free() error }
+type gpuBuffer = kernels.Buffer
 
 // gpuEngine runs lda.cu on one GPU. The corpus, the counts and the
 // per-iteration rows stay in device memory; results come back on request.
@@ -227,14 +206,6 @@ func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
 	return nil
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	var zero T
 	if err := g.alloc(dst, len(data), int(unsafe.Sizeof(zero))); err != nil {
@@ -243,14 +214,14 @@ func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return g.dev.Upload(*dst, bytesOf(data))
+	return g.dev.Upload(*dst, kernels.Bytes(data))
 }
 
 func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return g.dev.Download(bytesOf(dst), src)
+	return g.dev.Download(kernels.Bytes(dst), src)
 }
 
 // bufSpec is one device buffer: n elements of size bytes, uploaded from
@@ -680,35 +651,7 @@ func (g *gpuEngine) freeBuffers() error {
 	return errors.Join(errs...)
 }
 
-// cudaDevice is a GPU through the CUDA driver, with lda.cu loaded: the
-// shared kernels.ModuleDevice, with the buffer methods of gpuDevice.
-type cudaDevice struct{ *kernels.ModuleDevice }
-
-func openCUDADevice(gpu int) (*cudaDevice, error) {
-	d, err := kernels.OpenModuleDevice(gpu, "lda", gpuFunctions)
-	if err != nil {
-		return nil, err
-	}
-	return &cudaDevice{d}, nil
-}
-
-func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.Context().Alloc(bytes) }
-
-func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
-	return cuda.Upload(dst.(*cuda.Buffer), src)
-}
-
-func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
-	return cuda.Download(dst, src.(*cuda.Buffer))
-}
-
-func (d *cudaDevice) Memset(b gpuBuffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }
-
-func (d *cudaDevice) EnablePeer(peer gpuDevice) error {
-	_, err := d.Context().EnablePeerAccess(peer.(*cudaDevice).Context())
-	return err
-}
-
-func (d *cudaDevice) CopyPeer(dst gpuBuffer, dstOff int64, src gpuBuffer, srcOff int64, bytes int64) error {
-	return cuda.CopyPeer(dst.(*cuda.Buffer), dstOff, src.(*cuda.Buffer), srcOff, bytes)
+// openCUDADevice opens GPU gpu with lda.cu loaded.
+func openCUDADevice(gpu int) (*kernels.ModuleDevice, error) {
+	return kernels.OpenModuleDevice(gpu, "lda", gpuFunctions)
 }

@@ -4,62 +4,29 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
-	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 	"github.com/heatsink-hpc/heatsink/kernels/philox"
 )
 
 // The Go host side and lda.cu must agree on the kernels' names and
 // constants; a rename in one and not the other fails CI, not a GPU run.
 func TestKernelSourceMatchesHost(t *testing.T) {
-	// go test runs in the package's folder; a carried test binary runs
-	// from the repository's root.
-	src, err := os.ReadFile("../lda.cu")
-	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/lda.cu")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(`).FindAllSubmatch(src, -1) {
-		names = append(names, string(m[1]))
-	}
-	want := slices.Clone(gpuFunctions)
-	sort.Strings(names)
-	sort.Strings(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("lda.cu defines kernels %q, the host launches %q", names, want)
-	}
-	for macro, host := range map[string]int{"LDA_THREADS": gpuThreads, "LDA_SMALL_ROW": smallRow, "LDA_SCALES": numScales, "LDA_MIN_SCALE": minScale,
-		"LDA_SHORTCUT_OFF": shortcutOff, "LDA_SHORTCUT_FIRST": shortcutFirst, "LDA_SHORTCUT_AFTER": shortcutAfter} {
-		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)`).FindSubmatch(src)
-		if m == nil {
-			t.Errorf("lda.cu: no #define %s", macro)
-			continue
-		}
-		if v, _ := strconv.Atoi(string(m[1])); v != host {
-			t.Errorf("lda.cu: %s is %d, the host assumes %d", macro, v, host)
-		}
-	}
-	_, ptx, err := kernels.Image("lda")
-	if err != nil {
-		t.Logf("no embedded lda module yet (bench/lda-gpu.sh generates it): %v", err)
-		return
-	}
-	for _, k := range gpuFunctions {
-		if !strings.Contains(string(ptx), ".entry "+k+"(") {
-			t.Errorf("embedded lda.ptx: no kernel %s", k)
-		}
-	}
+	src := gputest.KernelSource(t, "lda")
+	gputest.CheckKernels(t, "lda", gputest.KernelNames(src), gpuFunctions)
+	gputest.CheckDefines(t, "lda", src, map[string]int{"LDA_THREADS": gpuThreads, "LDA_SMALL_ROW": smallRow, "LDA_SCALES": numScales, "LDA_MIN_SCALE": minScale,
+		"LDA_SHORTCUT_OFF": shortcutOff, "LDA_SHORTCUT_FIRST": shortcutFirst, "LDA_SHORTCUT_AFTER": shortcutAfter})
+	gputest.EmbeddedPTX(t, "lda", "bench/lda-gpu.sh", gpuFunctions)
+}
+
+// The emulator is built from the lda.cu it claims: emu.cpp records the
+// source's hash (internal/ldaemu/stamp.sh, go generate ./kernels/lda).
+func TestEmulatorStampIsCurrent(t *testing.T) {
+	gputest.CheckEmulatorStamp(t, "lda", gputest.KernelSource(t, "lda"), "internal/ldaemu/emu.cpp", "run go generate ./kernels/lda")
 }
 
 // The sampler tests the shortcut first once it decided shortcutFirstAbove
@@ -101,20 +68,12 @@ var (
 
 func needGPU(t testing.TB) {
 	t.Helper()
-	if testOpen != nil {
-		return
-	}
-	if _, err := cuda.Load(); err != nil {
-		t.Skipf("skipping GPU test: %v", err)
-	}
+	gputest.NeedDevice(t, testOpen != nil)
 }
 
 func needRealGPU(t testing.TB) {
 	t.Helper()
-	if testOpen != nil {
-		t.Skip("skipping under emulation: needs the CUDA driver")
-	}
-	needGPU(t)
+	gputest.NeedDriver(t, testOpen != nil)
 }
 
 // openTestGPU is GPU 0 with lda.cu, laid out for l.
@@ -359,7 +318,7 @@ func TestGPUCheckCatchesBrokenCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt[0]++
-	if err := g.dev.Upload(g.t, bytesOf(tt)); err != nil {
+	if err := g.dev.Upload(g.t, kernels.Bytes(tt)); err != nil {
 		t.Fatal(err)
 	}
 	err = g.check(ctx)

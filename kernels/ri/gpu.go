@@ -55,31 +55,14 @@ func (k hotKernel) groups() int { return min(k.maxGroups, 1024/k.group) }
 // slices is the number of slices of a hot-row kernel's vectors.
 func (k hotKernel) slices(d int) int { return (d + 4*k.group - 1) / (4 * k.group) }
 
-// gpuDevice is what gpuEngine needs of a GPU with ri.cu loaded: the CUDA
-// driver (cudaDevice), or in tests built with -tags riemu, ri.cu compiled
-// for the CPU (internal/riemu), which runs this file's host code unchanged.
-type gpuDevice interface {
-	Info() cuda.DeviceInfo
-	MemFree() (int64, error)
-	Alloc(bytes int64) (gpuBuffer, error)
-	Upload(dst gpuBuffer, src []byte) error
-	Download(dst []byte, src gpuBuffer) error
-	Memset(b gpuBuffer, v byte) error
-	// GlobalInt32 reads a module constant; SetMaxShared allows a kernel
-	// more dynamic shared memory than the default 48 KiB.
-	GlobalInt32(name string) (int32, error)
-	SetMaxShared(kernel string, bytes int) error
-	// Launch queues a kernel; buffers are passed as gpuBuffer.
-	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
-	// Start marks the start of a timed stage; Stop waits for the work since
-	// and returns its device time.
-	Start() error
-	Stop() (time.Duration, error)
-	Close() error
-}
+// gpuDevice is a GPU with ri.cu loaded: the CUDA driver
+// (kernels.ModuleDevice), or in tests built with -tags riemu, ri.cu
+// compiled for the CPU (internal/riemu), which runs this file's host code
+// unchanged.
+type gpuDevice = kernels.Device
 
 // gpuBuffer is device memory.
-type gpuBuffer interface{ Free() error }
+type gpuBuffer = kernels.Buffer
 
 // gpuEngine runs ri.cu on one GPU. Everything stays in device memory from
 // stage to stage; results are copied back only when asked for.
@@ -214,14 +197,6 @@ func (g *gpuEngine) alloc(dst *gpuBuffer, n, size int) error {
 	return nil
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // uploadNew allocates a buffer for data and copies it there.
 func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	var zero T
@@ -231,12 +206,12 @@ func uploadNew[T cuda.Element](g *gpuEngine, dst *gpuBuffer, data []T) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return g.dev.Upload(*dst, bytesOf(data))
+	return g.dev.Upload(*dst, kernels.Bytes(data))
 }
 
 // download copies the start of src into dst.
 func download[T cuda.Element](g *gpuEngine, dst []T, src gpuBuffer) error {
-	return g.dev.Download(bytesOf(dst), src)
+	return g.dev.Download(kernels.Bytes(dst), src)
 }
 
 // upload copies the corpus and the plans to the GPU and allocates the
@@ -560,26 +535,7 @@ func (g *gpuEngine) freeBuffers() error {
 	return errors.Join(errs...)
 }
 
-// cudaDevice is a GPU through the CUDA driver, with ri.cu loaded: the
-// shared kernels.ModuleDevice, with the buffer methods of gpuDevice.
-type cudaDevice struct{ *kernels.ModuleDevice }
-
-func openCUDADevice(gpu int) (*cudaDevice, error) {
-	d, err := kernels.OpenModuleDevice(gpu, "ri", gpuFunctions)
-	if err != nil {
-		return nil, err
-	}
-	return &cudaDevice{d}, nil
+// openCUDADevice opens GPU gpu with ri.cu loaded.
+func openCUDADevice(gpu int) (*kernels.ModuleDevice, error) {
+	return kernels.OpenModuleDevice(gpu, "ri", gpuFunctions)
 }
-
-func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.Context().Alloc(bytes) }
-
-func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
-	return cuda.Upload(dst.(*cuda.Buffer), src)
-}
-
-func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
-	return cuda.Download(dst, src.(*cuda.Buffer))
-}
-
-func (d *cudaDevice) Memset(b gpuBuffer, v byte) error { return b.(*cuda.Buffer).Memset(v) }

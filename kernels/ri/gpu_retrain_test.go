@@ -2,13 +2,12 @@ package ri
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 	"math"
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 )
@@ -118,21 +117,7 @@ func TestGPURetrainKernelsAgree(t *testing.T) {
 // ri.cu is compiled into the emulator by an #include that Go's build cache
 // does not see: emu.cpp records its hash instead.
 func TestEmulatorStampIsCurrent(t *testing.T) {
-	src, err := os.ReadFile("../ri.cu")
-	if os.IsNotExist(err) {
-		t.Skip("not in the source tree")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := os.ReadFile("internal/riemu/emu.cpp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf("// ri.cu sha256: %x\n", sha256.Sum256(src))
-	if !strings.Contains(string(emu), want) {
-		t.Fatalf("internal/riemu/emu.cpp does not record the current ri.cu (%q): run go generate ./kernels/ri", strings.TrimSpace(want))
-	}
+	gputest.CheckEmulatorStamp(t, "ri", gputest.KernelSource(t, "ri"), "internal/riemu/emu.cpp", "run go generate ./kernels/ri")
 }
 
 // TestGPURetrainKernelTimes (RI_RETRAIN_KERNELS=1) times every retraining

@@ -4,65 +4,24 @@ import (
 	"context"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/heatsink-hpc/heatsink/kernels"
-	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 )
 
 // The Go host side and ri.cu must agree on the kernels' names and on the
 // block shape; a rename in one and not the other fails CI, not a GPU run.
 func TestKernelSourceMatchesHost(t *testing.T) {
-	// go test runs in the package's folder; a carried test binary runs from
-	// the repository's root.
-	src, err := os.ReadFile("../ri.cu")
-	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/ri.cu")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([\w, ]+\)\s+)?(\w+)\(`).FindAllSubmatch(src, -1) {
-		names = append(names, string(m[1]))
-	}
-	want := slices.Clone(gpuFunctions)
-	sort.Strings(names)
-	sort.Strings(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("ri.cu defines kernels %q, the host launches %q", names, want)
-	}
-	for macro, host := range map[string]int{"RI_THREADS": gpuThreads, "RI_EPT": gpuChunk / gpuThreads} {
-		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)$`).FindSubmatch(src)
-		if m == nil {
-			t.Errorf("ri.cu: no #define %s", macro)
-			continue
-		}
-		if v, _ := strconv.Atoi(string(m[1])); v != host {
-			t.Errorf("ri.cu: %s is %d, the host assumes %d", macro, v, host)
-		}
-	}
+	src := gputest.KernelSource(t, "ri")
+	gputest.CheckKernels(t, "ri", gputest.KernelNames(src), gpuFunctions)
+	gputest.CheckDefines(t, "ri", src, map[string]int{"RI_THREADS": gpuThreads, "RI_EPT": gpuChunk / gpuThreads})
 	if gpuThreads != normLanes {
 		t.Errorf("the normalise kernel's block (%d threads) must be the CPU's lane count (%d)", gpuThreads, normLanes)
 	}
 	// Once generated and committed, the embedded module must hold them.
-	_, ptx, err := kernels.Image("ri")
-	if err != nil {
-		t.Logf("no embedded ri module yet (bench/ri-gpu.sh generates it): %v", err)
-		return
-	}
-	for _, k := range gpuFunctions {
-		if !strings.Contains(string(ptx), ".entry "+k+"(") {
-			t.Errorf("embedded ri.ptx: no kernel %s", k)
-		}
-	}
+	gputest.EmbeddedPTX(t, "ri", "bench/ri-gpu.sh", gpuFunctions)
 }
 
 // ri.cu compiles for the GPU with clang's CUDA front end where clang is
@@ -71,41 +30,13 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 // launches, and keeps the per-thread arrays of the dense kernels in
 // registers (PTX with .local memory would mean they spilled).
 func TestKernelCompilesWithClang(t *testing.T) {
-	clang, err := exec.LookPath("clang-14")
-	if err != nil {
-		if clang, err = exec.LookPath("clang"); err != nil {
-			t.Skip("no clang")
-		}
-	}
-	src := "../ri.cu"
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("not in the source tree")
-	}
-	ptx := filepath.Join(t.TempDir(), "ri.ptx")
-	out, err := exec.Command(clang, "-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudalib", "-nocudainc",
-		"-Xclang", "-target-feature", "-Xclang", "+ptx70", "-ffp-contract=off", "-std=c++17", "-O3", "-Wall", "-Wextra", "-Werror",
-		"-include", "testdata/clang-cuda-stub.h", "-S", "-o", ptx, src).CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "nvptx") && strings.Contains(string(out), "target") {
-			t.Skipf("clang has no NVPTX target: %s", out)
-		}
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
-	text, err := os.ReadFile(ptx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range gpuFunctions {
-		if !strings.Contains(string(text), ".entry "+k+"(") {
-			t.Errorf("PTX has no kernel %s", k)
-		}
-	}
+	text := gputest.ClangPTX(t, "ri", gpuFunctions, "-Wextra")
 	for _, g := range []string{"ri_threads", "ri_chunk"} {
-		if !strings.Contains(string(text), g) {
+		if !strings.Contains(text, g) {
 			t.Errorf("PTX has no global %s", g)
 		}
 	}
-	if strings.Contains(string(text), ".local") {
+	if strings.Contains(text, ".local") {
 		t.Error("PTX uses local memory: a per-thread array is indexed at run time")
 	}
 }
@@ -119,22 +50,14 @@ var testOpen func(gpu int) (gpuDevice, error)
 
 func needGPU(t testing.TB) {
 	t.Helper()
-	if testOpen != nil {
-		return
-	}
-	if _, err := cuda.Load(); err != nil {
-		t.Skipf("skipping GPU test: %v", err)
-	}
+	gputest.NeedDevice(t, testOpen != nil)
 }
 
 // needRealGPU skips under emulation: the test goes through paths (the
 // workload's parameters, STREAM) that open the CUDA driver themselves.
 func needRealGPU(t testing.TB) {
 	t.Helper()
-	if testOpen != nil {
-		t.Skip("skipping under emulation: needs the CUDA driver")
-	}
-	needGPU(t)
+	gputest.NeedDriver(t, testOpen != nil)
 }
 
 // gpu0 is GPU 0 with the given term-vector kernel.

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the committed GPU code in kernels/gen from the CUDA sources:
-# kernels/NAME.cu, or kernels/NAME/NAME.cu for a workload package that holds
-# its own (stream, dgemm).
+# Regenerates the committed GPU code in kernels/gen from the CUDA sources,
+# kernels/NAME/NAME.cu, each in the package that launches it.
 # Needs nvcc (CUDA 12.x or 13.x; the committed files come from 13.0).
 #
 #   kernels/scripts/gen.sh                  # rewrite kernels/gen from every .cu
@@ -20,13 +19,12 @@ mkdir -p "$out"
 shift || true
 names=("$@")
 if [ ${#names[@]} = 0 ]; then
-	for src in "$here"/*.cu "$here"/*/*.cu; do names+=("$(basename "$src" .cu)"); done
+	for src in "$here"/*/*.cu; do names+=("$(basename "$src" .cu)"); done
 fi
 flags=(-O3 -std=c++17)
 status=0
 for name in "${names[@]}"; do
-	src=$here/$name.cu
-	[ -f "$src" ] || src=$here/$name/$name.cu
+	src=$here/$name/$name.cu
 	# One module failing to build does not stop the others.
 	if ! { "$nvcc" "${flags[@]}" -ptx -arch=compute_80 -o "$out/$name.ptx" "$src" &&
 		"$nvcc" "${flags[@]}" -ptx -arch=compute_90 -o "$out/$name.sm90.ptx" "$src" &&

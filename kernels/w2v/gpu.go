@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
@@ -28,30 +27,14 @@ const gpuWarps = 4
 // asking for more.
 const defaultShared = 48 << 10
 
-// gpuDevice is what gpuEngine needs of a GPU with w2v.cu loaded: the CUDA
-// driver (cudaDevice), or in tests built with -tags w2vemu, w2v.cu compiled
-// for the CPU (internal/w2vemu), which runs this file's host code unchanged.
-type gpuDevice interface {
-	Info() cuda.DeviceInfo
-	MemFree() (int64, error)
-	Alloc(bytes int64) (gpuBuffer, error)
-	Upload(dst gpuBuffer, src []byte) error
-	Download(dst []byte, src gpuBuffer) error
-	// GlobalInt32 reads a module constant; SetMaxShared allows a kernel
-	// more dynamic shared memory than the default 48 KiB.
-	GlobalInt32(name string) (int32, error)
-	SetMaxShared(kernel string, bytes int) error
-	// Launch queues a kernel; buffers are passed as gpuBuffer.
-	Launch(kernel string, grid, block cuda.Dim3, shared int, args ...any) error
-	// Start marks the start of timed work; Stop waits for the work since
-	// and returns its device time.
-	Start() error
-	Stop() (time.Duration, error)
-	Close() error
-}
+// gpuDevice is a GPU with w2v.cu loaded: the CUDA driver
+// (kernels.ModuleDevice), or in tests built with -tags w2vemu, w2v.cu
+// compiled for the CPU (internal/w2vemu), which runs this file's host code
+// unchanged.
+type gpuDevice = kernels.Device
 
 // gpuBuffer is device memory.
-type gpuBuffer interface{ Free() error }
+type gpuBuffer = kernels.Buffer
 
 // gpuEngine trains on one GPU. The corpus and the sampler's tables are
 // uploaded once; an epoch is a few launches, each drawing its sentences
@@ -154,8 +137,8 @@ func newGPUEngineOn(t *Trainer, d gpuDevice) (_ *gpuEngine, err error) {
 		dst gpuBuffer
 		src []byte
 	}{
-		{g.tab, bytesOf(newExpTable())}, {g.corpus, bytesOf(c.tokens)}, {g.starts, bytesOf(starts)},
-		{g.keep, bytesOf(s.keep)}, {g.unigram, bytesOf(s.table)},
+		{g.tab, kernels.Bytes(newExpTable())}, {g.corpus, kernels.Bytes(c.tokens)}, {g.starts, kernels.Bytes(starts)},
+		{g.keep, kernels.Bytes(s.keep)}, {g.unigram, kernels.Bytes(s.table)},
 	} {
 		if err := d.Upload(up.dst, up.src); err != nil {
 			return nil, fmt.Errorf("upload the corpus and the sampler's tables: %w", err)
@@ -203,14 +186,6 @@ func (g *gpuEngine) name() string {
 	return fmt.Sprintf("GPU %d (%s), kernel %s", info.Ordinal, info.Name, g.kernel)
 }
 
-// bytesOf views a slice of plain numbers as its bytes.
-func bytesOf[T cuda.Element](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // deviceModel is a trainer's model on a GPU: the word vectors (syn0) and
 // the output weights (syn1), which the SGNS and Wombat engines reset, read
 // and checkpoint alike.
@@ -221,18 +196,18 @@ type deviceModel struct {
 }
 
 func (m *deviceModel) reset(syn0, syn1 []float32) error {
-	return errors.Join(m.dev.Upload(m.syn0, bytesOf(syn0)), m.dev.Upload(m.syn1, bytesOf(syn1)))
+	return errors.Join(m.dev.Upload(m.syn0, kernels.Bytes(syn0)), m.dev.Upload(m.syn1, kernels.Bytes(syn1)))
 }
 
 func (m *deviceModel) vectors(context.Context) ([]float32, error) {
 	out := make([]float32, m.t.c.Vocab.Size()*m.t.cfg.Dim)
-	return out, m.dev.Download(bytesOf(out), m.syn0)
+	return out, m.dev.Download(kernels.Bytes(out), m.syn0)
 }
 
 func (m *deviceModel) weights() (syn0, syn1 []float32, err error) {
 	n := m.t.c.Vocab.Size() * m.t.cfg.Dim
 	syn0, syn1 = make([]float32, n), make([]float32, n)
-	err = errors.Join(m.dev.Download(bytesOf(syn0), m.syn0), m.dev.Download(bytesOf(syn1), m.syn1))
+	err = errors.Join(m.dev.Download(kernels.Bytes(syn0), m.syn0), m.dev.Download(kernels.Bytes(syn1), m.syn1))
 	return syn0, syn1, err
 }
 
@@ -255,7 +230,7 @@ func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 			alphas[i-lo] = t.s.alpha(e, i)
 		}
 		kept[0] = 0
-		if err := errors.Join(g.dev.Upload(g.alphas, bytesOf(alphas[:n])), g.dev.Upload(g.kept, bytesOf(kept[:]))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.alphas, kernels.Bytes(alphas[:n])), g.dev.Upload(g.kept, kernels.Bytes(kept[:]))); err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
 		}
 		st.hostWait += time.Since(host)
@@ -270,7 +245,7 @@ func (g *gpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 		if lerr != nil || err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), errors.Join(lerr, err))
 		}
-		if err := g.dev.Download(bytesOf(kept[:]), g.kept); err != nil {
+		if err := g.dev.Download(kernels.Bytes(kept[:]), g.kept); err != nil {
 			return epochStats{}, fmt.Errorf("%s: %w", g.name(), err)
 		}
 		st.kernel += k
@@ -337,7 +312,7 @@ func (g *gpuEngine) runBatch(b *batch) (time.Duration, error) {
 			}
 		}
 	}()
-	for i, src := range [][]byte{bytesOf(b.tokens), bytesOf(b.negs), bytesOf(b.starts), bytesOf(lens), bytesOf(b.alphas)} {
+	for i, src := range [][]byte{kernels.Bytes(b.tokens), kernels.Bytes(b.negs), kernels.Bytes(b.starts), kernels.Bytes(lens), kernels.Bytes(b.alphas)} {
 		var err error
 		if bufs[i], err = d.Alloc(int64(max(len(src), 4))); err != nil {
 			return 0, err
@@ -357,7 +332,7 @@ func (g *gpuEngine) runBatch(b *batch) (time.Duration, error) {
 	}
 	for i := 0; g.t.dev.sequential && i < n && lerr == nil; i++ {
 		// One sentence per launch: its own length and rate first.
-		lerr = errors.Join(d.Upload(lbuf, bytesOf(lens[i:i+1])), d.Upload(abuf, bytesOf(b.alphas[i:i+1])))
+		lerr = errors.Join(d.Upload(lbuf, kernels.Bytes(lens[i:i+1])), d.Upload(abuf, kernels.Bytes(b.alphas[i:i+1])))
 		if lerr == nil {
 			lerr = g.launch(i, 1, 0, tok, neg, starts, lbuf, abuf)
 		}
@@ -390,26 +365,9 @@ func (g *gpuEngine) close() error {
 	return err
 }
 
-// cudaDevice is a GPU through the CUDA driver, with w2v.cu loaded: the
-// shared kernels.ModuleDevice, with the buffer methods of gpuDevice.
-type cudaDevice struct{ *kernels.ModuleDevice }
-
-func openCUDADevice(gpu int) (*cudaDevice, error) {
-	d, err := kernels.OpenModuleDevice(gpu, "w2v", gpuFunctions)
-	if err != nil {
-		return nil, err
-	}
-	return &cudaDevice{d}, nil
-}
-
-func (d *cudaDevice) Alloc(bytes int64) (gpuBuffer, error) { return d.Context().Alloc(bytes) }
-
-func (d *cudaDevice) Upload(dst gpuBuffer, src []byte) error {
-	return cuda.Upload(dst.(*cuda.Buffer), src)
-}
-
-func (d *cudaDevice) Download(dst []byte, src gpuBuffer) error {
-	return cuda.Download(dst, src.(*cuda.Buffer))
+// openCUDADevice opens GPU gpu with w2v.cu loaded.
+func openCUDADevice(gpu int) (*kernels.ModuleDevice, error) {
+	return kernels.OpenModuleDevice(gpu, "w2v", gpuFunctions)
 }
 
 // gpuAlloc is one device buffer to allocate and its size in bytes.

@@ -2,36 +2,10 @@
 
 package w2v
 
-import (
-	"time"
-
-	"github.com/heatsink-hpc/heatsink/kernels/cuda"
-	"github.com/heatsink-hpc/heatsink/kernels/w2v/internal/w2vemu"
-)
+import "github.com/heatsink-hpc/heatsink/kernels/w2v/internal/w2vemu"
 
 // With -tags w2vemu the GPU tests run w2v.cu compiled for the CPU.
 func init() {
-	testOpen = func(int) (gpuDevice, error) { return emuDevice{w2vemu.Open()}, nil }
+	testOpen = func(int) (gpuDevice, error) { return w2vemu.Open(), nil }
 	testEmulated = true
 }
-
-// emuDevice adapts w2vemu.Device to gpuDevice.
-type emuDevice struct{ d *w2vemu.Device }
-
-func (e emuDevice) Info() cuda.DeviceInfo                { return e.d.Info() }
-func (e emuDevice) MemFree() (int64, error)              { return e.d.MemFree() }
-func (e emuDevice) Alloc(bytes int64) (gpuBuffer, error) { return e.d.Alloc(bytes) }
-func (e emuDevice) Upload(dst gpuBuffer, src []byte) error {
-	return e.d.Upload(dst.(*w2vemu.Buffer), src)
-}
-func (e emuDevice) Download(dst []byte, src gpuBuffer) error {
-	return e.d.Download(dst, src.(*w2vemu.Buffer))
-}
-func (e emuDevice) GlobalInt32(name string) (int32, error) { return e.d.GlobalInt32(name) }
-func (e emuDevice) SetMaxShared(k string, bytes int) error { return e.d.SetMaxShared(k, bytes) }
-func (e emuDevice) Launch(k string, grid, block cuda.Dim3, shared int, args ...any) error {
-	return e.d.Launch(k, grid, block, shared, args...)
-}
-func (e emuDevice) Start() error                 { return e.d.Start() }
-func (e emuDevice) Stop() (time.Duration, error) { return e.d.Stop() }
-func (e emuDevice) Close() error                 { return e.d.Close() }

@@ -2,68 +2,30 @@ package w2v
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
-	"github.com/heatsink-hpc/heatsink/kernels/cuda"
+	"github.com/heatsink-hpc/heatsink/kernels/internal/gputest"
 )
-
-// readKernelSource finds w2v.cu: go test runs in the package's folder, a
-// carried test binary from the repository's root.
-func readKernelSource(t *testing.T) []byte {
-	t.Helper()
-	src, err := os.ReadFile("../w2v.cu")
-	if os.IsNotExist(err) {
-		src, err = os.ReadFile("kernels/w2v.cu")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
-}
 
 // The Go host side and w2v.cu must agree on the kernels' names and on the
 // block shape; a rename in one and not the other fails CI, not a GPU run.
 func TestKernelSourceMatchesHost(t *testing.T) {
-	src := readKernelSource(t)
-	var names []string
+	src := gputest.KernelSource(t, "w2v")
 	// The warp kernels are stamped out by a macro (W2V_WARP_KERNEL), whose
 	// own definition is not a kernel.
-	plain := regexp.MustCompile(`(?m)^.*##.*$`).ReplaceAll(src, nil)
-	for _, m := range regexp.MustCompile(`extern "C" __global__ void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(`).FindAllSubmatch(plain, -1) {
-		names = append(names, string(m[1]))
-	}
+	names := gputest.KernelNames(regexp.MustCompile(`(?m)^.*##.*$`).ReplaceAll(src, nil))
 	for _, m := range regexp.MustCompile(`(?m)^W2V_WARP_KERNEL\((\d+)\)$`).FindAllSubmatch(src, -1) {
 		names = append(names, "w2v_sgns_warp"+string(m[1]))
 	}
-	want := slices.Clone(gpuFunctions)
-	sort.Strings(names)
-	sort.Strings(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("w2v.cu defines kernels %q, the host launches %q", names, want)
-	}
-	for macro, host := range map[string]int{"W2V_WARPS": gpuWarps, "W2V_EXP_TABLE": expTableSize, "W2V_NEG_TRIES": negativeTries} {
-		m := regexp.MustCompile(`(?m)^#define ` + macro + ` (\d+)$`).FindSubmatch(src)
-		if m == nil {
-			t.Errorf("w2v.cu: no #define %s", macro)
-			continue
-		}
-		if v, _ := strconv.Atoi(string(m[1])); v != host {
-			t.Errorf("w2v.cu: %s is %d, the host assumes %d", macro, v, host)
-		}
-	}
+	gputest.CheckKernels(t, "w2v", names, gpuFunctions)
+	gputest.CheckDefines(t, "w2v", src, map[string]int{"W2V_WARPS": gpuWarps, "W2V_EXP_TABLE": expTableSize, "W2V_NEG_TRIES": negativeTries})
 	// Every layout the host can pick has its kernel.
 	for _, d := range []int{1, 32, 33, 64, 100, 128, 129, 256, 257, 1024} {
 		cfg := DefaultConfig()
@@ -77,20 +39,14 @@ func TestKernelSourceMatchesHost(t *testing.T) {
 		}
 	}
 	// Once generated and committed, the embedded module must hold them.
-	_, ptx, err := kernels.Image("w2v")
-	if err != nil {
-		t.Logf("no embedded w2v module yet (bench/w2v-gpu.sh generates it): %v", err)
+	ptx, ok := gputest.EmbeddedPTX(t, "w2v", "bench/w2v-gpu.sh", gpuFunctions)
+	if !ok {
 		return
-	}
-	for _, k := range gpuFunctions {
-		if !strings.Contains(string(ptx), ".entry "+k+"(") {
-			t.Errorf("embedded w2v.ptx: no kernel %s", k)
-		}
 	}
 	// The constants the host checks at load; a module without them was
 	// built from an older w2v.cu (bench/w2v-gpu.sh regenerates it).
 	for _, g := range []string{"w2v_warps", "w2v_exp_table", "w2v_neg_tries"} {
-		if !strings.Contains(string(ptx), " "+g+" = ") {
+		if !strings.Contains(ptx, " "+g+" = ") {
 			t.Logf("embedded w2v.ptx has no %s: it predates w2v.cu; the GPU path needs it regenerated", g)
 		}
 	}
@@ -108,12 +64,7 @@ var (
 
 func needGPU(t testing.TB) {
 	t.Helper()
-	if testOpen != nil {
-		return
-	}
-	if _, err := cuda.Load(); err != nil {
-		t.Skipf("skipping GPU test: %v", err)
-	}
+	gputest.NeedDevice(t, testOpen != nil)
 }
 
 func gpuDeviceForTest() Device { return Device{GPU: 0, Threads: 0, open: testOpen} }
@@ -347,36 +298,7 @@ func TestGPUMatchesCPUDisjointSentences(t *testing.T) {
 // output vector in registers: PTX with .local memory would mean the
 // per-lane arrays spilled, a slow kernel.
 func TestKernelCompilesWithClang(t *testing.T) {
-	clang, err := exec.LookPath("clang-14")
-	if err != nil {
-		if clang, err = exec.LookPath("clang"); err != nil {
-			t.Skip("no clang")
-		}
-	}
-	src, stub := "../w2v.cu", "testdata/clang-cuda-stub.h"
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("not in the source tree")
-	}
-	ptx := filepath.Join(t.TempDir(), "w2v.ptx")
-	out, err := exec.Command(clang, "-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudalib", "-nocudainc",
-		"-Xclang", "-target-feature", "-Xclang", "+ptx70", "-ffp-contract=off", "-std=c++17", "-O3", "-Wall", "-Werror",
-		"-include", stub, "-S", "-o", ptx, src).CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "nvptx") && strings.Contains(string(out), "target") {
-			t.Skipf("clang has no NVPTX target: %s", out)
-		}
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
-	text, err := os.ReadFile(ptx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range gpuFunctions {
-		if !strings.Contains(string(text), ".entry "+k+"(") {
-			t.Errorf("PTX has no kernel %s", k)
-		}
-	}
-	if strings.Contains(string(text), ".local") {
+	if strings.Contains(gputest.ClangPTX(t, "w2v", gpuFunctions), ".local") {
 		t.Error("PTX uses local memory: a per-lane array is indexed at run time")
 	}
 }
@@ -385,18 +307,7 @@ func TestKernelCompilesWithClang(t *testing.T) {
 // source's hash (internal/w2vemu/stamp.sh, go generate ./kernels/w2v), or
 // Go's build cache would keep an emulator of an older w2v.cu.
 func TestEmulatorStampIsCurrent(t *testing.T) {
-	src := readKernelSource(t)
-	emu, err := os.ReadFile("internal/w2vemu/emu.cpp")
-	if os.IsNotExist(err) {
-		t.Skip("not in the source tree")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf("// w2v.cu sha256: %x\n", sha256.Sum256(src))
-	if !strings.Contains(string(emu), want) {
-		t.Fatalf("internal/w2vemu/emu.cpp does not record the current w2v.cu (%q): run go generate ./kernels/w2v", strings.TrimSpace(want))
-	}
+	gputest.CheckEmulatorStamp(t, "w2v", gputest.KernelSource(t, "w2v"), "internal/w2vemu/emu.cpp", "run go generate ./kernels/w2v")
 }
 
 // drawCorpus is a corpus for the GPU-drawn path: Zipfian words (so
@@ -478,7 +389,7 @@ func TestGPUMatchesCPUDraws(t *testing.T) {
 	for _, dl := range []struct {
 		dst []byte
 		src gpuBuffer
-	}{{bytesOf(tok), g.tok}, {bytesOf(neg), g.neg}, {bytesOf(lens), g.lens}, {bytesOf(kept), g.kept}} {
+	}{{kernels.Bytes(tok), g.tok}, {kernels.Bytes(neg), g.neg}, {kernels.Bytes(lens), g.lens}, {kernels.Bytes(kept), g.kept}} {
 		if err := g.dev.Download(dl.dst, dl.src); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
@@ -181,7 +182,7 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Upload(g.tab, bytesOf(newExpTable())); err != nil {
+	if err := d.Upload(g.tab, kernels.Bytes(newExpTable())); err != nil {
 		return nil, err
 	}
 	g.plans = make([][2]*wombatPlan, min(t.dev.threads(), len(g.launches)))
@@ -320,8 +321,8 @@ func (g *wombatEngine) submit(p *wombatPlan, s int, st *epochStats) error {
 		return fmt.Errorf("%s: a plan of %v, above the %v allocated", g.name(), p.size(), g.cap)
 	}
 	if g.pipe == nil {
-		if err := errors.Join(g.dev.Upload(g.tiles[s], bytesOf(p.tiles)), g.dev.Upload(g.windows[s], bytesOf(p.windows)),
-			g.dev.Upload(g.pairs[s], bytesOf(p.pairs)), g.dev.Upload(g.starts[s], bytesOf(p.starts))); err != nil {
+		if err := errors.Join(g.dev.Upload(g.tiles[s], kernels.Bytes(p.tiles)), g.dev.Upload(g.windows[s], kernels.Bytes(p.windows)),
+			g.dev.Upload(g.pairs[s], kernels.Bytes(p.pairs)), g.dev.Upload(g.starts[s], kernels.Bytes(p.starts))); err != nil {
 			return fmt.Errorf("%s: upload a plan: %w", g.name(), err)
 		}
 		if err := g.dev.Start(); err != nil {

@@ -1,6 +1,7 @@
 // Package emu is what the CPU emulators of the CUDA kernels (ldaemu, riemu,
 // w2vemu) share: device memory as C memory, so that kernels compiled for
-// the CPU hold no Go pointer, the stage clock, and an H100's limits.
+// the CPU hold no Go pointer, the stage clock, an H100's limits, and
+// Device, the part of kernels.Device that does not depend on the module.
 package emu
 
 /*
@@ -14,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 )
 
@@ -119,3 +121,63 @@ func (c *Clock) Start() error { c.start = time.Now(); return nil }
 
 // Stop returns the time since Start.
 func (c *Clock) Stop() (time.Duration, error) { return time.Since(c.start), nil }
+
+// Device is an emulated GPU but for its module: an emulator embeds it and
+// adds GlobalInt32 and Launch to make a kernels.Device.
+type Device struct {
+	Clock
+	name string
+	sms  int
+	fill byte
+	live int64 // bytes allocated and not freed
+}
+
+// NewDevice returns an emulated GPU called name with sms multiprocessors
+// (how many blocks the emulator runs at once), whose fresh memory reads as
+// fill: each emulator picks a fill its kernels' types make conspicuous.
+func NewDevice(name string, sms int, fill byte) Device {
+	return Device{name: name, sms: sms, fill: fill}
+}
+
+// Info describes the emulated GPU.
+func (d *Device) Info() cuda.DeviceInfo { return Info(d.name, d.sms) }
+
+// MemFree is what the host may allocate: unbounded for the tests' sizes,
+// less what is allocated, so that a leak shows as on a GPU.
+func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
+
+// Alloc allocates bytes of memory filled with the device's fill.
+func (d *Device) Alloc(bytes int64) (kernels.Buffer, error) {
+	b, err := Alloc(bytes, d.fill, func(n int64) { d.live -= n })
+	if err != nil {
+		return nil, err
+	}
+	d.live += bytes
+	return b, nil
+}
+
+// Upload copies src to the start of dst.
+func (d *Device) Upload(dst kernels.Buffer, src []byte) error { return dst.(*Buffer).Upload(src) }
+
+// Download copies the start of src into dst.
+func (d *Device) Download(dst []byte, src kernels.Buffer) error {
+	return src.(*Buffer).Download(dst)
+}
+
+// Memset sets every byte of b to v.
+func (d *Device) Memset(b kernels.Buffer, v byte) error { return b.(*Buffer).Memset(v) }
+
+// SetMaxShared checks a request for shared memory against SharedPerBlock.
+func (d *Device) SetMaxShared(kernel string, bytes int) error { return CheckShared(kernel, bytes) }
+
+// EnablePeer does nothing: every emulated device reaches every other's
+// memory.
+func (d *Device) EnablePeer(kernels.Device) error { return nil }
+
+// CopyPeer copies bytes from src at srcOff to dst at dstOff.
+func (d *Device) CopyPeer(dst kernels.Buffer, dstOff int64, src kernels.Buffer, srcOff int64, bytes int64) error {
+	return CopyPeer(dst.(*Buffer), dstOff, src.(*Buffer), srcOff, bytes)
+}
+
+// Close does nothing: buffers are freed one by one.
+func (d *Device) Close() error { return nil }

@@ -4,7 +4,7 @@
 // number and sizes against the kernel's C++ signature.
 // lda.cu sha256: 063c02ca358f0158017723cd90b48f62d9be71b1def06ca58e62036bdf4e8dd5
 #include "shim.h"
-#include "../../../lda.cu"
+#include "../../lda.cu"
 
 #include <array>
 #include <cstring>

@@ -27,55 +27,21 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
-// SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = emu.SharedPerBlock
+// Device is the emulated GPU: the shared base, with this module's
+// constants and kernels.
+type Device struct{ emu.Device }
 
-// Device is the emulated GPU.
-type Device struct {
-	emu.Clock
-	live int64 // bytes allocated and not freed
-}
+// The engines take the emulator where they take a GPU.
+var _ kernels.Device = (*Device)(nil)
 
-// Open returns an emulated GPU.
-func Open() *Device { return &Device{} }
-
-// Buffer is emulated device memory.
-type Buffer = emu.Buffer
-
-// Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo { return emu.Info("lda.cu on the CPU (ldaemu)", 2) }
-
-// MemFree is what the host may allocate (unbounded for the tests' sizes).
-func (d *Device) MemFree() (int64, error) { return 1<<40 - d.live, nil }
-
-// Alloc allocates bytes of memory filled with 0xA5, so that a kernel
-// that reads what nothing wrote reads garbage here too.
-func (d *Device) Alloc(bytes int64) (*Buffer, error) {
-	b, err := emu.Alloc(bytes, 0xA5, func(n int64) { d.live -= n })
-	if err == nil {
-		d.live += bytes
-	}
-	return b, err
-}
-
-// Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
-
-// Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
-
-// Memset sets every byte of b to v.
-func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
+// Open returns an emulated GPU. Fresh memory is 0xA5 bytes, so that a
+// kernel that reads what nothing wrote reads garbage here too.
+func Open() *Device { return &Device{emu.NewDevice("lda.cu on the CPU (ldaemu)", 2, 0xA5)} }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -89,7 +55,7 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 }
 
 // Launch runs a kernel of lda.cu to completion. Arguments take the types
-// cuda.Function.Launch takes (buffers as *Buffer), and must match the
+// cuda.Function.Launch takes (buffers as *emu.Buffer), and must match the
 // kernel's parameters in number and size, as on the GPU.
 func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
 	if grid.Y > 1 || grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || grid.X == 0 {
@@ -98,8 +64,8 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	if block.X&(block.X-1) != 0 {
 		return fmt.Errorf("launch %s: block of %d threads, not a power of two", kernel, block.X)
 	}
-	if shared > SharedPerBlock {
-		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	if err := emu.CheckShared(kernel, shared); err != nil {
+		return err
 	}
 	n := len(argv)
 	mem := C.malloc(C.size_t(n*8*2 + 8))
@@ -111,7 +77,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		var v uint64
 		var size int
 		switch x := a.(type) {
-		case *Buffer:
+		case *emu.Buffer:
 			if x.Ptr() == nil {
 				return fmt.Errorf("kernel %s: argument %d is a freed or nil buffer", kernel, i)
 			}

@@ -4,7 +4,7 @@
 // ri.cu changes (stamp.sh, run by go generate ./kernels/ri).
 // ri.cu sha256: ece13b137daf477fa91c2fde0c4106cb9cd52c81f895a3f971e7f94b2056fc32
 #include "shim.h"
-#include "../../../ri.cu"
+#include "../../ri.cu"
 
 #include <cstdlib>
 #include <iterator>

@@ -5,5 +5,5 @@
 # ri) fails until this has run (go generate ./kernels/ri).
 set -e
 cd "$(dirname "$0")"
-sum=$(sha256sum ../../../ri.cu | cut -c1-64)
+sum=$(sha256sum ../../ri.cu | cut -c1-64)
 sed -i "s|^// ri.cu sha256: .*|// ri.cu sha256: $sum|" emu.cpp

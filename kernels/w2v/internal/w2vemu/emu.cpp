@@ -3,7 +3,7 @@
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
 // w2v.cu sha256: 40aefaa9fca00d8780fc798d6a55a705494a5b04cdeb904e73abca9747fcf707
 #include "shim.h"
-#include "../../../w2v.cu"
+#include "../../w2v.cu"
 
 #include <cstring>
 #include <memory>

@@ -43,48 +43,21 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/heatsink-hpc/heatsink/kernels"
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 	"github.com/heatsink-hpc/heatsink/kernels/internal/emu"
 )
 
-// SharedPerBlock is the shared memory a block may have, as on an H100.
-const SharedPerBlock = emu.SharedPerBlock
+// Device is the emulated GPU: the shared base, with this module's
+// constants and kernels.
+type Device struct{ emu.Device }
 
-// Device is the emulated GPU.
-type Device struct {
-	emu.Clock
-}
+// The engines take the emulator where they take a GPU.
+var _ kernels.Device = (*Device)(nil)
 
-// Open returns an emulated GPU.
-func Open() *Device { return &Device{} }
-
-// Buffer is emulated device memory.
-type Buffer = emu.Buffer
-
-// Info describes the emulated GPU.
-func (d *Device) Info() cuda.DeviceInfo { return emu.Info("w2v.cu on the CPU (w2vemu)", 1) }
-
-// MemFree is what the host may allocate (unbounded for the tests' sizes).
-func (d *Device) MemFree() (int64, error) { return 1 << 40, nil }
-
-// Alloc allocates bytes of memory filled with 0xff (NaN as float32), so a
-// kernel reading what nobody wrote shows it.
-func (d *Device) Alloc(bytes int64) (*Buffer, error) { return emu.Alloc(bytes, 0xff, nil) }
-
-// Upload copies src to the start of dst.
-func (d *Device) Upload(dst *Buffer, src []byte) error { return dst.Upload(src) }
-
-// Download copies the start of src into dst.
-func (d *Device) Download(dst []byte, src *Buffer) error { return src.Download(dst) }
-
-// Memset sets every byte of b to v.
-func (d *Device) Memset(b *Buffer, v byte) error { return b.Memset(v) }
-
-// SetMaxShared checks a request for shared memory against SharedPerBlock.
-func (d *Device) SetMaxShared(kernel string, bytes int) error { return emu.CheckShared(kernel, bytes) }
-
-// Close does nothing: buffers are freed one by one.
-func (d *Device) Close() error { return nil }
+// Open returns an emulated GPU. Fresh memory is 0xff bytes (NaN as
+// float32), so a kernel reading what nobody wrote shows it.
+func Open() *Device { return &Device{emu.NewDevice("w2v.cu on the CPU (w2vemu)", 1, 0xff)} }
 
 // GlobalInt32 reads a module constant.
 func (d *Device) GlobalInt32(name string) (int32, error) {
@@ -104,13 +77,13 @@ func (d *Device) GlobalInt32(name string) (int32, error) {
 }
 
 // Launch runs a kernel of w2v.cu to completion. Arguments must have the
-// kernels' parameter types exactly (buffers as *Buffer), as on the GPU.
+// kernels' parameter types exactly (buffers as *emu.Buffer), as on the GPU.
 func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv ...any) error {
 	if grid.Y > 1 || grid.Z > 1 || block.Y > 1 || block.Z > 1 || block.X == 0 || block.X > 1024 || block.X%32 != 0 || grid.X == 0 {
 		return fmt.Errorf("launch %s grid %v block %v: shape unsupported or invalid", kernel, grid, block)
 	}
-	if shared > SharedPerBlock {
-		return fmt.Errorf("launch %s: %d bytes of shared memory, above %d", kernel, shared, SharedPerBlock)
+	if err := emu.CheckShared(kernel, shared); err != nil {
+		return err
 	}
 	// The kernels take their buffers first, then 32-bit integers.
 	nbuf, nint := 8, 7
@@ -125,7 +98,7 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 	}
 	var p [8]unsafe.Pointer
 	for i := 0; i < nbuf; i++ {
-		b, ok := argv[i].(*Buffer)
+		b, ok := argv[i].(*emu.Buffer)
 		if !ok || b.Ptr() == nil {
 			return fmt.Errorf("kernel %s: argument %d is %T, want a live buffer", kernel, i, argv[i])
 		}

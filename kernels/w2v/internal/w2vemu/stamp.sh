@@ -5,5 +5,5 @@
 # w2v) fails until this has run (go generate ./kernels/w2v).
 set -e
 cd "$(dirname "$0")"
-sum=$(sha256sum ../../../w2v.cu | cut -c1-64)
+sum=$(sha256sum ../../w2v.cu | cut -c1-64)
 sed -i "s|^// w2v.cu sha256: .*|// w2v.cu sha256: $sum|" emu.cpp
