@@ -1,7 +1,7 @@
 // Package w2v is word2vec's skip-gram with negative sampling (SGNS) in the
 // design of FULL-W2V (Randall, Allen and Ge, "FULL-W2V: Fully Exploiting
 // Data Reuse for W2V on GPU-Accelerated Systems", ICS 2021): a CUDA kernel
-// (kernels/w2v.cu) and a Go trainer with the same arithmetic, which is both
+// (kernels/w2v/w2v.cu) and a Go trainer with the same arithmetic, which is both
 // the kernel's reference and the cpu device of the full-w2v workload
 // (Hogwild over goroutines, as word2vec.c does with threads). Around them:
 // corpora (text files with a saved and reused vocabulary, and seeded
