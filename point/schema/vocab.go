@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Kind is the line-protocol type a field is written as. InfluxDB fixes a
@@ -288,31 +289,36 @@ func fields() []Field {
 	}
 }
 
+// declared is the vocabulary by name, built once on first use and never
+// written after: Describe is called for every field a Prometheus scrape
+// or an alert rule names, and fields() builds its table anew each call.
+var declared = sync.OnceValue(func() map[string]Field {
+	all := fields()
+	m := make(map[string]Field, len(all))
+	for _, f := range all {
+		m[f.Name] = f
+	}
+	return m
+})
+
 // Describe returns the declaration of a field name; ok is false for a name
 // no measurement of the data model has.
 func Describe(name string) (Field, bool) {
-	for _, f := range fields() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Field{}, false
+	f, ok := declared()[name]
+	return f, ok
 }
 
 // Fields returns the declarations of names, in their order; a name the
 // schema does not know comes back with no Kind, so that a caller's test,
 // not its init, reports it.
 func Fields(names ...string) []Field {
-	all := fields()
 	out := make([]Field, len(names))
 	for i, n := range names {
-		out[i] = Field{Name: n}
-		for _, f := range all {
-			if f.Name == n {
-				out[i] = f
-				break
-			}
+		f, ok := Describe(n)
+		if !ok {
+			f = Field{Name: n}
 		}
+		out[i] = f
 	}
 	return out
 }
