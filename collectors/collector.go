@@ -356,6 +356,12 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	c.applyReconfig()
 	tctx, cancel := context.WithDeadline(ctx, woke.Add(c.opts.Deadline))
 	defer cancel()
+	// Samples that outlived an earlier tick's deadline and have returned
+	// since are settled first, so that their sources are free to be
+	// launched now. Waiting for them only below would miss them whenever
+	// this tick launches nothing (every source still busy): their sources
+	// would then stay busy for good.
+	c.drainLate(woke)
 	launched := 0
 	for _, s := range c.sources {
 		s.launched, s.res = false, nil
@@ -377,20 +383,10 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	for got := 0; got < launched; {
 		select {
 		case r := <-c.results:
-			r.s.busy = false
-			if c.retired[r.s] {
-				// Removed by Reconfigure while sampling: its points are
-				// of a source no longer configured.
-				delete(c.retired, r.s)
-				c.closeSource(r.s)
-				continue
+			if !c.late(r, tickNo, woke) {
+				r.s.res = &r
+				got++
 			}
-			if r.tick != tickNo {
-				c.settle(r, woke, false)
-				continue
-			}
-			r.s.res = &r
-			got++
 		case <-deadline.C:
 			got = launched
 		}
@@ -435,6 +431,39 @@ func (c *Collector) tick(ctx context.Context, tickNo int, stamp, woke time.Time,
 	c.stats.Ticks++
 	c.batch = batch
 	c.updateSnapshot(stamp)
+}
+
+// drainLate settles, without waiting, every result that has come back
+// since the last tick: all are late, their ticks written already.
+func (c *Collector) drainLate(woke time.Time) {
+	for {
+		select {
+		case r := <-c.results:
+			c.late(r, -1, woke)
+		default:
+			return
+		}
+	}
+}
+
+// late frees r's source and, unless r belongs to tick tickNo, settles it
+// as a late result, whose points are dropped (their tick was written
+// without them) and which counts only for the source's health; it
+// reports whether it did.
+func (c *Collector) late(r result, tickNo int, woke time.Time) bool {
+	r.s.busy = false
+	if c.retired[r.s] {
+		// Removed by Reconfigure while sampling: its points are of a
+		// source no longer configured.
+		delete(c.retired, r.s)
+		c.closeSource(r.s)
+		return true
+	}
+	if r.tick == tickNo {
+		return false
+	}
+	c.settle(r, woke, false)
+	return true
 }
 
 func (c *Collector) sample(ctx context.Context, s *sourceState, tickNo int, stamp time.Time) {
