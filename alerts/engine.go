@@ -873,7 +873,7 @@ func (e *Engine) repeat(rs *ruleState, now time.Time) {
 				continue
 			}
 			s.sent[i] = now
-			e.notify(w, &alert{Rule: rs.Name, Severity: rs.Severity, State: schema.StateFiring, Measurement: s.measurement,
+			w.q.pushReminder(&alert{Rule: rs.Name, Severity: rs.Severity, State: schema.StateFiring, Measurement: s.measurement,
 				Field: rs.sel.field, Series: s.key, Tags: s.tags, Value: s.value, Threshold: s.threshold,
 				HasValue: s.hasValue, Message: "still firing", Time: now, StartsAt: s.firedAt})
 		}

@@ -78,6 +78,22 @@ func (q *queue) push(a *alert) {
 	}
 }
 
+// pushReminder queues a "still firing" reminder unless an alert of the same
+// rule and series still waits: it would say nothing new, and while a
+// receiver is down, reminders must not push real firings and clearings out
+// of the bounded queue.
+func (q *queue) pushReminder(a *alert) {
+	q.mu.Lock()
+	for _, x := range q.items {
+		if x.Rule == a.Rule && x.Series == a.Series {
+			q.mu.Unlock()
+			return
+		}
+	}
+	q.mu.Unlock()
+	q.push(a)
+}
+
 func (q *queue) work(ctx context.Context) {
 	for {
 		q.mu.Lock()

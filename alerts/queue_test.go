@@ -287,3 +287,50 @@ func TestNegativeQueueOptionsAreRejected(t *testing.T) {
 		}
 	}
 }
+
+// While a receiver hangs, reminders of alerts still queued are not queued
+// again: they say nothing new and would crowd out real firings.
+func TestRemindersDoNotPileUpBehindAHungReceiver(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := newCountingServer(t, 0)
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case entered <- struct{}{}:
+			<-release
+		default:
+		}
+		srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer gate.Close()
+	var now time.Time
+	e, err := alerts.NewEngine(parseRules(t, hookRule(gate.URL, ", format: alertmanager, repeat: 10s")),
+		alerts.Options{Logger: quietLogger(), MaxInFlight: 1, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= 100; i++ {
+		now = t0.Add(time.Duration(i) * time.Second)
+		n := 2 // gpu 1 fires a second after gpu 0, once gpu 0 holds the worker
+		if i == 0 {
+			n = 1
+		}
+		if err := e.Write(hotGPUs(n, now)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			<-entered
+		}
+	}
+	// gpu 1's firing and one reminder of gpu 0; ten of each without.
+	if d := e.Deliveries()[0]; d.Queued != 2 || d.Dropped != 0 {
+		t.Errorf("deliveries %+v, want 2 queued", d)
+	}
+	close(release)
+	if err := e.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got, _ := srv.counts(); got != 3 {
+		t.Errorf("receiver got %d alerts, want 3", got)
+	}
+}
