@@ -21,6 +21,7 @@ type command struct {
 	argv    []string
 	timeout time.Duration
 	dropEnv []string
+	q       *queue
 }
 
 func newCommand(name string, c Command, dropEnv []string) *command {

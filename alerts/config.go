@@ -145,6 +145,12 @@ const (
 	defaultBackoff        = time.Second
 	defaultAMRepeat       = time.Minute
 	defaultCommandTimeout = 10 * time.Second
+	// Per webhook or command: enough workers that a burst drains in a few
+	// round trips, few enough that a hung receiver holds little.
+	defaultMaxInFlight = 4
+	// A receiver down for a quarter hour with a handful of alerts a second
+	// still loses none; 1024 small alerts cost well under a MiB.
+	defaultQueueSize = 1024
 
 	minTempC, maxTempC = -50.0, 200.0
 	// typicalLimitC is the device limit at which a threshold written on a

@@ -90,7 +90,15 @@
 //     are recorded as guard_pause, guard_resume and guard_stop events; with no
 //     job attached they are logged as not applicable.
 //
-// Webhooks, commands and Stop run in the background, at most
-// Options.MaxInFlight at once, so a tick never waits on the network; Close
-// waits for them up to Options.CloseTimeout.
+// Webhooks, commands and Stop run in the background, so a tick never waits
+// on the network. Each webhook and command has its own queue, drained by
+// Options.MaxInFlight workers (default 4): a burst of alerts in one tick is
+// delivered in full, and a slow receiver holds a fixed number of goroutines
+// and delays no other destination. Alertmanager's worker posts what is
+// queued as one list (up to 256 alerts); generic and Slack bodies carry one
+// alert each. A queue holds at most Options.QueueSize alerts (default 1024);
+// past it, while a receiver is down for long, the oldest alert is dropped,
+// logged and counted: Engine.Deliveries reports, per action, what is queued,
+// in flight, sent, failed and dropped. Close lets the queues drain for up to
+// Options.CloseTimeout, then cancels and logs what was not sent.
 package alerts

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
@@ -57,14 +56,19 @@ type Options struct {
 	// Interval is the sampling interval, to check windows; default 1s.
 	Interval time.Duration
 	// CloseTimeout bounds how long Close waits for webhooks and commands
-	// still running before it cancels them; default 10s.
+	// still queued or running before it cancels them (and logs what was not
+	// sent); default 10s.
 	CloseTimeout time.Duration
 	// DropEnv names variables of heatsink's environment that commands must
 	// not inherit: the secrets heatsink read from it (configs.Config.SecretEnv).
 	DropEnv []string
-	// MaxInFlight caps concurrent webhook deliveries and commands; past it
-	// a delivery is dropped (and logged) rather than block the tick; default 32.
+	// MaxInFlight is how many deliveries run at once per webhook or command,
+	// so a slow receiver holds a fixed number of goroutines; default 4.
 	MaxInFlight int
+	// QueueSize bounds the alerts waiting per webhook or command while its
+	// workers are busy (a receiver down for long). Past it the oldest is
+	// dropped, logged and counted in Deliveries; default 1024.
+	QueueSize int
 }
 
 // Engine evaluates alert rules on every tick's points and carries out their
@@ -86,11 +90,10 @@ type Engine struct {
 	lookup  func(int) (float64, bool)
 	cur     *series // the series lookup reads
 
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	sem      chan struct{}
-	inFlight atomic.Int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // queue workers and the job's Stop
+	queues []*queue       // one per webhook and command
 }
 
 type interest struct {
@@ -171,8 +174,14 @@ func NewEngine(cfg Config, opts Options) (*Engine, error) {
 	if opts.CloseTimeout <= 0 {
 		opts.CloseTimeout = 10 * time.Second
 	}
-	if opts.MaxInFlight <= 0 {
-		opts.MaxInFlight = 32
+	if opts.MaxInFlight < 0 || opts.QueueSize < 0 {
+		return nil, fmt.Errorf("alerts: max in flight %d and queue size %d must not be negative", opts.MaxInFlight, opts.QueueSize)
+	}
+	if opts.MaxInFlight == 0 {
+		opts.MaxInFlight = defaultMaxInFlight
+	}
+	if opts.QueueSize == 0 {
+		opts.QueueSize = defaultQueueSize
 	}
 	rules, err := compile(cfg, opts.Interval)
 	if err != nil {
@@ -186,16 +195,23 @@ func NewEngine(cfg Config, opts Options) (*Engine, error) {
 		seed:     maphash.MakeSeed(),
 		pausers:  map[holder]struct{}{},
 		stopper:  map[holder]struct{}{},
-		sem:      make(chan struct{}, opts.MaxInFlight),
 	}
 	e.lookup = func(i int) (float64, bool) { return e.cur.limits[i], e.cur.limitOK[i] }
 	for name, w := range cfg.Webhooks {
-		if e.webhooks[name], err = newWebhook(name, w, opts.HTTPClient); err != nil {
+		h, err := newWebhook(name, w, opts.HTTPClient)
+		if err != nil {
 			return nil, fmt.Errorf("alerts: %w", err)
 		}
+		h.q = newQueue("webhook "+name, h.batch(), opts.QueueSize, opts.Logger, h.send)
+		e.webhooks[name] = h
+		e.queues = append(e.queues, h.q)
 	}
 	for name, c := range cfg.Commands {
-		e.commands[name] = newCommand(name, c, opts.DropEnv)
+		cmd := newCommand(name, c, opts.DropEnv)
+		cmd.q = newQueue("command "+name, 1, opts.QueueSize, opts.Logger,
+			func(ctx context.Context, as []*alert) error { return cmd.run(ctx, as[0]) })
+		e.commands[name] = cmd
+		e.queues = append(e.queues, cmd.q)
 	}
 	for _, r := range rules {
 		rs := &ruleState{rule: r, series: map[uint64]*series{}}
@@ -215,6 +231,9 @@ func NewEngine(cfg Config, opts Options) (*Engine, error) {
 		}
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	for _, q := range e.queues {
+		q.start(e.ctx, opts.MaxInFlight, &e.wg)
+	}
 	return e, nil
 }
 
@@ -342,7 +361,9 @@ func (e *Engine) Write(points []point.Point) error {
 func (e *Engine) Flush() error { return nil }
 
 // Close waits up to Options.CloseTimeout for webhooks and commands still
-// running, then cancels them. Alerts still firing are left as they are.
+// queued or running to be delivered, then cancels them and logs, per
+// action, how many alerts were not sent. Alerts still firing are left as
+// they are.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -351,6 +372,9 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	for _, q := range e.queues {
+		q.close()
+	}
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	t := time.NewTimer(e.opts.CloseTimeout)
@@ -361,13 +385,26 @@ func (e *Engine) Close() error {
 		return nil
 	case <-t.C:
 	}
-	n := e.inFlight.Load()
+	var running, queued int
+	for _, q := range e.queues {
+		qd, r := q.pending()
+		running, queued = running+r, queued+qd
+	}
 	e.cancel()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
-	return fmt.Errorf("alerts: %d webhook deliveries or commands still running after %v were cancelled", n, e.opts.CloseTimeout)
+	// The workers have left (or are past hope): what is still queued was
+	// never attempted.
+	for _, q := range e.queues {
+		if qd, r := q.pending(); qd+r > 0 {
+			e.opts.Logger.Error("alert action not sent: engine closed", "action", q.action,
+				"queued", qd, "running", r, "close_timeout", e.opts.CloseTimeout)
+		}
+	}
+	return fmt.Errorf("alerts: %d webhook deliveries or commands still running after %v were cancelled, %d queued not sent",
+		running, e.opts.CloseTimeout, queued)
 }
 
 // hash identifies a point's series without building its key: tags are
@@ -802,8 +839,7 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 		s.sent[i] = t
 	}
 	for _, name := range rs.commands {
-		c := e.commands[name]
-		e.background("command "+name, func(ctx context.Context) error { return c.run(ctx, a) })
+		e.commands[name].q.push(a)
 	}
 	h := holder{rs, s}
 	switch {
@@ -837,38 +873,16 @@ func (e *Engine) repeat(rs *ruleState, now time.Time) {
 				continue
 			}
 			s.sent[i] = now
-			e.notify(w, &alert{Rule: rs.Name, Severity: rs.Severity, State: schema.StateFiring, Measurement: s.measurement,
+			w.q.pushReminder(&alert{Rule: rs.Name, Severity: rs.Severity, State: schema.StateFiring, Measurement: s.measurement,
 				Field: rs.sel.field, Series: s.key, Tags: s.tags, Value: s.value, Threshold: s.threshold,
 				HasValue: s.hasValue, Message: "still firing", Time: now, StartsAt: s.firedAt})
 		}
 	}
 }
 
+// notify queues the alert for the webhook: it never waits on the network.
 func (e *Engine) notify(w *webhook, a *alert) {
-	e.background("webhook "+w.name, func(ctx context.Context) error { return w.send(ctx, a) })
-}
-
-// background runs fn off the tick, bounded by MaxInFlight; a delivery that
-// finds every slot taken is dropped and logged, never waited for.
-func (e *Engine) background(what string, fn func(ctx context.Context) error) {
-	select {
-	case e.sem <- struct{}{}:
-	default:
-		e.opts.Logger.Error("alert action dropped: too many still running", "action", what, "max_in_flight", e.opts.MaxInFlight)
-		return
-	}
-	e.wg.Add(1)
-	e.inFlight.Add(1)
-	go func() {
-		defer func() {
-			e.inFlight.Add(-1)
-			<-e.sem
-			e.wg.Done()
-		}()
-		if err := fn(e.ctx); err != nil {
-			e.opts.Logger.Error("alert action failed", "action", what, "err", err)
-		}
-	}()
+	w.q.push(a)
 }
 
 func (e *Engine) event(ev rundir.Event) {

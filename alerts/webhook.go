@@ -28,6 +28,7 @@ type webhook struct {
 	repeat  time.Duration
 	headers map[string]string
 	client  *http.Client
+	q       *queue
 }
 
 const maxBackoff = 30 * time.Second
@@ -80,9 +81,15 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.code, e.body)
 }
 
-// send delivers one alert, with retries; it gives up when ctx ends.
-func (w *webhook) send(ctx context.Context, a *alert) error {
-	body, err := w.body(a)
+// send delivers alerts in one request (several only for Alertmanager, whose
+// API takes a list), with retries; it gives up when ctx ends.
+func (w *webhook) send(ctx context.Context, as []*alert) error {
+	a := as[0]
+	what := fmt.Sprintf("%s alert %s", a.State, a.Rule)
+	if len(as) > 1 {
+		what = fmt.Sprintf("%d alerts (first: %s)", len(as), what)
+	}
+	body, err := w.body(as)
 	if err != nil {
 		return fmt.Errorf("encode %s payload: %w", w.format, err)
 	}
@@ -95,7 +102,7 @@ func (w *webhook) send(ctx context.Context, a *alert) error {
 		var se *statusError
 		retryable := !errors.As(err, &se) || se.code >= 500 || se.code == http.StatusTooManyRequests
 		if !retryable || attempt > w.retries || ctx.Err() != nil {
-			return fmt.Errorf("%s alert %s: %w (attempt %d of %d)", a.State, a.Rule, err, attempt, w.retries+1)
+			return fmt.Errorf("%s: %w (attempt %d of %d)", what, err, attempt, w.retries+1)
 		}
 		d := wait
 		if se != nil && se.retryAfter > d {
@@ -104,7 +111,7 @@ func (w *webhook) send(ctx context.Context, a *alert) error {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return fmt.Errorf("%s alert %s: %w (gave up after attempt %d)", a.State, a.Rule, err, attempt)
+			return fmt.Errorf("%s: %w (gave up after attempt %d)", what, err, attempt)
 		}
 		wait = min(2*wait, maxBackoff)
 	}
@@ -149,15 +156,30 @@ func (w *webhook) post(ctx context.Context, body []byte) error {
 	return se
 }
 
-// body renders the alert in the webhook's format.
-func (w *webhook) body(a *alert) ([]byte, error) {
+// batch is how many alerts one request may carry: Alertmanager takes a
+// list; the generic and Slack bodies are one alert each, which receivers
+// already parse, so those are queued rather than batched.
+func (w *webhook) batch() int {
+	if w.format == "alertmanager" {
+		return maxBatch
+	}
+	return 1
+}
+
+// body renders the alerts in the webhook's format; only Alertmanager's
+// takes more than one.
+func (w *webhook) body(as []*alert) ([]byte, error) {
 	switch w.format {
 	case "slack":
-		return json.Marshal(slackMessage{Text: a.text()})
+		return json.Marshal(slackMessage{Text: as[0].text()})
 	case "alertmanager":
-		return json.Marshal([]amAlert{a.alertmanager()})
+		l := make([]amAlert, len(as))
+		for i, a := range as {
+			l[i] = a.alertmanager()
+		}
+		return json.Marshal(l)
 	}
-	return json.Marshal(a.generic())
+	return json.Marshal(as[0].generic())
 }
 
 // genericAlert is the body of the generic format.
