@@ -65,20 +65,29 @@ func readLineProtocol(r io.Reader, res *FileResult, o Options, fn func(*point.Po
 		}
 		// Read as nanoseconds, the raw number is the timestamp as written.
 		raw := p.Time.UnixNano()
-		if prec == "" {
-			prec = precisionOf(raw)
-			res.Precision = prec
+		// Until a line's time is plausible the file's precision is only a
+		// guess for this line: fixing it from a corrupt first timestamp
+		// (0 reads as seconds) made every later nanosecond line overflow.
+		lineprec, how := prec, "the file's precision"
+		if o.Precision != "" {
+			how = "the precision given"
+		} else if lineprec == "" {
+			lineprec, how = precisionOf(raw), "guessed from its digits"
 		}
-		mult := precisions[prec]
+		mult := precisions[lineprec]
 		if raw > math.MaxInt64/mult || raw < math.MinInt64/mult {
-			res.bad(rd.Line(), fmt.Errorf("timestamp %d overflows at %s precision", raw, prec))
+			res.bad(rd.Line(), fmt.Errorf("timestamp %d overflows at %s precision (%s)", raw, lineprec, how))
 			continue
 		}
 		p.Time = time.Unix(0, raw*mult)
 		if p.Time.Before(earliest) || p.Time.After(latest) {
-			res.bad(rd.Line(), fmt.Errorf("timestamp %d is %s at %s precision (the file's precision; give --precision if it is wrong)",
-				raw, p.Time.UTC().Format(time.RFC3339), prec))
+			res.bad(rd.Line(), fmt.Errorf("timestamp %d is %s at %s precision (%s; give --precision if it is wrong)",
+				raw, p.Time.UTC().Format(time.RFC3339), lineprec, how))
 			continue
+		}
+		if prec == "" {
+			prec = lineprec
+			res.Precision = prec
 		}
 		if p.Measurement == "nvidia_smi" {
 			p = fromTelegrafNvidiaSMI(&p, res, seen)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,24 +22,48 @@ import (
 var gpuColumns = map[string]struct {
 	field string
 	scale float64
+	unit  string // what a bare value is in; a key of unitScales, or "" for none
 }{
-	"temperature.gpu":                {schema.FieldTempC, 1},
-	"temperature.memory":             {schema.FieldMemTempC, 1},
-	"power.draw":                     {schema.FieldPowerW, 1},
-	"power.draw.instant":             {schema.FieldPowerW, 1},
-	"power.limit":                    {schema.FieldPowerLimitW, 1},
-	"enforced.power.limit":           {schema.FieldPowerLimitW, 1},
-	"clocks.sm":                      {schema.FieldSMClockMHz, 1},
-	"clocks.current.sm":              {schema.FieldSMClockMHz, 1},
-	"clocks.mem":                     {schema.FieldMemClockMHz, 1},
-	"clocks.current.memory":          {schema.FieldMemClockMHz, 1},
-	"utilization.gpu":                {schema.FieldUtilPct, 1},
-	"utilization.memory":             {schema.FieldMemUtilPct, 1},
-	"memory.used":                    {schema.FieldMemUsedBytes, 1 << 20}, // MiB
-	"memory.total":                   {schema.FieldMemTotalBytes, 1 << 20},
-	"pstate":                         {"pstate", 1},
-	"clocks_event_reasons.active":    {schema.FieldClockEventReasons, 1},
-	"clocks_throttle_reasons.active": {schema.FieldClockEventReasons, 1},
+	"temperature.gpu":                {schema.FieldTempC, 1, "C"},
+	"temperature.memory":             {schema.FieldMemTempC, 1, "C"},
+	"power.draw":                     {schema.FieldPowerW, 1, "W"},
+	"power.draw.instant":             {schema.FieldPowerW, 1, "W"},
+	"power.limit":                    {schema.FieldPowerLimitW, 1, "W"},
+	"enforced.power.limit":           {schema.FieldPowerLimitW, 1, "W"},
+	"clocks.sm":                      {schema.FieldSMClockMHz, 1, "MHz"},
+	"clocks.current.sm":              {schema.FieldSMClockMHz, 1, "MHz"},
+	"clocks.mem":                     {schema.FieldMemClockMHz, 1, "MHz"},
+	"clocks.current.memory":          {schema.FieldMemClockMHz, 1, "MHz"},
+	"utilization.gpu":                {schema.FieldUtilPct, 1, "%"},
+	"utilization.memory":             {schema.FieldMemUtilPct, 1, "%"},
+	"memory.used":                    {schema.FieldMemUsedBytes, 1 << 20, "MiB"},
+	"memory.total":                   {schema.FieldMemTotalBytes, 1 << 20, "MiB"},
+	"pstate":                         {"pstate", 1, ""},
+	"clocks_event_reasons.active":    {schema.FieldClockEventReasons, 1, ""},
+	"clocks_throttle_reasons.active": {schema.FieldClockEventReasons, 1, ""},
+}
+
+// unitScales lists, for each column unit, the units a cell or header may
+// give instead and the factor to it. nvidia-smi writes W, MiB and MHz, but
+// a cell that says "10 GiB" read as 10 MiB is silently 1024 times wrong,
+// so every unit is read and one that is not listed is refused. Units are
+// case sensitive: "mW" and "MW" differ by 10^9.
+var unitScales = map[string]map[string]float64{
+	"W":   {"mW": 1e-3, "W": 1, "kW": 1e3, "MW": 1e6},
+	"MiB": {"B": 1.0 / (1 << 20), "KiB": 1.0 / (1 << 10), "MiB": 1, "GiB": 1 << 10, "TiB": 1 << 20},
+	"MHz": {"Hz": 1e-6, "kHz": 1e-3, "MHz": 1, "GHz": 1e3},
+	"C":   {"C": 1, "°C": 1},
+	"%":   {"%": 1},
+}
+
+// unitNames lists the units a column unit accepts, for error messages.
+func unitNames(unit string) string {
+	names := make([]string, 0, len(unitScales[unit]))
+	for u := range unitScales[unit] {
+		names = append(names, u)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // Columns that become tags or the time.
@@ -95,6 +120,8 @@ type smiColumn struct {
 	id    int    // colTime...; 0 for a field
 	field string
 	scale float64
+	unit  string  // the column's unit (a key of unitScales), "" for none
+	bare  float64 // factor to unit for a value without its own unit
 }
 
 // readNvidiaSMI reads the CSV that `nvidia-smi --query-gpu=...
@@ -135,7 +162,9 @@ func readNvidiaSMI(r io.Reader, res *FileResult, o Options, fn func(*point.Point
 			rec[i] = strings.TrimSpace(rec[i])
 		}
 		if isSMIHeader(rec) {
-			cols = smiHeader(rec, res, seen)
+			if cols, err = smiHeader(rec, res, seen); err != nil {
+				return fmt.Errorf("%s:%d: %w", res.Path, line, err)
+			}
 			continue
 		}
 		if cols == nil {
@@ -201,12 +230,20 @@ func isSMIHeader(rec []string) bool {
 	return false
 }
 
-func smiHeader(rec []string, res *FileResult, seen map[string]bool) []smiColumn {
+func smiHeader(rec []string, res *FileResult, seen map[string]bool) ([]smiColumn, error) {
 	cols := make([]smiColumn, len(rec))
 	taken := map[string]bool{}
+	at := map[string]int{} // column name to its 1-based position
 	for i, c := range rec {
-		name, _, _ := strings.Cut(c, " [")
+		name, unit, hasUnit := strings.Cut(c, " [")
 		name = strings.ToLower(strings.TrimSpace(name))
+		// Two columns of one name may hold different values (a log edited
+		// or pasted together) and nothing says which is the reading; the
+		// first used to win unremarked, and the last for id columns.
+		if j, ok := at[name]; ok {
+			return nil, fmt.Errorf("header: %s is columns %d and %d; give each column once", name, j, i+1)
+		}
+		at[name] = i + 1
 		cols[i].name = name
 		if id, ok := idColumns[name]; ok {
 			cols[i].id = id
@@ -222,9 +259,17 @@ func smiHeader(rec []string, res *FileResult, seen map[string]bool) []smiColumn 
 			continue
 		}
 		taken[m.field] = true
-		cols[i].field, cols[i].scale = m.field, m.scale
+		cols[i].field, cols[i].scale, cols[i].unit, cols[i].bare = m.field, m.scale, m.unit, 1
+		// A bare value is in the header's unit, "power.draw [W]".
+		if unit = strings.TrimSpace(strings.TrimSuffix(unit, "]")); hasUnit && m.unit != "" {
+			f, ok := unitScales[m.unit][unit]
+			if !ok {
+				return nil, fmt.Errorf("header: column %d, %s: unit %q is not one of %s", i+1, name, unit, unitNames(m.unit))
+			}
+			cols[i].bare = f
+		}
 	}
-	return cols
+	return cols, nil
 }
 
 // smiRow turns one row into a gpu point. A row without a readable time is
@@ -286,12 +331,21 @@ func smiRow(rec []string, cols []smiColumn, res *FileResult, seen map[string]boo
 			p.AddBool(schema.FieldThrottleThermal, n&thermalReasons != 0)
 			p.AddBool(schema.FieldThrottlePower, n&powerReasons != 0)
 		default:
-			f, err := strconv.ParseFloat(stripUnit(v), 64)
+			num, unit := splitUnit(v)
+			f, err := strconv.ParseFloat(num, 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 				res.bad(line, fmt.Errorf("column %s: %q is not a number", c.name, v))
 				continue
 			}
-			if err := addGPUField(&p, c.field, f*c.scale); err != nil {
+			factor := c.bare
+			if unit != "" {
+				var ok bool
+				if factor, ok = unitScales[c.unit][unit]; !ok {
+					res.bad(line, fmt.Errorf("column %s: unit %q in %q is not one of %s", c.name, unit, v, unitNames(c.unit)))
+					continue
+				}
+			}
+			if err := addGPUField(&p, c.field, f*factor*c.scale); err != nil {
 				res.bad(line, fmt.Errorf("column %s: %w", c.name, err))
 			}
 		}
@@ -324,10 +378,14 @@ func notAvailable(s string) string {
 	return s
 }
 
-// stripUnit removes a trailing unit: "70.12 W", "1980 MHz", "35 %", "1024 MiB".
-func stripUnit(s string) string {
+// splitUnit splits a value from its unit: "70.12 W", "1980 MHz", "35 %",
+// "35%", "1024 MiB"; the unit is "" if there is none.
+func splitUnit(s string) (num, unit string) {
 	if i := strings.IndexByte(s, ' '); i > 0 {
-		return s[:i]
+		return s[:i], strings.TrimSpace(s[i+1:])
 	}
-	return strings.TrimSuffix(s, "%")
+	if n, ok := strings.CutSuffix(s, "%"); ok {
+		return n, "%"
+	}
+	return s, ""
 }

@@ -385,6 +385,8 @@ func FuzzNvidiaSMI(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("timestamp, power.draw [W]\n2024/03/01 12:00:00, \"7\n"))
+	f.Add([]byte("timestamp, power.draw [kW], memory.used [GiB]\n2024/03/01 12:00:00, 71 mW, 1e30 TiB\n"))
+	f.Add([]byte("timestamp, power.draw, Power.Draw\n2024/03/01 12:00:00, 1, 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkRead(t, b, NvidiaSMI, Options{Host: "h", Location: time.UTC})
 	})

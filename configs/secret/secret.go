@@ -8,11 +8,14 @@ package secret
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -52,13 +55,67 @@ func (s *Value) Resolve() error {
 		}
 		s.v, s.set = v, true
 	case s.File != "":
-		b, err := os.ReadFile(s.File)
+		v, err := readFile(s.File)
 		if err != nil {
 			return fmt.Errorf("secret: %w", err)
 		}
-		s.v, s.set = strings.TrimSpace(string(b)), true
+		s.v, s.set = v, true
 	}
 	return nil
+}
+
+// MaxFileSize is the most a {file: PATH} secret may hold: a secret is a
+// token or passphrase, and reading a wrong path (/dev/zero, a log) whole
+// ran heatsink out of memory.
+const MaxFileSize = 64 << 10
+
+// pipeWait bounds how long a pipe's writer may take to finish the secret.
+const pipeWait = 5 * time.Second
+
+// readFile reads a secret from a regular file or a pipe (--token-file
+// <(pass show x)), trimmed of surrounding white space. Anything else (a
+// device, a directory, a socket) is refused before it is read: /dev/zero
+// never ends, and a terminal would wait for typing.
+func readFile(path string) (string, error) {
+	// O_NONBLOCK because opening a FIFO for reading waits until a writer
+	// opens it, forever if none does. It changes nothing for regular files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	tooLarge := fmt.Errorf("%s is larger than %d KiB; a secret file holds one token or passphrase", path, MaxFileSize>>10)
+	pipe := st.Mode()&os.ModeNamedPipe != 0
+	switch {
+	case st.Mode().IsRegular():
+		if st.Size() > MaxFileSize {
+			return "", tooLarge
+		}
+	case pipe:
+		// A pipe is polled, so a writer that never finishes cannot hang
+		// startup; a file without this support reads on regardless.
+		_ = f.SetReadDeadline(time.Now().Add(pipeWait))
+	default:
+		return "", fmt.Errorf("%s: not a regular file (%s); give the file that holds the secret", path, st.Mode().Type())
+	}
+	// One byte past the limit tells a file at the limit from a longer one,
+	// and bounds a file that grows, or a pipe, while it is read.
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > MaxFileSize {
+		return "", tooLarge
+	}
+	if pipe && len(b) == 0 {
+		// Opened without waiting, a FIFO with no writer reads as empty.
+		return "", fmt.Errorf("%s: a pipe that nothing was written to", path)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // String never shows the secret.
