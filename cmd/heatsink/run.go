@@ -76,7 +76,7 @@ The job is a built-in workload (see heatsink workloads) or any command given
 after --, or with --tuned DIR the configuration heatsink tune recommended
 (DIR/best.yaml; a --set given too overrides one of its parameters). A command runs in its own process group with HEATSINK_RUN_ID,
 HEATSINK_RUN_DIR and HEATSINK_ITERATION in its environment; its output is shown
-and saved as job.stdout and job.stderr in the run directory. SIGINT or SIGTERM
+and saved as job.stdout and job.stderr in the run directory. SIGINT, SIGTERM or SIGHUP
 stops the job (SIGTERM to its group, SIGKILL after runner.grace, default 10s;
 a second signal kills it at once), finishes the records and flushes every
 sink. heatsink exits with the job's exit status.
