@@ -37,6 +37,9 @@ type AgentOptions struct {
 	// auth) for Listen, as node_exporter's --web.config.file; "" serves
 	// plain HTTP.
 	WebConfig string
+	// NoReload leaves SIGHUP to the caller: collect without --listen is a
+	// recording from a terminal, which a hang-up ends like SIGTERM.
+	NoReload bool
 }
 
 // Agent runs beside a Collection: the endpoint, the SIGHUP watcher, the
@@ -91,7 +94,9 @@ func (a *Agent) Start(ctx context.Context, c *Collection) error {
 		}
 	}
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	if !a.o.NoReload {
+		signal.Notify(hup, syscall.SIGHUP)
+	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()

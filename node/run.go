@@ -32,7 +32,7 @@ type RunResult struct {
 	workloads.Outcome
 	RunID string
 	Dir   string // "" without a run directory
-	// Signal is the first SIGINT or SIGTERM received; 0 for none.
+	// Signal is the first SIGINT, SIGTERM or SIGHUP received; 0 for none.
 	Signal syscall.Signal
 	// Err joins what went wrong closing the records (run.json, sinks,
 	// the Slurm allocation and the gathering of its readings).
@@ -40,14 +40,16 @@ type RunResult struct {
 }
 
 // Run is `heatsink run`: the job under the experiment protocol while the
-// collection records. SIGINT and SIGTERM are caught while it runs: the
+// collection records. SIGINT, SIGTERM and SIGHUP are caught while it runs
+// (a hang-up of the terminal must not kill heatsink and leave run.json
+// "running" and the job orphaned): the
 // first stops the job in order, a second cuts its grace period short.
 // The error is for what failed before the job could start.
 func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	r, err := workloads.NewRunner(ctx, o.Runner)

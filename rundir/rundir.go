@@ -127,6 +127,11 @@ func WriteMeta(dir string, m *Meta) error {
 		return fmt.Errorf("encode %s: %w", MetaFile, err)
 	}
 	path := filepath.Join(dir, MetaFile)
+	// The rename would replace a planted link rather than write through
+	// it, but a link where run.json goes is someone's doing: say so.
+	if isSymlink(path) {
+		return fmt.Errorf("write %s: %s %w", path, path, ErrSymlink)
+	}
 	// 0666 less the umask, like points.lp: the site decides who may read
 	// a run (CreateTemp would make it 0600, and forcing 0644 overrode a
 	// umask of 077).
@@ -173,7 +178,7 @@ func ReadMeta(dir string) (*Meta, error) {
 // with mode perm less the umask.
 func createExcl(dir, prefix string, perm os.FileMode) (*os.File, error) {
 	for {
-		f, err := os.OpenFile(filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		f, err := OpenInDir(dir, prefix+strconv.FormatUint(rand.Uint64(), 36), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

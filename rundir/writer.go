@@ -69,14 +69,19 @@ const GapEventKind = "recording_gap"
 // both follow the umask, as every file a user makes does.
 // An existing points.lp is appended to, never truncated: nothing recorded is
 // lost by reopening a run.
+// Neither dir nor points.lp may be a symbolic link (see OpenInDir).
 func Create(dir string) (*Writer, error) {
+	// MkdirAll would follow a planted link to a directory elsewhere.
+	if isSymlink(dir) {
+		return nil, fmt.Errorf("create run directory: %s %w", dir, ErrSymlink)
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	path := filepath.Join(dir, PointsFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
+	f, err := OpenInDir(dir, PointsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {

@@ -294,10 +294,11 @@ func (r *Runner) captureOutput(dir string) (func(), error) {
 		if dir == "" {
 			return show, nil
 		}
-		path := filepath.Join(dir, name)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// Not through a link planted in the run directory (heatsink
+		// often runs as root).
+		f, err := rundir.OpenInDir(dir, name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", path, err)
+			return nil, err
 		}
 		files = append(files, f)
 		return &tee{file: f, show: show}, nil

@@ -70,7 +70,14 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	if err := agent.CheckWebConfig(cf.webConfig); err != nil {
 		return fmt.Errorf("--web.config.file: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// A node agent (--listen) reloads on SIGHUP; without --listen, collect
+	// is a recording from a terminal, and a hang-up ends it like SIGTERM,
+	// its records finished, instead of killing it with run.json "running".
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if cf.listen == "" {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), sigs...)
 	defer stop()
 	trimResidency(ctx, 3*cfg.Interval)
 	// --duration counts ticks, so 10s at 1 Hz is 10 samples however
@@ -89,7 +96,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		defer stopProgress()
 	}
 	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
-		WebConfig: cf.webConfig, Load: func() (*configs.Config, error) { return loadCollectConfig(cmd, cf.configPath) }})
+		WebConfig: cf.webConfig, NoReload: cf.listen == "", Load: func() (*configs.Config, error) { return loadCollectConfig(cmd, cf.configPath) }})
 	if err != nil || cf.out == "" {
 		return err
 	}
@@ -118,10 +125,10 @@ func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error)
 
 const collectLong = `collect samples every configured source once per interval (1 s by default),
 aligned to the wall clock, until --duration has passed or it receives SIGINT or
-SIGTERM; then it flushes every sink, closes the run and exits 0.
+SIGTERM (or SIGHUP, without --listen); then it flushes every sink, closes the run and exits 0.
 
-Run as a node agent (deploy/heatsink-collect.service), it reloads --config on
-SIGHUP between two ticks, keeping the sources and sinks whose settings did not
+Run as a node agent with --listen (deploy/heatsink-collect.service), it reloads
+--config on SIGHUP between two ticks, keeping the sources and sinks whose settings did not
 change; --listen serves /healthz (the collector and each source), /metrics
 (every latest reading for Prometheus, and the alert states) and /alerts (read
 by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the

@@ -13,6 +13,16 @@ import (
 )
 
 func TestCollectStopsCleanlyOnSIGTERM(t *testing.T) {
+	testCollectStopsCleanlyOn(t, syscall.SIGTERM)
+}
+
+// Without --listen, collect is no node agent but a recording from a
+// terminal: a hang-up ends it as SIGTERM does, its records finished.
+func TestCollectWithoutListenStopsCleanlyOnSIGHUP(t *testing.T) {
+	testCollectStopsCleanlyOn(t, syscall.SIGHUP)
+}
+
+func testCollectStopsCleanlyOn(t *testing.T, sig syscall.Signal) {
 	bin := heatsinkBinary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "collect", "--interval", "200ms", "--out", dir)
@@ -22,11 +32,20 @@ func TestCollectStopsCleanlyOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("collect after SIGTERM: %v\n%s", err, stderr.String())
+	// A collect that does not stop must fail the test, not hang it.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("collect after %v: %v\n%s", sig, err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("collect still running 30s after %v\n%s", sig, stderr.String())
 	}
 	run, err := rundir.Load(dir)
 	if err != nil {
@@ -43,7 +62,7 @@ func TestCollectStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	// 1.5 s at 5 Hz, minus start-up: every tick up to the signal must be on disk.
 	if ticks < 4 {
-		t.Errorf("%d ticks recorded before SIGTERM, want at least 4", ticks)
+		t.Errorf("%d ticks recorded before %v, want at least 4", ticks, sig)
 	}
 	if len(run.BadLines) != 0 {
 		t.Errorf("bad lines after a clean stop: %v", run.BadLines)

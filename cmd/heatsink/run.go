@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -76,7 +78,7 @@ The job is a built-in workload (see heatsink workloads) or any command given
 after --, or with --tuned DIR the configuration heatsink tune recommended
 (DIR/best.yaml; a --set given too overrides one of its parameters). A command runs in its own process group with HEATSINK_RUN_ID,
 HEATSINK_RUN_DIR and HEATSINK_ITERATION in its environment; its output is shown
-and saved as job.stdout and job.stderr in the run directory. SIGINT or SIGTERM
+and saved as job.stdout and job.stderr in the run directory. SIGINT, SIGTERM or SIGHUP
 stops the job (SIGTERM to its group, SIGKILL after runner.grace, default 10s;
 a second signal kills it at once), finishes the records and flushes every
 sink. heatsink exits with the job's exit status.
@@ -97,12 +99,32 @@ belongs to the job, and heatsink report RUN_DIR re-analyses a run at any time
 with other thresholds.`
 
 // checkNewRunDir refuses a directory that already holds a run: the new run's
-// points would be appended to the old one's and its run.json replaced.
+// points would be appended to the old one's and its run.json replaced. It
+// refuses a symbolic link and any other non-empty directory too: heatsink
+// often runs as root, and what another user left there (a link where a run
+// file goes) must not decide where root writes.
 func checkNewRunDir(dir string) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("--out %s %w: give a directory", dir, rundir.ErrSymlink)
+	}
 	for _, name := range []string{rundir.MetaFile, rundir.PointsFile} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return fmt.Errorf("--out %s already holds a run (%s): give a new directory", dir, name)
 		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("--out %s is not empty and holds no run (%s found): give a new or empty directory", dir, ents[0].Name())
 	}
 	return nil
 }

@@ -158,3 +158,61 @@ func TestRunReportRefusals(t *testing.T) {
 		t.Errorf("the old run.json was changed: %s", b)
 	}
 }
+
+// heatsink run often writes as root: an --out that is a symbolic link, or
+// holds one where a run file goes, or holds anything else at all, is
+// refused before anything runs and nothing is written through the link.
+func TestRunOutRefusesSymlinksAndForeignFiles(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victimDir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	outDir := func(link, to string) string {
+		dir := filepath.Join(t.TempDir(), "run")
+		if link == "" {
+			if err := os.Symlink(to, dir); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	foreign := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir, want string
+	}{
+		{"dir", outDir("", victimDir), "is a symbolic link"},
+		{"run.json", outDir(rundir.MetaFile, victim), "run.json"},
+		{"points.lp", outDir(rundir.PointsFile, victim), "points.lp"},
+		{"job.stdout", outDir("job.stdout", victim), "job.stdout"},
+		{"non-run", foreign, "not empty and holds no run (notes.txt"},
+	} {
+		_, stderr, err := heatsink(t, "run", "--out", tc.dir, "--", "touch", marker)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: err %v, stderr %q; want a failure saying %q", tc.name, err, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the job ran although --out was refused")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("written through a link: %q", b)
+	}
+	if ents, _ := os.ReadDir(victimDir); len(ents) != 0 {
+		t.Errorf("written through the linked directory: %v", ents)
+	}
+}

@@ -238,13 +238,26 @@ func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 }
 
 func TestRunSIGTERMStopsEveryProcessOfTheJob(t *testing.T) {
+	testRunSignalStopsEveryProcessOfTheJob(t, syscall.SIGTERM)
+}
+
+// A terminal hang-up is no reason to leave run.json "running" and the job
+// orphaned: SIGHUP stops the run as SIGTERM does.
+func TestRunSIGHUPStopsLikeSIGTERM(t *testing.T) {
+	testRunSignalStopsEveryProcessOfTheJob(t, syscall.SIGHUP)
+}
+
+// testRunSignalStopsEveryProcessOfTheJob sends sig to heatsink run: the
+// job's whole group gets SIGTERM, its 143 is heatsink's exit status, and
+// run.json and points.lp are finished.
+func testRunSignalStopsEveryProcessOfTheJob(t *testing.T, sig syscall.Signal) {
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd, pgid, stderr := startRun(t, "run", "--out", dir, "--load", "1h", "--cooldown", "1h", "--",
 		"sh", "-c", "sleep 300 & sleep 300 & echo $$; wait")
 	if n := len(workloads.GroupMembers(pgid)); n != 3 {
 		t.Fatalf("job group %d has %d processes, want 3", pgid, n)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(sig)
 	if code := waitExit(t, cmd, 30*time.Second); code != 128+15 {
 		t.Errorf("exit %d, want the job's 143\n%s", code, stderr)
 	}
