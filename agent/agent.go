@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/registry"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -81,22 +82,10 @@ type Health struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// SinkHealth is one sink in /healthz: whether it delivers and, for a sink
-// with a spool, what waits in it.
-type SinkHealth struct {
-	OK      bool   `json:"ok"`
-	Problem string `json:"problem,omitempty"`
-	// OldestUnsentAgeS is how long the oldest point waiting in the spool
-	// has waited; absent when none waits.
-	SpoolDir            string   `json:"spool_dir,omitempty"`
-	UnsentPoints        int64    `json:"unsent_points"`
-	UnsentBytes         int64    `json:"unsent_bytes"`
-	OldestUnsentAgeS    *float64 `json:"oldest_unsent_age_s,omitempty"`
-	SentPointsTotal     int64    `json:"sent_points_total"`
-	RetriesTotal        int64    `json:"retries_total"`
-	DroppedPointsTotal  int64    `json:"dropped_points_total"`
-	RejectedPointsTotal int64    `json:"rejected_points_total"`
-}
+// SinkHealth is one sink in /healthz, as the sink's own package reports it
+// through the registry: one type, so what a sink says and what /healthz
+// (and slurm's health check) reads cannot drift apart.
+type SinkHealth = registry.SinkHealth
 
 // SourceHealth is one source in /healthz.
 type SourceHealth struct {

@@ -86,7 +86,7 @@ func (a *Agent) sinkHealth() map[string]agent.SinkHealth {
 			out[x.kind.Name] = agent.SinkHealth{Problem: "not open: a reload could open neither the new nor the old configuration (see the log); points wait in memory"}
 			continue
 		}
-		out[x.kind.Name] = agent.SinkHealth(x.kind.Health(x.sink))
+		out[x.kind.Name] = x.kind.Health(x.sink)
 	}
 	return out
 }

@@ -54,10 +54,8 @@ type SinkKind struct {
 }
 
 // SinkHealth is a sink in /healthz: whether it delivers and, for a sink
-// that spools what it cannot deliver yet, how much waits. It has
-// agent.SinkHealth's fields, one for one, so the node converts it: a sink's
-// package describes itself without importing the agent, and the agent
-// (whose types slurm's health check decodes) needs no registry.
+// that spools what it cannot deliver yet, how much waits. A sink's package
+// describes itself with it; the agent serves it as it is (agent.SinkHealth).
 type SinkHealth struct {
 	OK      bool   `json:"ok"`
 	Problem string `json:"problem,omitempty"`
