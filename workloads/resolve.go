@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // Layer is one source of parameter values: Source names it in errors and
@@ -28,12 +30,7 @@ func Resolve(w Workload, layers ...Layer) (Values, []string, error) {
 	from := map[string]string{}
 	var notes []string
 	for _, l := range layers {
-		keys := make([]string, 0, len(l.Values))
-		for k := range l.Values {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(l.Values)) {
 			v := l.Values[k]
 			if prev, ok := from[k]; ok && merged[k] != v {
 				notes = append(notes, fmt.Sprintf("%s %s=%s overrides %s=%s from %s", l.Source, k, v, k, merged[k], prev))
@@ -54,12 +51,9 @@ func Resolve(w Workload, layers ...Layer) (Values, []string, error) {
 }
 
 func sources(layers []Layer) string {
-	s := ""
+	names := make([]string, len(layers))
 	for i, l := range layers {
-		if i > 0 {
-			s += ", "
-		}
-		s += l.Source
+		names[i] = l.Source
 	}
-	return s
+	return strings.Join(names, ", ")
 }
