@@ -334,8 +334,9 @@ func (c *Client) get(ctx context.Context, tr *http.Transport, u string) ([]Rule,
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	// "null" is an agent of an earlier heatsink without rules.
 	var rules []Rule
-	if err := dec.Decode(&rules); err != nil || rules == nil {
+	if err := dec.Decode(&rules); err != nil {
 		return nil, fmt.Errorf("/alerts answered something other than heatsink's alert rules: %.80q", body)
 	}
 	return rules, nil

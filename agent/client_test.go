@@ -252,7 +252,7 @@ func TestClientRefusesAnAnswerThatIsNotHeatsinks(t *testing.T) {
 	for _, tc := range []struct{ ctype, body string }{
 		{"text/html", "<html>all cool</html>"},
 		{"application/json", `{"status":"ok"}`},
-		{"application/json", "null"},
+		{"application/json", `"all cool"`},
 		{"application/json", `[{"name":"x","severity":"critical","alerts":[],"healthy":true}]`},
 	} {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
