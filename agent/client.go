@@ -75,19 +75,6 @@ func NewClient(o ClientOptions) (*Client, error) {
 	}
 	euid := uint32(os.Geteuid())
 	c := &Client{o: o, proc: "/proc", trusted: func(uid uint32) bool { return uid == 0 || uid == euid }}
-	if o.URL != "" {
-		u, err := url.Parse(o.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("agent URL %q: want http://HOST:PORT or https://HOST:PORT", o.URL)
-		}
-		if o.WebConfig != "" && u.Scheme != "https" {
-			if tlsOn, err := webConfigTLS(o.WebConfig); err != nil {
-				return nil, err
-			} else if tlsOn {
-				return nil, fmt.Errorf("agent URL %s: the web config %s serves TLS, use https://", o.URL, o.WebConfig)
-			}
-		}
-	}
 	if o.WebConfig != "" {
 		if err := c.readWebConfig(); err != nil {
 			return nil, err
@@ -98,16 +85,18 @@ func NewClient(o ClientOptions) (*Client, error) {
 			return nil, err
 		}
 	}
-	return c, nil
-}
-
-// webConfigTLS reports whether a web configuration serves TLS.
-func webConfigTLS(path string) (bool, error) {
-	wc, err := readWebConfig(path)
-	if err != nil {
-		return false, err
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return nil, fmt.Errorf("agent URL %q: want http://HOST:PORT or https://HOST:PORT", o.URL)
+		case u.Scheme == "http" && c.pin != nil:
+			return nil, fmt.Errorf("agent URL %s: the web config %s serves TLS, use https://", o.URL, o.WebConfig)
+		case u.Scheme == "https" && c.pin == nil:
+			return nil, fmt.Errorf("agent URL %s: https needs the agent's web config with TLS (--web.config.file), whose certificate is the one trusted", o.URL)
+		}
 	}
-	return wc.TLSConfig.IsEnabled(), nil
+	return c, nil
 }
 
 func readWebConfig(path string) (*web.Config, error) {
@@ -257,9 +246,6 @@ func (c *Client) viaSocket(ctx context.Context) ([]Rule, error) {
 
 // viaTLS trusts only the agent's own certificate.
 func (c *Client) viaTLS(ctx context.Context) ([]Rule, error) {
-	if c.pin == nil {
-		return nil, fmt.Errorf("agent %s: https without the agent's web config (--web.config.file) has no certificate to trust", c.o.URL)
-	}
 	pin := c.pin
 	tr := &http.Transport{TLSClientConfig: &tls.Config{
 		// The pin replaces the chain and name check: the web configuration

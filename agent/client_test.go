@@ -183,6 +183,7 @@ func TestNewClientNamesWhatIsMissing(t *testing.T) {
 	}{
 		{"nothing", ClientOptions{}, "a socket or a URL"},
 		{"not a URL", ClientOptions{URL: "127.0.0.1:9109"}, "want http://"},
+		{"https without the web config", ClientOptions{URL: "https://127.0.0.1:9109"}, "--web.config.file"},
 		{"http to TLS", ClientOptions{URL: "http://127.0.0.1:9109", WebConfig: webConfig, AuthFile: authFile}, "use https://"},
 		{"no password", ClientOptions{URL: "https://127.0.0.1:9109", WebConfig: webConfig}, "--agent-auth"},
 		{"password others read", ClientOptions{URL: "https://127.0.0.1:9109", WebConfig: webConfig, AuthFile: open}, "chmod 600"},
