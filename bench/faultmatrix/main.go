@@ -84,6 +84,7 @@ func main() {
 		{"kill9-collect", b.kill9Collect},
 		{"kill9-run", b.kill9Run},
 		{"hwmon", b.hwmonGone},
+		{"health-impostor", b.healthImpostor},
 	}
 	var rows []row
 	t0 := time.Now()
