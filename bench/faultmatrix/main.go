@@ -84,6 +84,8 @@ func main() {
 		{"kill9-collect", b.kill9Collect},
 		{"kill9-run", b.kill9Run},
 		{"hwmon", b.hwmonGone},
+		{"spool-full-influx-up", b.spoolDiskFull},
+		{"spool-foreign", b.foreignSpool},
 	}
 	var rows []row
 	t0 := time.Now()
