@@ -85,6 +85,8 @@ func main() {
 		{"kill9-run", b.kill9Run},
 		{"hwmon", b.hwmonGone},
 		{"health-impostor", b.healthImpostor},
+		{"spool-full-influx-up", b.spoolDiskFull},
+		{"spool-foreign", b.foreignSpool},
 	}
 	var rows []row
 	t0 := time.Now()
