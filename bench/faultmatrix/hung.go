@@ -46,6 +46,9 @@ func (b *bench) hwmonFIFO() []row {
 			}
 			f.WriteString("51000\n")
 			f.Close()
+			// Let the reader take it and close before the next open,
+			// which would otherwise join the same reader and write twice.
+			time.Sleep(100 * time.Millisecond)
 		}
 	}()
 	back := time.Now()

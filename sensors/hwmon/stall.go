@@ -220,11 +220,13 @@ func emit(r *sysfs.Reading, c *chip) {
 			}
 			r.Points = append(r.Points, sensorPoint(r, schema.Hwmon, se, se.val, schema.FieldMaxC))
 		case outBusy:
-			r.Fail(fmt.Errorf("%s %s %s: stalled: the read of %s begun %v ago has not returned (a driver waiting on its bus); it is not read again until it does",
-				schema.Hwmon, c.id, se.Name, se.Input, time.Since(se.flight.sinceNow()).Round(time.Millisecond)))
+			// The same words every tick while it is stuck: the collector
+			// logs an error again only when it changes.
+			r.Fail(fmt.Errorf("%s %s %s: stalled: the read of %s begun at %s has not returned (a driver waiting on its bus); it is not read again until it does",
+				schema.Hwmon, c.id, se.Name, se.Input, se.flight.sinceNow().UTC().Format("15:04:05.000 UTC")))
 		case outStalled:
 			r.Fail(fmt.Errorf("%s %s %s: stalled: no answer from %s within %v; its reading is left out until it answers",
-				schema.Hwmon, c.id, se.Name, se.Input, c.stallAfter))
+				schema.Hwmon, c.id, se.Name, se.Input, c.stallAfter.Round(time.Millisecond)))
 		case outUnread:
 			r.Fail(fmt.Errorf("%s %s %s: not read: the sample's deadline came first", schema.Hwmon, c.id, se.Name))
 		}

@@ -44,7 +44,10 @@ func TestABlockingAttributeCostsOnlyItsOwnReading(t *testing.T) {
 
 	// Five ticks with the attribute stuck, and a rediscovery among them
 	// (every minute, or after a chip vanished): every other reading each
-	// tick, and still one read stuck, never one more a tick.
+	// tick, and still one read stuck, never one more a tick. While it
+	// stays stuck the error says the same each tick, so that the
+	// collector, which logs an error when it changes, logs it once.
+	var stuckErrs []string
 	for tick := range 5 {
 		if tick == 3 {
 			if err := s.Discover(context.Background()); err != nil {
@@ -68,6 +71,15 @@ func TestABlockingAttributeCostsOnlyItsOwnReading(t *testing.T) {
 		}
 		if n := s.Stalled(); n != 1 {
 			t.Errorf("tick %d: %d reads stuck; want 1, the first, never a second read of the same attribute", tick, n)
+		}
+		if tick > 0 && err != nil {
+			stuckErrs = append(stuckErrs, err.Error())
+		}
+	}
+	for _, e := range stuckErrs[1:] {
+		if e != stuckErrs[0] {
+			t.Errorf("the error of a read still stuck changed from one tick to the next:\n%s\n%s", stuckErrs[0], e)
+			break
 		}
 	}
 
