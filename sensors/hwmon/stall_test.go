@@ -139,3 +139,40 @@ func TestASampleOutOfTimeSaysWhatItDidNotRead(t *testing.T) {
 		t.Errorf("a sample whose context is over gave %d points and %v", len(pts), err)
 	}
 }
+
+// BenchmarkHwmonSampleWithABlockedAttribute is a sample of the 2-socket
+// node while one coretemp attribute's read is stuck: the stuck channel is
+// skipped, not waited for, so the sample costs what a healthy one does.
+func BenchmarkHwmonSampleWithABlockedAttribute(b *testing.B) {
+	sys := fixture.CopySys(b, "bench-node")
+	fifo := filepath.Join(sys, "class/hwmon/hwmon0/temp3_input")
+	if real, err := filepath.EvalSymlinks(fifo); err == nil {
+		fifo = real
+	}
+	if err := os.Remove(fifo); err != nil {
+		b.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s := New(sys, filter.Filter{})
+	b.Cleanup(func() {
+		// Release the stuck open: a writer that comes and goes.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	if err := s.Discover(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	s.Sample(context.Background(), stamp, nil) // the read gets stuck here, once
+	var buf []point.Point
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = s.Sample(context.Background(), stamp, buf[:0])
+	}
+	if s.Stalled() != 1 {
+		b.Fatalf("%d reads stuck, want 1", s.Stalled())
+	}
+	b.ReportMetric(float64(len(buf)), "points/op")
+}
