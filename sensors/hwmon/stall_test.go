@@ -35,8 +35,22 @@ func TestABlockingAttributeCostsOnlyItsOwnReading(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		defer cancel()
 		t0 := time.Now()
-		pts, err := s.Sample(ctx, stamp, nil)
-		return pts, err, time.Since(t0)
+		type result struct {
+			pts []point.Point
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			pts, err := s.Sample(ctx, stamp, nil)
+			done <- result{pts, err}
+		}()
+		select {
+		case r := <-done:
+			return r.pts, r.err, time.Since(t0)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the sample has not returned after 5 s: one blocked attribute holds up the whole source")
+			return nil, nil, 0
+		}
 	}
 	isStuck := func(p point.Point) bool {
 		return p.Tag("chip") == "platform_coretemp_0" && p.Tag("sensor") == "temp3"
