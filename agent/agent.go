@@ -37,6 +37,9 @@ type Options struct {
 	Sinks func() map[string]SinkHealth
 	// Jobs returns the Slurm jobs the agent is tagging points with.
 	Jobs func() []string
+	// Deliveries returns the alert actions' counters, for /metrics and
+	// /healthz (see deliveries.go); nil exports none.
+	Deliveries func() []Delivery
 	// StalledAfter is how long without a tick makes /healthz answer 503;
 	// default three intervals.
 	StalledAfter time.Duration
@@ -78,6 +81,9 @@ type Health struct {
 	Sources     []SourceHealth        `json:"sources"`
 	Sinks       map[string]SinkHealth `json:"sinks,omitempty"`
 	Jobs        []string              `json:"jobs,omitempty"`
+	// AlertDeliveries are the alert actions' counters; an action that lost
+	// alerts within DeliveryLossWindow makes the status degraded.
+	AlertDeliveries []Delivery `json:"alert_deliveries,omitempty"`
 	// Problems say why the status is degraded.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -121,6 +127,9 @@ func Handler(o Options) http.Handler {
 	}))
 	if o.Metrics != nil {
 		reg.MustRegister(o.Metrics)
+	}
+	if o.Deliveries != nil {
+		reg.MustRegister(deliveryCollector(o.Deliveries))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
@@ -183,6 +192,13 @@ func health(o Options) Health {
 	}
 	if o.Jobs != nil {
 		h.Jobs = o.Jobs()
+	}
+	if o.Deliveries != nil {
+		h.AlertDeliveries = o.Deliveries()
+		if p := deliveryProblems(h.AlertDeliveries, o.Now()); len(p) > 0 {
+			h.Status = "degraded"
+			h.Problems = append(h.Problems, p...)
+		}
 	}
 	switch {
 	case last.IsZero():

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 )
 
 // maxBatch caps how many alerts one Alertmanager post carries, so a long
@@ -25,14 +26,18 @@ type queue struct {
 	send   func(ctx context.Context, batch []*alert) error
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	items    []*alert // oldest first
-	closed   bool     // no more alerts come; workers leave once it is empty
-	inFlight int
-	sent     uint64
-	failed   uint64
-	dropped  uint64
+	mu        sync.Mutex
+	cond      *sync.Cond
+	items     []*alert // oldest first
+	closed    bool     // no more alerts come; workers leave once it is empty
+	inFlight  int
+	sent      uint64
+	failed    uint64
+	dropped   uint64
+	coalesced uint64
+	// When an alert was last dropped, or given up on: a status page
+	// degrades for a while after a loss, not for ever.
+	lastDropped, lastFailed time.Time
 }
 
 func newQueue(action string, batch, limit int, log *slog.Logger, send func(context.Context, []*alert) error) *queue {
@@ -67,6 +72,7 @@ func (q *queue) push(a *alert) {
 		q.items[0] = nil
 		q.items = q.items[1:]
 		q.dropped++
+		q.lastDropped = time.Now()
 	}
 	q.items = append(q.items, a)
 	dropped := q.dropped
@@ -86,6 +92,7 @@ func (q *queue) pushReminder(a *alert) {
 	q.mu.Lock()
 	for _, x := range q.items {
 		if x.Rule == a.Rule && x.Series == a.Series {
+			q.coalesced++
 			q.mu.Unlock()
 			return
 		}
@@ -117,6 +124,7 @@ func (q *queue) work(ctx context.Context) {
 		q.inFlight -= n
 		if err != nil {
 			q.failed += uint64(n)
+			q.lastFailed = time.Now()
 		} else {
 			q.sent += uint64(n)
 		}
@@ -151,8 +159,12 @@ type DeliveryStatus struct {
 	Queued, InFlight int
 	// Sent were delivered; Failed were given up on after retries (or the
 	// command failed); Dropped gave way, oldest first, to newer alerts
-	// while the queue was full.
-	Sent, Failed, Dropped uint64
+	// while the queue was full; Coalesced were "still firing" reminders
+	// not queued because an alert of the same series still waited.
+	Sent, Failed, Dropped, Coalesced uint64
+	// LastDropped and LastFailed are when an alert was last dropped or
+	// failed; zero if none was.
+	LastDropped, LastFailed time.Time
 }
 
 // Deliveries returns every action's counters, sorted by action. Safe for
@@ -162,7 +174,8 @@ func (e *Engine) Deliveries() []DeliveryStatus {
 	for _, q := range e.queues {
 		q.mu.Lock()
 		out = append(out, DeliveryStatus{Action: q.action, Queued: len(q.items), InFlight: q.inFlight,
-			Sent: q.sent, Failed: q.failed, Dropped: q.dropped})
+			Sent: q.sent, Failed: q.failed, Dropped: q.dropped, Coalesced: q.coalesced,
+			LastDropped: q.lastDropped, LastFailed: q.lastFailed})
 		q.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Action < out[j].Action })

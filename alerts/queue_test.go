@@ -220,8 +220,8 @@ func TestFullQueueDropsTheOldestAndCountsIt(t *testing.T) {
 	if err := e.Write(hotGPUs(20, t0.Add(time.Second))); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Deliveries()[0]; d.Queued != 5 || d.InFlight != 1 || d.Dropped != 14 {
-		t.Errorf("deliveries %+v, want 5 queued, 1 in flight, 14 dropped", d)
+	if d := e.Deliveries()[0]; d.Queued != 5 || d.InFlight != 1 || d.Dropped != 14 || time.Since(d.LastDropped) > time.Minute {
+		t.Errorf("deliveries %+v, want 5 queued, 1 in flight, 14 dropped, the last just now", d)
 	}
 	close(release)
 	if err := e.Close(); err != nil {
@@ -323,8 +323,8 @@ func TestRemindersDoNotPileUpBehindAHungReceiver(t *testing.T) {
 		}
 	}
 	// gpu 1's firing and one reminder of gpu 0; ten of each without.
-	if d := e.Deliveries()[0]; d.Queued != 2 || d.Dropped != 0 {
-		t.Errorf("deliveries %+v, want 2 queued", d)
+	if d := e.Deliveries()[0]; d.Queued != 2 || d.Dropped != 0 || d.Coalesced < 9 || !d.LastDropped.IsZero() {
+		t.Errorf("deliveries %+v, want 2 queued, the other reminders coalesced (counted), none dropped", d)
 	}
 	close(release)
 	if err := e.Close(); err != nil {

@@ -582,6 +582,9 @@ func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) poi
 	p.AddBool(schema.FieldOK, r != nil && r.err == nil)
 	p.AddUint(schema.FieldErrorsTotal, s.errors)
 	p.AddUint(schema.FieldTimeoutsTotal, s.timeouts)
+	if sr, ok := s.src.(StallReporter); ok {
+		p.AddInt(schema.FieldStalledReads, int64(sr.Stalled()))
+	}
 	return p
 }
 

@@ -48,6 +48,15 @@ type SelfReporter interface {
 	SelfMetrics(now time.Time, buf []point.Point) []point.Point
 }
 
+// StallReporter is implemented by sources that read on goroutines a
+// blocking read can leave stuck in the kernel (hwmon, whose drivers wait
+// on I2C): Stalled is how many reads are stuck now, each costing one
+// reading a tick until it returns. The collector reports it in
+// collector_source's stalled_reads.
+type StallReporter interface {
+	Stalled() int
+}
+
 // Describer is implemented by sources that can list what they discovered
 // (chips, devices, endpoints), shown by `heatsink sensors`.
 type Describer interface {

@@ -128,6 +128,7 @@ func (a *Agent) Start(ctx context.Context, c *Collection) error {
 func (a *Agent) serve() error {
 	h := agent.Handler(agent.Options{
 		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
+		Deliveries: a.alertDeliveries,
 	})
 	var tcp, sock net.Listener
 	if a.o.Listen != "" {

@@ -87,6 +87,8 @@ func main() {
 		{"health-impostor", b.healthImpostor},
 		{"spool-full-influx-up", b.spoolDiskFull},
 		{"spool-foreign", b.foreignSpool},
+		{"hwmon-fifo", b.hwmonFIFO},
+		{"tank-hung", b.tankHung},
 	}
 	var rows []row
 	t0 := time.Now()

@@ -178,6 +178,7 @@ const (
 	FieldSMClockMHz            = "sm_clock_mhz"
 	FieldSpoolBytes            = "spool_bytes"
 	FieldSpoolPoints           = "spool_points"
+	FieldStalledReads          = "stalled_reads"
 	FieldStarvedLaunches       = "starved_launches"
 	FieldState                 = "state"
 	FieldSwapUsedBytes         = "swap_used_bytes"
@@ -263,7 +264,7 @@ func table() []Measurement {
 			Fields: []string{FieldLagS, FieldMissedTicksTotal, FieldPoints}},
 		{Name: CollectorSource,
 			Tags:   []string{TagSource},
-			Fields: []string{FieldLatencyS, FieldPoints, FieldOK, FieldErrorsTotal, FieldTimeoutsTotal}},
+			Fields: []string{FieldLatencyS, FieldPoints, FieldOK, FieldErrorsTotal, FieldTimeoutsTotal, FieldStalledReads}},
 		{Name: InfluxSink,
 			Tags:   nil,
 			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDirectPointsTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},

@@ -253,6 +253,7 @@ func fields() []Field {
 		{Name: FieldSMClockMHz, Kind: Float, Unit: MHz},
 		{Name: FieldSpoolBytes, Kind: Int, Unit: Bytes},
 		{Name: FieldSpoolPoints, Kind: Int},
+		{Name: FieldStalledReads, Kind: Int},
 		{Name: FieldStarvedLaunches, Kind: Float},
 		{Name: FieldState, Kind: String},
 		{Name: FieldSwapUsedBytes, Kind: Uint, Unit: Bytes},

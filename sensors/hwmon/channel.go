@@ -209,6 +209,13 @@ type Sensor struct {
 	Channel
 	Tags   []point.Tag
 	Limits Limits // re-read when the sample refreshes
+
+	// hwmon's reads on a goroutine (see readChip): the attribute's flight,
+	// and what the last read found.
+	flight *flight
+	val    float64
+	err    error
+	limErr error
 }
 
 // ReadSensors appends to r.Points a point of measurement for each sensor
@@ -230,21 +237,27 @@ func ReadSensors(r *sysfs.Reading, measurement, device string, sensors []*Sensor
 				r.Fail(fmt.Errorf("%s %s %s: %w", measurement, device, se.Name, err))
 			}
 		}
-		p := point.Point{Measurement: measurement, Tags: se.Tags, Time: r.Time, Fields: make([]point.Field, 0, 3)}
-		switch se.Kind {
-		case Temp:
-			p.AddFloat(schema.FieldTempC, v)
-			if se.Limits.HasMax {
-				p.AddFloat(maxField, se.Limits.MaxC)
-			}
-			if se.Limits.HasCrit {
-				p.AddFloat(schema.FieldCritC, se.Limits.CritC)
-			}
-		case Fan:
-			p.AddFloat(schema.FieldFanRPM, v)
-		case Power:
-			p.AddFloat(schema.FieldPowerW, v)
-		}
-		r.Points = append(r.Points, p)
+		r.Points = append(r.Points, sensorPoint(r, measurement, se, v, maxField))
 	}
+}
+
+// sensorPoint is se's point of measurement for the reading v, with the
+// thresholds read last.
+func sensorPoint(r *sysfs.Reading, measurement string, se *Sensor, v float64, maxField string) point.Point {
+	p := point.Point{Measurement: measurement, Tags: se.Tags, Time: r.Time, Fields: make([]point.Field, 0, 3)}
+	switch se.Kind {
+	case Temp:
+		p.AddFloat(schema.FieldTempC, v)
+		if se.Limits.HasMax {
+			p.AddFloat(maxField, se.Limits.MaxC)
+		}
+		if se.Limits.HasCrit {
+			p.AddFloat(schema.FieldCritC, se.Limits.CritC)
+		}
+	case Fan:
+		p.AddFloat(schema.FieldFanRPM, v)
+	case Power:
+		p.AddFloat(schema.FieldPowerW, v)
+	}
+	return p
 }

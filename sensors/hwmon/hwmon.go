@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
@@ -48,10 +49,20 @@ const DefaultRefresh = 60
 // (DefaultRefresh). A chip that vanished is one error, and the chips are
 // discovered again before the next sample, so a reloaded driver comes back
 // under its new hwmonN.
+//
+// Each chip is read on a goroutine of its own, so that an attribute whose
+// read blocks in the driver costs only its own reading (see StallAfter and
+// Stalled).
 type Source struct {
 	*sysfs.Poller[*chip]
 	root   string
 	filter filter.Filter
+
+	stallAfter time.Duration
+	stuck      atomic.Int64 // goroutines stuck in a read
+	// Used by samples and discovery only, which the Poller serialises:
+	timer   *time.Timer        // await's, reused
+	flights map[string]*flight // by attribute path
 }
 
 type chip struct {
@@ -60,11 +71,17 @@ type chip struct {
 	hwmon string // hwmon3, for messages
 	dir   string // <root>/class/hwmon/hwmon3
 	chans []*Sensor
+
+	// Of the sample in progress (see readChip):
+	out        []outcome
+	idle       *readJob // the last job, reused unless it was left stuck
+	stallAfter time.Duration
 }
 
 // New returns a source reading the sysfs tree at sysRoot ("/sys").
 func New(sysRoot string, f filter.Filter) *Source {
-	s := &Source{root: sysRoot, filter: f}
+	s := &Source{root: sysRoot, filter: f, stallAfter: StallAfter, timer: time.NewTimer(time.Hour)}
+	s.timer.Stop()
 	s.Poller = sysfs.NewPoller(sysfs.PollerConfig[*chip]{Name: "hwmon", Discover: s.discover, Read: s.read,
 		Refresh: DefaultRefresh, Rediscover: true, MissingRescan: MissingRescan})
 	s.SetRescanEvery(SlowRescan)
@@ -99,6 +116,7 @@ func (s *Source) discover() ([]*chip, error) {
 		}
 	}
 	slices.SortFunc(chips, func(a, b *chip) int { return strings.Compare(a.id, b.id) })
+	s.shareFlights(chips)
 	for _, c := range chips {
 		for _, ch := range c.chans {
 			ch.Tags = tags(c, &ch.Channel)
@@ -227,14 +245,16 @@ func tags(c *chip, ch *Channel) []point.Tag {
 func (c *chip) Dir() string    { return c.dir }
 func (c *chip) String() string { return fmt.Sprintf("hwmon chip %s (%s)", c.id, c.hwmon) }
 
-// Close closes the files the chip's channels keep open.
+// Close closes the files the chip's channels keep open; a file whose read
+// is stuck is closed when the read returns.
 func (c *chip) Close() {
-	for _, ch := range c.chans {
-		ch.Channel.Close()
+	for _, se := range c.chans {
+		se.close()
 	}
 }
 
-// read appends one point per channel of the chip.
-func (s *Source) read(_ context.Context, c *chip, r *sysfs.Reading) {
-	ReadSensors(r, schema.Hwmon, c.id, c.chans, schema.FieldMaxC)
+// read appends one point per channel of the chip that answered in time.
+func (s *Source) read(ctx context.Context, c *chip, r *sysfs.Reading) {
+	s.readChip(ctx, c, r.Refresh)
+	emit(r, c)
 }

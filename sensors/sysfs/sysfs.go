@@ -91,7 +91,8 @@ func ReadFile(path string, buf []byte) ([]byte, error) {
 // failed read the file is closed and opened again by path at the next one,
 // so a device that went away reads as fs.ErrNotExist and one that was
 // re-registered at the same path is found again. An Attr is not safe for
-// concurrent use.
+// concurrent use. A pipe (a FIFO standing in for a driver in tests) is
+// read with read(2) and opened afresh for each reading.
 type Attr struct {
 	path string
 	fd   int // -1 while closed
@@ -119,6 +120,17 @@ func (a *Attr) Read(buf []byte) ([]byte, error) {
 		if err != syscall.EINTR {
 			break
 		}
+	}
+	if err == syscall.ESPIPE {
+		// A pipe has no offset 0 to come back to: it is read as a stream,
+		// and opened again for the next reading.
+		for {
+			n, err = syscall.Read(a.fd, buf)
+			if err != syscall.EINTR {
+				break
+			}
+		}
+		a.Close()
 	}
 	if err != nil {
 		a.Close()
