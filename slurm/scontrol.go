@@ -92,14 +92,21 @@ type JobInfo struct {
 }
 
 // Job describes a job the controller still knows (running, or finished
-// less than MinJobAge ago). It reads Slurm's structured output (`squeue
-// --json`); a Slurm without it (before 21.08, or built without the
-// openapi plugins) is read with jobText.
+// less than MinJobAge ago). From Slurm 23.02 on it reads Slurm's
+// structured output (`squeue --json`, the data_parser plugins). Before,
+// squeue --json exists (openapi plugins, 21.08-22.05) but ignores --jobs
+// and serialises the controller's whole job list, once per job's epilog:
+// there, and where --json is missing, jobText reads squeue's text output
+// one field per call, filtered by the controller.
 func (c Client) Job(ctx context.Context, id string) (JobInfo, error) {
 	if !jobID.MatchString(id) {
 		return JobInfo{}, fmt.Errorf("job id %q is not a job id", id)
 	}
-	j, err := c.jobJSON(ctx, id)
+	var j JobInfo
+	err := errJSONFilterIgnored
+	if c.squeueFiltersJSON(ctx) {
+		j, err = c.jobJSON(ctx, id)
+	}
 	if errNoJSON(err) {
 		var terr error
 		if j, terr = c.jobText(ctx, id); terr != nil {
@@ -187,10 +194,11 @@ func running(state string) bool {
 }
 
 // parseTime reads Slurm's local times (2026-03-01T12:00:00); "Unknown",
-// "None" and "N/A" are the zero time.
+// "None", "NONE" (squeue's end of a running job) and "N/A" are the zero
+// time.
 func parseTime(s string) (time.Time, error) {
 	switch s {
-	case "", "Unknown", "None", "N/A":
+	case "", "Unknown", "None", "NONE", "N/A":
 		return time.Time{}, nil
 	}
 	return time.ParseInLocation("2006-01-02T15:04:05", s, time.Local)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -149,6 +150,28 @@ func splitJobID(id string) (base, task, het int64) {
 	return base, task, het
 }
 
+// squeueFiltersJSON reports whether squeue is 23.02 or later, whose
+// --json honours --jobs. squeue --version prints "slurm 23.02.7" (or
+// "slurm-wlm 22.05.8" from Debian's packages).
+func (c Client) squeueFiltersJSON(ctx context.Context) bool {
+	out, err := c.Run(ctx, "squeue", "--version")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return false
+	}
+	var major, minor int
+	if n, _ := fmt.Sscanf(f[len(f)-1], "%d.%d", &major, &minor); n != 2 {
+		return false
+	}
+	return major > 23 || major == 23 && minor >= 2
+}
+
+// errJSONFilterIgnored stands for a squeue whose --json is not used.
+var errJSONFilterIgnored = errors.New("squeue before 23.02: --json ignores --jobs")
+
 // errNoJSON tells a Slurm whose squeue has no --json (before 21.08, or
 // without its openapi or data_parser plugins) from a failing one.
 func errNoJSON(err error) bool {
@@ -161,5 +184,5 @@ func errNoJSON(err error) bool {
 			return true
 		}
 	}
-	return false
+	return errors.Is(err, errJSONFilterIgnored)
 }
