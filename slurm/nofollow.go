@@ -66,6 +66,9 @@ func openDirNoFollowWith(dir string, withOpenat2 bool) (int, error) {
 				err = errors.New("a symbolic link, which is not followed")
 			}
 			unix.Close(fd)
+			if path == abs {
+				return -1, fmt.Errorf("open %s: %w", abs, err)
+			}
 			return -1, fmt.Errorf("open %s: %s: %w", abs, path, err)
 		}
 		unix.Close(fd)
