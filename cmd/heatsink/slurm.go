@@ -88,10 +88,9 @@ record them there), from --baseline before the job's start to its end, and
 computes per component the idle mean over that baseline, the peak and the heat
 interval, and the energy of every GPU and node over the job. It writes
 job-ID-thermal.json into --out, by default the job's working directory, and
-job_summary points into InfluxDB. Run as root, the file in the job's working
-directory is created by a child running as the job's user (never by root),
-and no symbolic link is followed on the way: what the user cannot write gets
-no summary. An --out the operator gives is written as the operator. The job id defaults to
+job_summary points into InfluxDB. As root, the job's working directory is
+written by heatsink run as the job's user, through no symbolic link: what the
+user cannot write gets no summary. --out is written as the operator. The job id defaults to
 $SLURM_JOB_ID, so it runs as EpilogSlurmctld. It waits up to --wait for the
 nodes' readings to reach the job's end.`,
 		Args: cobra.NoArgs,
