@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,6 +180,60 @@ func TestWriteFileAsUserGivesUpOnAStuckWriter(t *testing.T) {
 	_, err = (&slurm.Summary{Job: "7"}).WriteFile(sharedDir(t), w)
 	if err == nil || !strings.Contains(err.Error(), "no answer") || time.Since(start) > 5*time.Second {
 		t.Errorf("a writer that never answers: %v after %v", err, time.Since(start))
+	}
+}
+
+// The child runs with the user's supplementary groups and none of root's
+// environment or inherited descriptors.
+func TestWriteFileAsUserHasTheUsersGroupsAndNothingOfRoots(t *testing.T) {
+	u := slurmtest.NewUser(t)
+	group := u.Name + "g"
+	for _, argv := range [][]string{{"groupadd", "--system", group}, {"usermod", "--append", "--groups", group, u.Name}} {
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", argv, err, out)
+		}
+	}
+	t.Cleanup(func() { exec.Command("groupdel", group).Run() })
+	g, err := user.LookupGroup(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid, _ := strconv.Atoi(g.Gid)
+	base := sharedDir(t)
+	shared := mkdir(t, filepath.Join(base, "project"), 0o775, 0, gid)
+	closed := mkdir(t, filepath.Join(base, "closed"), 0o755, 0, gid)
+	w, err := slurm.UserWriterFor(u.UID, u.Name, writerCommand(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&slurm.Summary{Job: "8"}).WriteFile(shared, w); err != nil {
+		t.Errorf("a directory the user's supplementary group may write: %v", err)
+	}
+	if _, err := (&slurm.Summary{Job: "8"}).WriteFile(closed, w); err == nil {
+		t.Error("a directory the group may only read was written")
+	}
+
+	t.Setenv("HEATSINK_TEST_SECRET", "s3cr3t")
+	inherited, err := os.Open(filepath.Join(base, "project"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inherited.Close()
+	syscall.Syscall(syscall.SYS_FCNTL, inherited.Fd(), syscall.F_SETFD, 0) // as a parent might leave it
+	w.Command = []string{"/bin/sh", "-c", `env > "$1/seen"; ls /proc/self/fd >> "$1/seen"; echo "$1/job-$2-thermal.json"`, "sh"}
+	home := mkdir(t, filepath.Join(base, "home"), 0o755, u.UID, u.GID)
+	if _, err := (&slurm.Summary{Job: "9"}).WriteFile(home, w); err != nil {
+		t.Fatal(err)
+	}
+	seen, _ := os.ReadFile(filepath.Join(home, "seen"))
+	fds := 0
+	for _, l := range strings.Fields(string(seen)) {
+		if _, err := strconv.Atoi(l); err == nil {
+			fds++
+		}
+	}
+	if strings.Contains(string(seen), "s3cr3t") || fds > 4 {
+		t.Errorf("the child saw root's environment or descriptors (0-2 and ls's own expected):\n%s", seen)
 	}
 }
 

@@ -123,6 +123,14 @@ func (w *UserWriter) write(dir, job string, b []byte) (string, error) {
 	// On timeout the whole process group goes, whatever the child started.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Dir = "/" // root's working directory may be closed to the user
+	// A process of the user's: the user may read its environment
+	// (/proc/PID/environ) and use any descriptor it inherits, so it gets
+	// no environment of root's (where a token may be) and no descriptor
+	// root's own parent left open.
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
+	if err := closeInheritedOnExec(); err != nil {
+		return "", fmt.Errorf("write job summary as %s: %w; nothing written", w.User, err)
+	}
 	cmd.Stdin = bytes.NewReader(b)
 	var stdout, stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -213,4 +221,28 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.Buffer.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// closeInheritedOnExec marks every descriptor this process has beyond
+// standard input, output and error close-on-exec. Go opens its own that
+// way; this catches those inherited from whoever started heatsink.
+func closeInheritedOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // closed since the listing (its own descriptor among them)
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("descriptor %d: close on exec: %w", fd, err)
+		}
+	}
+	return nil
 }
