@@ -310,6 +310,10 @@ func hostileJobName(t *testing.T, c *slurmtest.Cluster, dir string) {
 		}
 	}
 
+	if got, err := c.Client.JobName(ctx, id); err != nil || got != name {
+		t.Errorf("JobName: %q %v, want %q", got, err, name)
+	}
+
 	b, err := os.ReadFile(envPath)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,29 @@ func (c Client) Job(ctx context.Context, id string) (JobInfo, error) {
 	return j, nil
 }
 
+// JobName is a job's name, read alone (one squeue call, the name being
+// the whole line): what the Prolog needs on every node of a job, at the
+// cost of one request to the controller.
+func (c Client) JobName(ctx context.Context, id string) (string, error) {
+	if !jobID.MatchString(id) {
+		return "", fmt.Errorf("job id %q is not a job id", id)
+	}
+	return c.squeueField(ctx, id, "%j")
+}
+
+// squeueField is one squeue --format of one job, which must be one line.
+func (c Client) squeueField(ctx context.Context, id, format string) (string, error) {
+	out, err := c.Run(ctx, "squeue", "--noheader", "--states=all", "--jobs="+id, "--format="+format)
+	if err != nil {
+		return "", err
+	}
+	v, ok := strings.CutSuffix(string(out), "\n")
+	if !ok || strings.Contains(v, "\n") {
+		return "", fmt.Errorf("squeue --format=%s for job %s: want one line, got %q", format, id, out)
+	}
+	return v, nil
+}
+
 // jobText reads a job from squeue's text output for a Slurm whose squeue
 // has no --json. `scontrol show job --oneliner` runs all fields together
 // on one line, where a value the job's user chose (JobName, WorkDir,
@@ -134,17 +157,7 @@ func (c Client) Job(ctx context.Context, id string) (JobInfo, error) {
 // where a value is the whole line. scontrol's line only adds StdOut, and
 // its UserId must agree with squeue's.
 func (c Client) jobText(ctx context.Context, id string) (JobInfo, error) {
-	field := func(format string) (string, error) {
-		out, err := c.Run(ctx, "squeue", "--noheader", "--states=all", "--jobs="+id, "--format="+format)
-		if err != nil {
-			return "", err
-		}
-		v, ok := strings.CutSuffix(string(out), "\n")
-		if !ok || strings.Contains(v, "\n") {
-			return "", fmt.Errorf("squeue --format=%s for job %s: want one line, got %q", format, id, out)
-		}
-		return v, nil
-	}
+	field := func(format string) (string, error) { return c.squeueField(ctx, id, format) }
 	j := JobInfo{ID: id}
 	const format = "%U %G %u %T %S %e %P %N"
 	words, err := field(format)

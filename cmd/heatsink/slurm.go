@@ -54,8 +54,8 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 						// Slurm 22.05 gives the Prolog no job name; the
 						// controller has it (and the run id in it).
 						ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-						if j, jerr := (slurm.Client{Timeout: 10 * time.Second}).Job(ctx, job.ID); jerr == nil {
-							job.Name, job.Run = j.Name, slurm.RunOf(j.Name)
+						if name, jerr := (slurm.Client{Timeout: 10 * time.Second}).JobName(ctx, job.ID); jerr == nil {
+							job.Name, job.Run = name, slurm.RunOf(name)
 						}
 						cancel()
 					}
