@@ -2,7 +2,6 @@ package slurm_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
@@ -27,23 +26,6 @@ var (
 	writerDir  string
 	writerErr  error
 )
-
-func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == writerArg {
-		path, err := slurm.ReceiveSummary(os.Args[2], os.Args[3], os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println(path)
-		os.Exit(0)
-	}
-	code := m.Run()
-	if writerDir != "" {
-		os.RemoveAll(writerDir)
-	}
-	os.Exit(code)
-}
 
 // writerCommand is a copy of this test binary that any user may run (go
 // test builds it in a directory only root can enter).
