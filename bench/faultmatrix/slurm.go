@@ -30,6 +30,12 @@ func (b *bench) slurmSummary() []row {
 	check(err)
 	defer os.RemoveAll(dir)
 	check(os.Chmod(dir, 0o755))
+	// The job's user runs heatsink too (the summary's writer): a copy any
+	// user may execute, as an installed /usr/local/bin/heatsink is.
+	bin := filepath.Join(dir, "heatsink")
+	exe, err := os.ReadFile(b.bin)
+	check(err)
+	check(os.WriteFile(bin, exe, 0o755))
 	u, cleanup, err := throwawayUser()
 	if err != nil {
 		return []row{skipped("slurm summary", err.Error())}
@@ -54,7 +60,7 @@ func (b *bench) slurmSummary() []row {
 	}
 	defer cluster.Stop()
 	check(os.WriteFile(epilog, []byte(fmt.Sprintf("#!/bin/sh\nexport SLURM_CONF=%s\n%s slurm summary --config %s --baseline 5s --wait 30s >>%s 2>&1\necho \"done $SLURM_JOB_ID\" >>%s\n",
-		cluster.Conf, b.bin, conf, log, log)), 0o755))
+		cluster.Conf, bin, conf, log, log)), 0o755))
 
 	guarded := mkdirOwned(filepath.Join(dir, "etc"), 0, 0) // root's, 0755: an /etc
 	check(os.WriteFile(filepath.Join(guarded, "passwd"), []byte("root:x:0:0::/root:/bin/sh\n"), 0o644))
