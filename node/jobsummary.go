@@ -27,7 +27,11 @@ var ErrOwnSummary = errors.New("nothing to do")
 // them), and writes job-ID-thermal.json into outDir (default the job's
 // working directory), owned by the job's user, and, where there is an
 // InfluxDB, job_summary points into it. It returns the file's path.
-func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL string, baseline, wait time.Duration) (string, error) {
+//
+// As root (EpilogSlurmctld) the file is written by writer (argv: heatsink's
+// hidden `slurm write-summary`) run as the job's user, so that root writes
+// nowhere the user could not; see slurm.UserWriter.
+func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL string, baseline, wait time.Duration, writer []string) (string, error) {
 	if jobID == "" {
 		jobID = os.Getenv("SLURM_JOB_ID")
 	}
@@ -38,6 +42,9 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 	job, err := client.Job(ctx, jobID)
 	if err != nil {
 		return "", err
+	}
+	if err := job.CheckEnv(os.Getenv); err != nil {
+		return "", fmt.Errorf("%w: nothing written", err)
 	}
 	// While a job completes, scontrol lists only the nodes still
 	// completing; slurmctld gives EpilogSlurmctld the whole list.
@@ -54,7 +61,10 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 	if job.End.IsZero() {
 		job.End = time.Now()
 	}
-	if outDir == "" {
+	// The job chose its directory: it is written as the job's user. An
+	// --out the operator gave is written as the operator.
+	fromJob := outDir == ""
+	if fromJob {
 		outDir = job.WorkDir
 		if outDir == "" && job.StdOut != "" {
 			outDir = filepath.Dir(job.StdOut)
@@ -81,22 +91,24 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 	span := slurm.Span{Job: jobID, Run: slurm.RunOf(job.Name), Name: job.Name, Nodes: job.Nodes, Start: job.Start, End: job.End}
 	readings := slurm.Readings{Influx: *influx.ConfigOf(cfg), Prometheus: promURL, Step: cfg.Interval,
 		Hosts: span.Nodes, From: from, To: end.Add(time.Nanosecond), Wait: wait}
-	// As root (EpilogSlurmctld) the file is created for the job's user in
-	// a directory the user controls, without following links there.
-	owner, err := slurm.OwnerOf(job.User)
-	if err != nil {
-		return "", err
+	// Settled before the readings are gathered: a job whose user cannot
+	// be resolved here gets no summary, and no time is spent on one.
+	var w *slurm.UserWriter
+	if fromJob {
+		if w, err = slurm.UserWriterFor(job.UID, job.User, writer); err != nil {
+			return "", err
+		}
 	}
-	return WriteJobSummary(ctx, cfg, tmp, outDir, span, &readings, owner)
+	return WriteJobSummary(ctx, cfg, tmp, outDir, span, &readings, w)
 }
 
 // WriteJobSummary gathers the readings r selects (none when r is nil: dir
 // holds them) into the run directory dir (whose run.json must have the job
 // as its load phase), summarises the job, writes job-ID-thermal.json into
 // outDir and, where there is an InfluxDB, the job_summary points; it
-// returns the file's path. owner, when set, owns the file (see
-// slurm.OwnerOf).
-func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, owner *slurm.Owner) (string, error) {
+// returns the file's path. w, when set, writes the file as the job's
+// user (see slurm.UserWriterFor).
+func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, w *slurm.UserWriter) (string, error) {
 	if r != nil {
 		if _, err := slurm.Gather(ctx, *r, dir); err != nil {
 			return "", err
@@ -107,7 +119,7 @@ func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir strin
 		return "", err
 	}
 	s := slurm.Summarize(run, analysis.DefaultOptions(), job)
-	path, err := s.WriteFile(outDir, owner)
+	path, err := s.WriteFile(outDir, w)
 	if err != nil {
 		return "", err
 	}

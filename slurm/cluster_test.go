@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,10 @@ func TestAgainstRealSlurm(t *testing.T) {
 	// directories expect them, one directory per node.
 	prolog := filepath.Join(dir, "prolog.sh")
 	os.WriteFile(prolog, []byte("#!/bin/sh\nmkdir -p "+dir+"/jobs/$SLURMD_NODENAME && env > "+dir+"/jobs/$SLURMD_NODENAME/prolog-env.$SLURM_JOB_ID\n"), 0o755)
-	c := slurmtest.Start(t, slurmtest.Options{Nodes: 2, Prolog: prolog})
+	// EpilogSlurmctld records the environment slurmctld gives it.
+	ctldEpilog := filepath.Join(dir, "epilog-slurmctld.sh")
+	os.WriteFile(ctldEpilog, []byte("#!/bin/sh\nenv > "+dir+"/ctld-env.$SLURM_JOB_ID.tmp && mv "+dir+"/ctld-env.$SLURM_JOB_ID.tmp "+dir+"/ctld-env.$SLURM_JOB_ID\n"), 0o755)
+	c := slurmtest.Start(t, slurmtest.Options{Nodes: 2, Prolog: prolog, EpilogSlurmctld: ctldEpilog})
 	ctx := context.Background()
 
 	t.Run("hostnames and node state", func(t *testing.T) {
@@ -232,6 +236,10 @@ func TestAgainstRealSlurm(t *testing.T) {
 		c.Client.Resume(ctx, "n1")
 	})
 
+	t.Run("a job named like fields is read by its fields", func(t *testing.T) {
+		hostileJobName(t, c, dir)
+	})
+
 	t.Run("job records from the Prolog environment", func(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "jobs", "n1", "prolog-env."+firstJob(t, dir)))
 		if err != nil {
@@ -248,6 +256,85 @@ func TestAgainstRealSlurm(t *testing.T) {
 			t.Errorf("job from the real Prolog environment: %+v %v", j, err)
 		}
 	})
+}
+
+// hostileJobName submits, as a throwaway user, a job whose name poses as
+// the fields that decide where root writes the job's summary; the job must
+// be read with its real owner and working directory.
+func hostileJobName(t *testing.T, c *slurmtest.Cluster, dir string) {
+	ctx := context.Background()
+	u := slurmtest.NewUser(t)
+	work, err := os.MkdirTemp("", "heatsink-work-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	os.Chown(work, u.UID, u.GID)
+	const name = "x WorkDir=/tmp UserId=root(0)"
+	sb := exec.Command("sbatch", "--parsable", "--uid="+u.Name, "--gid="+strconv.Itoa(u.GID), "--chdir="+work, "--job-name="+name, "--wrap=true")
+	sb.Env = append(os.Environ(), c.Client.Env...)
+	out, err := sb.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sbatch: %v: %s", err, out)
+	}
+	id := strings.TrimSpace(string(out))
+	envPath := filepath.Join(dir, "ctld-env."+id)
+	deadline := time.Now().Add(60 * time.Second)
+	for _, err := os.Stat(envPath); err != nil; _, err = os.Stat(envPath) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: no EpilogSlurmctld in 60 s", id)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// What splitting scontrol's one-liner on spaces believed.
+	line, err := c.Client.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv := slurm.ParseRecord(string(line)); kv["WorkDir"] == "/tmp" && strings.HasPrefix(kv["UserId"], "root(0)") {
+		t.Logf("scontrol's one-liner split on spaces says WorkDir=%s UserId=%s", kv["WorkDir"], kv["UserId"])
+	}
+	for _, read := range []struct {
+		how string
+		job func(slurm.Client, context.Context, string) (slurm.JobInfo, error)
+	}{{"Job", slurm.Client.Job}, {"squeue --json", slurm.JobJSON}, {"squeue's text, field by field", slurm.JobText}} {
+		j, err := read.job(c.Client, ctx, id)
+		if err != nil {
+			t.Errorf("%s: %v", read.how, err)
+			continue
+		}
+		if j.UID != u.UID || j.User != u.Name || j.GID != u.GID || j.WorkDir != work || j.Name != name ||
+			j.State != "COMPLETED" || j.Start.IsZero() || j.End.Before(j.Start) || len(j.Nodes) != 1 {
+			t.Errorf("%s: %+v, want uid %d (%s) gid %d, WorkDir %s, name %q, completed on one node", read.how, j, u.UID, u.Name, u.GID, work, name)
+		}
+	}
+
+	if got, err := c.Client.JobName(ctx, id); err != nil || got != name {
+		t.Errorf("JobName: %q %v, want %q", got, err, name)
+	}
+
+	b, err := os.ReadFile(envPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[k] = v
+		}
+	}
+	j, err := c.Client.Job(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.CheckEnv(func(k string) string { return env[k] }); err != nil {
+		t.Errorf("the job against slurmctld's own EpilogSlurmctld environment: %v", err)
+	}
+	env["SLURM_JOB_UID"] = "0"
+	if err := j.CheckEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "SLURM_JOB_UID is 0") {
+		t.Errorf("a job record that disagrees with the environment: %v", err)
+	}
 }
 
 var envFile = regexp.MustCompile(`^prolog-env\.([0-9]+)$`)

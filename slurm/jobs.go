@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,4 +223,30 @@ func jobEvent(now time.Time, kind string, j Job) point.Point {
 		msg += fmt.Sprintf(" (user %s, partition %s)", j.User, j.Partition)
 	}
 	return schema.EventPoint{Time: now, Run: j.Run, Kind: kind, Job: j.ID, Message: msg}.Point()
+}
+
+// CheckEnv holds a job as read from the controller against the
+// environment slurmctld gives EpilogSlurmctld for the same job
+// (SLURM_JOB_UID, SLURM_JOB_USER, SLURM_JOB_WORK_DIR where the version
+// sets them): values slurmctld set itself, which no job name can forge.
+// Any disagreement means one of the two was misread, and nothing is
+// written on the strength of either.
+func (j JobInfo) CheckEnv(getenv func(string) string) error {
+	if getenv("SLURM_JOB_ID") != j.ID {
+		return nil
+	}
+	var errs []error
+	if v := getenv("SLURM_JOB_UID"); v != "" && v != strconv.Itoa(j.UID) {
+		errs = append(errs, fmt.Errorf("SLURM_JOB_UID is %s, the controller's job record says uid %d", v, j.UID))
+	}
+	if v := getenv("SLURM_JOB_USER"); v != "" && v != j.User {
+		errs = append(errs, fmt.Errorf("SLURM_JOB_USER is %q, the controller's job record says %q", v, j.User))
+	}
+	if v := getenv("SLURM_JOB_WORK_DIR"); v != "" && v != j.WorkDir {
+		errs = append(errs, fmt.Errorf("SLURM_JOB_WORK_DIR is %q, the controller's job record says %q", v, j.WorkDir))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	return nil
 }

@@ -74,46 +74,127 @@ func (c Client) Run(ctx context.Context, name string, args ...string) ([]byte, e
 	return stdout.Bytes(), nil
 }
 
-// JobInfo is what heatsink needs of `scontrol show job`.
+// JobInfo is what heatsink needs of a job.
 type JobInfo struct {
-	ID              string
-	Name            string
-	State           string
+	ID    string
+	Name  string
+	State string
+	// User, UID and GID are the job's owner as the controller knows it.
 	User            string
+	UID, GID        int
 	Nodes           []string // expanded from NodeList
 	Start           time.Time
 	End             time.Time // zero while the job runs
 	WorkDir, StdOut string
 	Partition       string
+
+	nodeList string // Slurm's compressed host list, before expansion
 }
 
 // Job describes a job the controller still knows (running, or finished
-// less than MinJobAge ago).
+// less than MinJobAge ago). From Slurm 23.02 on it reads Slurm's
+// structured output (`squeue --json`, the data_parser plugins). Before,
+// squeue --json exists (openapi plugins, 21.08-22.05) but ignores --jobs
+// and serialises the controller's whole job list, once per job's epilog:
+// there, and where --json is missing, jobText reads squeue's text output
+// one field per call, filtered by the controller.
 func (c Client) Job(ctx context.Context, id string) (JobInfo, error) {
-	out, err := c.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
+	if !jobID.MatchString(id) {
+		return JobInfo{}, fmt.Errorf("job id %q is not a job id", id)
+	}
+	var j JobInfo
+	err := errJSONFilterIgnored
+	if c.squeueFiltersJSON(ctx) {
+		j, err = c.jobJSON(ctx, id)
+	}
+	if errNoJSON(err) {
+		var terr error
+		if j, terr = c.jobText(ctx, id); terr != nil {
+			return j, fmt.Errorf("%w (squeue --json: %v)", terr, err)
+		}
+		err = nil
+	}
 	if err != nil {
-		return JobInfo{}, err
+		return j, err
 	}
-	kv := ParseRecord(string(out))
-	if kv["JobId"] != id {
-		return JobInfo{}, fmt.Errorf("scontrol show job %s: answer is about job %q", id, kv["JobId"])
-	}
-	j := JobInfo{ID: id, Name: kv["JobName"], State: kv["JobState"], WorkDir: kv["WorkDir"], StdOut: kv["StdOut"], Partition: kv["Partition"]}
-	j.User, _, _ = strings.Cut(kv["UserId"], "(")
-	if j.Start, err = parseTime(kv["StartTime"]); err != nil {
-		return j, fmt.Errorf("job %s: StartTime: %w", id, err)
-	}
-	if j.End, err = parseTime(kv["EndTime"]); err != nil {
-		return j, fmt.Errorf("job %s: EndTime: %w", id, err)
-	}
-	if running(j.State) {
-		j.End = time.Time{} // EndTime is then the time limit, not an end
-	}
-	if nl := kv["NodeList"]; nl != "" && nl != "(null)" {
+	if nl := j.nodeList; nl != "" && nl != "(null)" {
 		if j.Nodes, err = c.Hostnames(ctx, nl); err != nil {
 			return j, err
 		}
 	}
+	return j, nil
+}
+
+// JobName is a job's name, read alone (one squeue call, the name being
+// the whole line): what the Prolog needs on every node of a job, at the
+// cost of one request to the controller.
+func (c Client) JobName(ctx context.Context, id string) (string, error) {
+	if !jobID.MatchString(id) {
+		return "", fmt.Errorf("job id %q is not a job id", id)
+	}
+	return c.squeueField(ctx, id, "%j")
+}
+
+// squeueField is one squeue --format of one job, which must be one line.
+func (c Client) squeueField(ctx context.Context, id, format string) (string, error) {
+	out, err := c.Run(ctx, "squeue", "--noheader", "--states=all", "--jobs="+id, "--format="+format)
+	if err != nil {
+		return "", err
+	}
+	v, ok := strings.CutSuffix(string(out), "\n")
+	if !ok || strings.Contains(v, "\n") {
+		return "", fmt.Errorf("squeue --format=%s for job %s: want one line, got %q", format, id, out)
+	}
+	return v, nil
+}
+
+// jobText reads a job from squeue's text output for a Slurm whose squeue
+// has no --json. `scontrol show job --oneliner` runs all fields together
+// on one line, where a value the job's user chose (JobName, WorkDir,
+// StdOut, Comment) can hold " UserId=root(0)" and pose as another field.
+// So every field comes from squeue: the ones that cannot hold a space in
+// one call, the working directory and the name each in a call of its own,
+// where a value is the whole line. scontrol's line only adds StdOut, and
+// its UserId must agree with squeue's.
+func (c Client) jobText(ctx context.Context, id string) (JobInfo, error) {
+	field := func(format string) (string, error) { return c.squeueField(ctx, id, format) }
+	j := JobInfo{ID: id}
+	const format = "%U %G %u %T %S %e %P %N"
+	words, err := field(format)
+	if err != nil {
+		return j, err
+	}
+	var start, end string
+	if n, _ := fmt.Sscan(words, &j.UID, &j.GID, &j.User, &j.State, &start, &end, &j.Partition, &j.nodeList); n < 7 || len(strings.Fields(words)) > 8 {
+		return j, fmt.Errorf("squeue --format=%q for job %s: %q is not uid gid user state start end partition nodes", format, id, words)
+	}
+	if j.WorkDir, err = field("%Z"); err != nil {
+		return j, err
+	}
+	if j.Name, err = field("%j"); err != nil {
+		return j, err
+	}
+	if j.Start, err = parseTime(start); err != nil {
+		return j, fmt.Errorf("job %s: start time: %w", id, err)
+	}
+	if j.End, err = parseTime(end); err != nil {
+		return j, fmt.Errorf("job %s: end time: %w", id, err)
+	}
+	if running(j.State) {
+		j.End = time.Time{} // the end is then the time limit
+	}
+	out, err := c.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
+	if err != nil {
+		return j, err
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(line, "JobId="+id+" ") {
+		return j, fmt.Errorf("scontrol show job %s: answer is about another job: %.40q", id, line)
+	}
+	if !strings.Contains(line, fmt.Sprintf(" UserId=%s(%d) GroupId=", j.User, j.UID)) {
+		return j, fmt.Errorf("job %s: scontrol's line has no UserId=%s(%d), which squeue reports: refusing to guess the owner", id, j.User, j.UID)
+	}
+	j.StdOut = ParseRecord(line)["StdOut"]
 	return j, nil
 }
 
@@ -126,10 +207,11 @@ func running(state string) bool {
 }
 
 // parseTime reads Slurm's local times (2026-03-01T12:00:00); "Unknown",
-// "None" and "N/A" are the zero time.
+// "None", "NONE" (squeue's end of a running job) and "N/A" are the zero
+// time.
 func parseTime(s string) (time.Time, error) {
 	switch s {
-	case "", "Unknown", "None", "N/A":
+	case "", "Unknown", "None", "NONE", "N/A":
 		return time.Time{}, nil
 	}
 	return time.ParseInLocation("2006-01-02T15:04:05", s, time.Local)

@@ -1,21 +1,12 @@
 package slurm
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
-	"os"
-	"os/user"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/point"
@@ -266,100 +257,6 @@ func definitions() map[string]string {
 	}
 }
 
-// FileName is the summary's file name beside the job's output.
-func FileName(job string) string { return "job-" + job + "-thermal.json" }
-
-// Owner is the user a summary file is written for: the job's user.
-type Owner struct{ UID, GID int }
-
-// WriteFile writes the summary as JSON into dir (atomically) and returns
-// its path. With an owner, the file is made theirs.
-//
-// As EpilogSlurmctld this runs as root and dir is the job's WorkDir, which
-// its user controls: a link planted at the temporary or the final name
-// must not make root write or chown another file. So dir is opened once
-// and everything happens relative to that descriptor: the temporary file
-// is created under a fresh name with O_EXCL|O_NOFOLLOW, chowned through
-// its descriptor, and renamed over the final name (rename replaces a link,
-// it never follows one). A directory owned by someone other than the
-// owner (or root) and writable by others is refused, so a WorkDir
-// replaced by a link into a system directory gets nothing.
-func (s *Summary) WriteFile(dir string, owner *Owner) (string, error) {
-	if !jobID.MatchString(s.Job) {
-		return "", fmt.Errorf("write job summary: job id %q is not a job id", s.Job)
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("write job summary: %w", err)
-	}
-	name := FileName(s.Job)
-	path := filepath.Join(dir, name)
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", fmt.Errorf("write job summary: open %s: %w", dir, err)
-	}
-	defer unix.Close(dfd)
-	if owner != nil {
-		var st unix.Stat_t
-		if err := unix.Fstat(dfd, &st); err != nil {
-			return "", fmt.Errorf("write job summary: stat %s: %w", dir, err)
-		}
-		if err := ownerMayWrite(st, *owner); err != nil {
-			return "", fmt.Errorf("write job summary into %s: %w", dir, err)
-		}
-	}
-	var tmp string
-	fd := -1
-	for range 100 {
-		tmp = fmt.Sprintf(".%s.%d.%d.tmp", name, os.Getpid(), rand.Uint64())
-		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if !errors.Is(err, unix.EEXIST) {
-			break
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("write job summary: create %s: %w", filepath.Join(dir, tmp), err)
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(dir, tmp))
-	werr := func() error {
-		if owner != nil {
-			if err := f.Chown(owner.UID, owner.GID); err != nil {
-				return err
-			}
-		}
-		if _, err := f.Write(append(b, '\n')); err != nil {
-			return err
-		}
-		return f.Sync()
-	}()
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = unix.Renameat(dfd, tmp, dfd, name)
-	}
-	if werr != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return "", fmt.Errorf("write job summary %s: %w", path, werr)
-	}
-	return path, nil
-}
-
-// ownerMayWrite refuses a directory that neither the owner nor root owns,
-// or that root owns but others may write into (/tmp, /var/tmp): root
-// writing there on the owner's behalf could replace another user's file.
-func ownerMayWrite(st unix.Stat_t, o Owner) error {
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return errors.New("not a directory")
-	case int(st.Uid) == o.UID:
-		return nil
-	case st.Uid == 0 && st.Mode&0o022 == 0:
-		return nil
-	}
-	return fmt.Errorf("owned by uid %d and writable by others, not the job's user (uid %d): give --out", st.Uid, o.UID)
-}
-
 // Points renders the summary as job_summary points stamped at the job's
 // end: one per component (with its GPU's energy on gpu_core components)
 // and one per node (component node).
@@ -401,23 +298,4 @@ func (s *Summary) Points() []point.Point {
 		out = append(out, p)
 	}
 	return out
-}
-
-// OwnerOf is the owner a summary written by root must have: the job's
-// user. Running as anyone else, the file is simply the writer's (nil).
-// Root never writes into a job's directory for a user it cannot resolve.
-func OwnerOf(username string) (*Owner, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(username)
-	if err != nil {
-		return nil, fmt.Errorf("job summary: the job's user %q: %w", username, err)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, fmt.Errorf("job summary: the job's user %q: %w", username, err)
-	}
-	return &Owner{UID: uid, GID: gid}, nil
 }

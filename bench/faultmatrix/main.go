@@ -89,6 +89,7 @@ func main() {
 		{"spool-foreign", b.foreignSpool},
 		{"hwmon-fifo", b.hwmonFIFO},
 		{"tank-hung", b.tankHung},
+		{"slurm-summary", b.slurmSummary},
 	}
 	var rows []row
 	t0 := time.Now()

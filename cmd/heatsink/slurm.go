@@ -32,7 +32,7 @@ func newSlurmCmd() *cobra.Command {
 prolog and epilog never fail the job: a Prolog that fails drains the node, so
 heatsink's own problems are printed and the exit status is 0.`,
 	}
-	cmd.AddCommand(newSlurmPrologCmd(true), newSlurmPrologCmd(false), newSlurmSummaryCmd())
+	cmd.AddCommand(newSlurmPrologCmd(true), newSlurmPrologCmd(false), newSlurmSummaryCmd(), newSlurmWriteSummaryCmd())
 	return cmd
 }
 
@@ -54,8 +54,8 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 						// Slurm 22.05 gives the Prolog no job name; the
 						// controller has it (and the run id in it).
 						ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-						if j, jerr := (slurm.Client{Timeout: 10 * time.Second}).Job(ctx, job.ID); jerr == nil {
-							job.Name, job.Run = j.Name, slurm.RunOf(j.Name)
+						if name, jerr := (slurm.Client{Timeout: 10 * time.Second}).JobName(ctx, job.ID); jerr == nil {
+							job.Name, job.Run = name, slurm.RunOf(name)
 						}
 						cancel()
 					}
@@ -87,8 +87,10 @@ func newSlurmSummaryCmd() *cobra.Command {
 record them there), from --baseline before the job's start to its end, and
 computes per component the idle mean over that baseline, the peak and the heat
 interval, and the energy of every GPU and node over the job. It writes
-job-ID-thermal.json into --out, by default the job's working directory, owned
-by the job's user, and job_summary points into InfluxDB. The job id defaults to
+job-ID-thermal.json into --out, by default the job's working directory, and
+job_summary points into InfluxDB. As root, the job's working directory is
+written by heatsink run as the job's user, through no symbolic link: what the
+user cannot write gets no summary. --out is written as the operator. The job id defaults to
 $SLURM_JOB_ID, so it runs as EpilogSlurmctld. It waits up to --wait for the
 nodes' readings to reach the job's end.`,
 		Args: cobra.NoArgs,
@@ -106,7 +108,11 @@ nodes' readings to reach the job's end.`,
 			if !influx.ConfigOf(cfg).Enabled() && promURL == "" {
 				return errors.New("the summary reads the nodes' readings from InfluxDB or Prometheus: give --influx-url and --influx-bucket (or a config with sinks.influx), or --prometheus URL")
 			}
-			path, err := node.JobSummary(cmd.Context(), cfg, jobID, outDir, promURL, baseline, wait)
+			writer, err := summaryWriter()
+			if err != nil {
+				return err
+			}
+			path, err := node.JobSummary(cmd.Context(), cfg, jobID, outDir, promURL, baseline, wait, writer)
 			if errors.Is(err, node.ErrOwnSummary) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %v\n", strings.TrimSuffix(err.Error(), ": "+node.ErrOwnSummary.Error()))
 				return nil

@@ -7,6 +7,11 @@
 #
 # slurm.conf:  EpilogSlurmctld=/etc/slurm/heatsink-epilog-slurmctld.sh
 # The configuration needs sinks.influx (the same database the agents write).
+# The summary is created by heatsink re-executed as the job's user (its uid,
+# gid and groups; the user must resolve on this host), in the job's WorkDir
+# reached through no symbolic link: a WorkDir the user cannot write, or one
+# behind a link, gets no summary, and $LOG says why. heatsink must be
+# executable by every user (0755, in a directory all may enter).
 HEATSINK=/usr/local/bin/heatsink
 CONFIG=/etc/heatsink/heatsink.yaml
 LOG=/var/log/heatsink-summary.log
