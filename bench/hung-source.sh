@@ -14,6 +14,7 @@
 #     agent's /metrics 50 times a second: the stalled ticks (a tick in which
 #     some source gave no reading), per source and in all.
 #
+# TOOLS=DIR uses hungsource and tickstats built beforehand (no Go needed).
 # -heatsink takes the binary to measure (default: build one from this
 # tree), so the binary of an older commit can be measured the same way:
 #   git worktree add /tmp/old 7e613f0 && (cd /tmp/old && go build -o /tmp/heatsink-old ./cmd/heatsink)
@@ -32,8 +33,14 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ -z "$bin" ]; then bin=$work/heatsink; go build -o "$bin" ./cmd/heatsink; fi
-go build -o "$work/hungsource" ./bench/hungsource
-go build -o "$work/tickstats" ./bench/tickstats
+# TOOLS names a directory holding hungsource and tickstats built elsewhere,
+# for a machine without Go (a larger, idle one measures the soak cleanly).
+if [ -n "${TOOLS:-}" ]; then
+  cp "$TOOLS/hungsource" "$TOOLS/tickstats" "$work/"
+else
+  go build -o "$work/hungsource" ./bench/hungsource
+  go build -o "$work/tickstats" ./bench/tickstats
+fi
 fixture=$PWD/sensors/testdata/bench-node
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
