@@ -37,6 +37,9 @@ type Options struct {
 	Sinks func() map[string]SinkHealth
 	// Jobs returns the Slurm jobs the agent is tagging points with.
 	Jobs func() []string
+	// Config describes the configuration's reloads for /healthz; one
+	// refused makes the agent degraded until a later one applies.
+	Config func() *ConfigHealth
 	// StalledAfter is how long without a tick makes /healthz answer 503;
 	// default three intervals.
 	StalledAfter time.Duration
@@ -78,8 +81,21 @@ type Health struct {
 	Sources     []SourceHealth        `json:"sources"`
 	Sinks       map[string]SinkHealth `json:"sinks,omitempty"`
 	Jobs        []string              `json:"jobs,omitempty"`
+	Config      *ConfigHealth         `json:"config,omitempty"`
 	// Problems say why the status is degraded.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// ConfigHealth is the configuration file's reloads (SIGHUP) in /healthz.
+type ConfigHealth struct {
+	Path         string     `json:"path,omitempty"`
+	ReloadsTotal int        `json:"reloads_total"`
+	RefusedTotal int        `json:"refused_total"`
+	LastReload   *time.Time `json:"last_reload,omitempty"`
+	// Refused says why the latest reload kept the running configuration
+	// (a file caught mid-write, one that does not parse, one that drops a
+	// sink by not mentioning it); empty once a later reload applied.
+	Refused string `json:"refused,omitempty"`
 }
 
 // SinkHealth is one sink in /healthz, as the sink's own package reports it
@@ -180,6 +196,12 @@ func health(o Options) Health {
 	}
 	if o.Jobs != nil {
 		h.Jobs = o.Jobs()
+	}
+	if o.Config != nil {
+		if h.Config = o.Config(); h.Config != nil && h.Config.Refused != "" {
+			h.Status = "degraded"
+			h.Problems = append(h.Problems, "configuration not reloaded: "+h.Config.Refused)
+		}
 	}
 	switch {
 	case last.IsZero():

@@ -54,6 +54,12 @@ type Core struct {
 	ProcfsRoot string `yaml:"procfs_root"`
 	// Labels are copied into every run's run.json (cooling: immersion|air, site...).
 	Labels map[string]string `yaml:"labels"`
+	// Removes names what this file drops on purpose from a running agent's
+	// configuration ("sinks.influx", "alerts.rules.NAME", "sources.NAME"):
+	// a reload refuses to drop a sink, an alert rule or a source merely
+	// because the file no longer mentions it, since a file cut short by a
+	// write in progress looks exactly like that (docs/configuration.md).
+	Removes []string `yaml:"removes,omitempty"`
 }
 
 // SourcesCore is what sources: holds besides the registered sources' sections.
@@ -81,6 +87,7 @@ type Config struct {
 
 	doc      reflect.Value // *struct{...} built by documentType
 	sections map[string]any
+	root     *yaml.Node // the file as parsed; nil for Default
 }
 
 // Section returns the section at key ("alerts", "sinks.influx", or
@@ -157,6 +164,7 @@ func Parse(name string, b []byte) (*Config, error) {
 		// mean "all defaults": on SIGHUP, no InfluxDB and no alert rules.
 		return nil, fmt.Errorf("%s: holds no settings (empty, or only comments): refused; for the defaults give no configuration file", name)
 	}
+	c.root = &root
 	c.fill()
 	if err := c.validate(); err != nil {
 		var pe PathError
@@ -290,6 +298,35 @@ func InSection(err error, prefix ...string) error {
 	return &ValueError{Path: prefix, Msg: err.Error()}
 }
 
+// WroteEmptyList reports whether the file wrote the key at path as an
+// empty list (`rules: []`): a deliberate "none", which a file cut short
+// cannot say, where an absent or empty key (`rules:`) may be the cut.
+func (c *Config) WroteEmptyList(path ...string) bool {
+	if c.root == nil {
+		return false
+	}
+	n := c.root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return n.Kind == yaml.SequenceNode && len(n.Content) == 0
+}
+
 // LineOf returns the line of the key at path in a decoded YAML document, or
 // the nearest enclosing key's line when the path goes deeper than the document.
 func LineOf(root *yaml.Node, path ...string) int {
@@ -340,6 +377,17 @@ func (c *Config) validate() error {
 		}
 		if err := s.Validate(c.sections[s.Key], c.Interval); err != nil {
 			return InSection(err, strings.Split(s.Key, ".")...)
+		}
+	}
+	for i, r := range c.Removes {
+		name, ok := "", false
+		for _, p := range []string{"sinks.", "alerts.rules.", "sources."} {
+			if n, found := strings.CutPrefix(r, p); found {
+				name, ok = n, true
+			}
+		}
+		if !ok || name == "" {
+			return &ValueError{Path: []string{"removes", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q names no sink, rule or source: write sinks.NAME, alerts.rules.NAME or sources.NAME", r)}
 		}
 	}
 	for i, h := range c.Sources.FacilityHosts {

@@ -96,7 +96,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		defer stopProgress()
 	}
 	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
-		WebConfig: cf.webConfig, NoReload: cf.listen == "", Load: func() (*configs.Config, error) { return loadCollectConfig(cmd, cf.configPath) }})
+		WebConfig: cf.webConfig, NoReload: cf.listen == "", Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
 	if err != nil || cf.out == "" {
 		return err
 	}
@@ -110,7 +110,13 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 
 // loadCollectConfig is loadConfig with the sink flags over it.
 func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
-	cfg, err := loadConfig(cmd, path)
+	return loadCollectConfigFile(cmd, path, nil)
+}
+
+// loadCollectConfigFile is loadCollectConfig of the file's content already
+// read (nil reads path).
+func loadCollectConfigFile(cmd *cobra.Command, path string, file []byte) (*configs.Config, error) {
+	cfg, err := loadConfigFile(cmd, path, file)
 	if err != nil {
 		return nil, err
 	}
