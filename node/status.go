@@ -112,7 +112,7 @@ func (a *Agent) reloadNoted(ctx context.Context) {
 	}
 	a.mu.Unlock()
 	if err != nil {
-		a.log.Error("reload refused; the running configuration stays", "config", a.o.ConfigPath, "err", err)
+		a.log.Error("reload failed; the running configuration stays", "config", a.o.ConfigPath, "err", err)
 	}
 }
 
