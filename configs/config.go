@@ -54,11 +54,12 @@ type Core struct {
 	ProcfsRoot string `yaml:"procfs_root"`
 	// Labels are copied into every run's run.json (cooling: immersion|air, site...).
 	Labels map[string]string `yaml:"labels"`
-	// Removes names what this file drops on purpose from a running agent's
-	// configuration ("sinks.influx", "alerts.rules.NAME", "sources.NAME"):
-	// a reload refuses to drop a sink, an alert rule or a source merely
-	// because the file no longer mentions it, since a file cut short by a
-	// write in progress looks exactly like that (docs/configuration.md).
+	// Removes names, as dotted key paths ("sinks.influx",
+	// "alerts.rules.NAME", "sources.pdus.NAME.community"), what this file
+	// drops on purpose from the one a running agent applied: a reload
+	// refuses a file that merely no longer mentions a key the running one
+	// wrote, since a file cut short by a write in progress looks exactly
+	// like that (docs/configuration.md).
 	Removes []string `yaml:"removes,omitempty"`
 }
 
@@ -298,33 +299,62 @@ func InSection(err error, prefix ...string) error {
 	return &ValueError{Path: prefix, Msg: err.Error()}
 }
 
-// WroteEmptyList reports whether the file wrote the key at path as an
-// empty list (`rules: []`): a deliberate "none", which a file cut short
-// cannot say, where an absent or empty key (`rules:`) may be the cut.
-func (c *Config) WroteEmptyList(path ...string) bool {
+// KeyPaths returns every key the file wrote, as dotted paths
+// ("sinks.influx.spool_dir"), an item of a list of mappings known by its
+// name ("alerts.rules.cpu_hot.for"; by its index without one), and, apart,
+// those whose value it wrote as an explicitly empty list or mapping
+// (`rules: []`): a deliberate "none", which a file cut short cannot say.
+// A reload compares them with the running file's (node): what a file cut
+// short by a write in progress loses is exactly its last keys.
+func (c *Config) KeyPaths() (paths, empty []string) {
 	if c.root == nil {
-		return false
+		return nil, nil
 	}
 	n := c.root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	for _, key := range path {
-		if n.Kind != yaml.MappingNode {
-			return false
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		join := func(k string) string {
+			if prefix == "" {
+				return k
+			}
+			return prefix + "." + k
 		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				next = n.Content[i+1]
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p, v := join(n.Content[i].Value), n.Content[i+1]
+				paths = append(paths, p)
+				if (v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode) && len(v.Content) == 0 {
+					empty = append(empty, p)
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, item := range n.Content {
+				if item.Kind != yaml.MappingNode {
+					continue // a list of plain values is one setting
+				}
+				id := strconv.Itoa(i)
+				for j := 0; j+1 < len(item.Content); j += 2 {
+					if item.Content[j].Value == "name" && item.Content[j+1].Kind == yaml.ScalarNode {
+						id = item.Content[j+1].Value
+					}
+				}
+				p := join(id)
+				paths = append(paths, p)
+				walk(item, p)
+			}
+		case yaml.AliasNode:
+			if n.Alias != nil {
+				walk(n.Alias, prefix)
 			}
 		}
-		if next == nil {
-			return false
-		}
-		n = next
 	}
-	return n.Kind == yaml.SequenceNode && len(n.Content) == 0
+	walk(n, "")
+	return paths, empty
 }
 
 // LineOf returns the line of the key at path in a decoded YAML document, or
@@ -380,14 +410,8 @@ func (c *Config) validate() error {
 		}
 	}
 	for i, r := range c.Removes {
-		name, ok := "", false
-		for _, p := range []string{"sinks.", "alerts.rules.", "sources."} {
-			if n, found := strings.CutPrefix(r, p); found {
-				name, ok = n, true
-			}
-		}
-		if !ok || name == "" {
-			return &ValueError{Path: []string{"removes", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q names no sink, rule or source: write sinks.NAME, alerts.rules.NAME or sources.NAME", r)}
+		if r == "" || strings.ContainsAny(r, " \t") || strings.HasPrefix(r, ".") || strings.HasSuffix(r, ".") || strings.Contains(r, "..") {
+			return &ValueError{Path: []string{"removes", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a dotted key path such as sinks.influx or alerts.rules.NAME", r)}
 		}
 	}
 	for i, h := range c.Sources.FacilityHosts {

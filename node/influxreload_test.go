@@ -53,7 +53,7 @@ func TestReloadReplacesTheInfluxSinkWithoutLosingATick(t *testing.T) {
 		wantBucket    string // what the running configuration says after
 	}{
 		{"flush interval changed", "bucket: " + influxtest.Bucket + ", flush_interval: 200ms", influxtest.Bucket},
-		{"a bucket the server lacks", "bucket: nosuchdb", influxtest.Bucket},
+		{"a bucket the server lacks", "bucket: nosuchdb, flush_interval: 200ms", influxtest.Bucket},
 	}
 	for _, tt := range tests {
 		var sent int64

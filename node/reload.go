@@ -14,8 +14,9 @@ import (
 )
 
 // reload applies the configuration again, if the file is complete and
-// deliberate (reloadguard.go): read until it stopped changing, parsed, and
-// dropping no sink, alert rule or source merely by not mentioning it;
+// deliberate (reloadguard.go): read until it stopped changing, ending with
+// a newline, parsed, and dropping no key of the running file (a sink, an
+// alert rule, a PDU) merely by not mentioning it;
 // otherwise the running configuration stays and the error says why.
 // Sources and sinks whose configuration did not change are kept as they
 // are (their state, such as the previous CPU times that usage is derived
@@ -34,6 +35,9 @@ func (a *Agent) reload(ctx context.Context) error {
 		if file, err = readSettled(ctx, a.o.ConfigPath, settleGap, settleLimit); err != nil {
 			return err
 		}
+		if err := endsMidLine(a.o.ConfigPath, file); err != nil {
+			return err
+		}
 	}
 	cfg, err := a.o.Load(file)
 	if err != nil {
@@ -44,13 +48,12 @@ func (a *Agent) reload(ctx context.Context) error {
 	a.mu.Lock()
 	old, engine, cur, sinks := a.cfg, a.engine, a.built, append([]collectors.Sink(nil), a.sinks...)
 	a.mu.Unlock()
+	if err := refuseRemovals(old, cfg); err != nil {
+		return err
+	}
 	a.keepFixed(old, cfg)
 	fresh, err := buildSources(cfg)
 	if err != nil {
-		return err
-	}
-	if err := refuseRemovals(old, cfg, cur, fresh); err != nil {
-		closeBuilt(fresh)
 		return err
 	}
 	bs, added, kept := keepUnchanged(old, cfg, cur, fresh)

@@ -5,13 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/registry"
 )
 
 // A reload applies only a complete, deliberate file: a deploy that writes
@@ -67,47 +64,78 @@ func readSettled(ctx context.Context, path string, gap, limit time.Duration) ([]
 	}
 }
 
-// refuseRemovals returns an error naming what cfg would drop from the
-// running configuration (old, whose sources are running) merely by not
-// mentioning it: an enabled sink, an alert rule, a source. A file cut short
-// says exactly that, so only what cfg.Removes names may go, and all rules
-// when the file writes `rules: []`.
-func refuseRemovals(old, cfg *configs.Config, running, fresh []built) error {
-	var gone []string
-	for _, k := range registry.SinkKinds() {
-		if k.Enabled(sinkSection(old, k)) && !k.Enabled(sinkSection(cfg, k)) {
-			gone = append(gone, "sinks."+k.Name)
-		}
+// endsMidLine refuses a file whose last line has no newline: a line cut
+// by a write in progress (`threshold: 9` of `threshold: 95`) still parses,
+// and every editor and tool ends a file it wrote with one.
+func endsMidLine(path string, file []byte) error {
+	if len(file) > 0 && file[len(file)-1] != '\n' {
+		return fmt.Errorf("%s ends in the middle of a line (no newline after its last line), as a file caught mid-write does: not applied; end the file with a newline", path)
 	}
-	if !cfg.WroteEmptyList("alerts", "rules") {
-		var now []string
-		for _, r := range alerts.ConfigOf(cfg).Rules {
-			now = append(now, r.Name)
+	return nil
+}
+
+// refuseRemovals returns an error naming every key of old's file that
+// cfg's no longer writes (an InfluxDB sink, an alert rule, a PDU, a
+// rule's `for:`), unless cfg says it drops it on purpose: `removes:`
+// names it or a key above it, or the file writes a key above it as an
+// explicitly empty list or mapping (`rules: []`). A file cut short by a
+// write in progress loses exactly its last keys, and would otherwise
+// turn them off or back to their defaults.
+func refuseRemovals(old, cfg *configs.Config) error {
+	was, _ := old.KeyPaths()
+	now, empty := cfg.KeyPaths()
+	if was == nil {
+		return nil // the running configuration came from no file
+	}
+	has := map[string]bool{}
+	for _, p := range now {
+		has[p] = true
+	}
+	under := func(p string, tops []string) bool {
+		for _, t := range tops {
+			if p == t || strings.HasPrefix(p, t+".") {
+				return true
+			}
 		}
-		for _, r := range alerts.ConfigOf(old).Rules {
-			if !slices.Contains(now, r.Name) {
-				gone = append(gone, "alerts.rules."+r.Name)
+		return false
+	}
+	// A dropped key is dropped on purpose when removes: or an empty []
+	// or {} above covers it, or when everything dropped under it is; the
+	// keys under a key come after it, so children are decided first.
+	parent := map[string]string{}
+	for i, p := range was {
+		for _, q := range was[:i] {
+			if strings.HasPrefix(p, q+".") && len(q) > len(parent[p]) {
+				parent[p] = q
 			}
 		}
 	}
-	var now []string
-	for _, b := range fresh {
-		now = append(now, b.src.Name())
-	}
-	for _, b := range running {
-		if !slices.Contains(now, b.src.Name()) {
-			gone = append(gone, "sources."+b.src.Name())
+	ok := map[string]bool{}
+	kids, bad := map[string]int{}, map[string]int{}
+	for i := len(was) - 1; i >= 0; i-- {
+		p := was[i]
+		if has[p] || under(p, []string{"removes"}) {
+			has[p] = true // removes: itself says what goes, and may go
+			continue
+		}
+		ok[p] = under(p, cfg.Removes) || under(p, empty) || (kids[p] > 0 && bad[p] == 0)
+		if q, found := parent[p]; found {
+			kids[q]++
+			if !ok[p] {
+				bad[q]++
+			}
 		}
 	}
+	// Name the topmost keys refused, not every key under them.
 	var refused []string
-	for _, g := range gone {
-		if !slices.Contains(cfg.Removes, g) {
-			refused = append(refused, g)
+	for _, p := range was {
+		if q, found := parent[p]; !has[p] && !ok[p] && (!found || has[q]) {
+			refused = append(refused, p)
 		}
 	}
 	if len(refused) == 0 {
 		return nil
 	}
 	return fmt.Errorf("the file no longer mentions %s, as a file cut short by a write in progress would not: not applied; "+
-		"to remove them on purpose, list them under removes: (or write rules: [] for every alert rule)", strings.Join(refused, ", "))
+		"to drop them on purpose, list them under removes: (or write the key above them as [] or {})", strings.Join(refused, ", "))
 }
