@@ -84,6 +84,8 @@ func main() {
 		{"kill9-collect", b.kill9Collect},
 		{"kill9-run", b.kill9Run},
 		{"hwmon", b.hwmonGone},
+		{"reload-influx-restore", b.influxRestore},
+		{"reload-truncated", b.truncatedConfigs},
 	}
 	var rows []row
 	t0 := time.Now()
