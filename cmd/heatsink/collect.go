@@ -135,7 +135,7 @@ SIGTERM (or SIGHUP, without --listen); then it flushes every sink, closes the ru
 
 Run as a node agent with --listen (deploy/heatsink-collect.service), it reloads
 --config on SIGHUP between two ticks, keeping the sources and sinks whose settings did not
-change; --listen serves /healthz (the collector and each source), /metrics
+change (only a complete file that drops nothing unless removes: says so: docs/configuration.md); --listen serves /healthz (the collector and each source), /metrics
 (every latest reading for Prometheus, and the alert states) and /alerts (read
 by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
 Prolog recorded there (heatsink slurm prolog).`
