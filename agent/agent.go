@@ -149,9 +149,12 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, code, h)
 	})
 	mux.HandleFunc("GET /alerts", func(w http.ResponseWriter, r *http.Request) {
-		rules := []Rule{}
+		var rules []Rule
 		if o.Alerts != nil {
 			rules = o.Alerts()
+		}
+		if rules == nil {
+			rules = []Rule{} // a list, also without rules
 		}
 		writeJSON(w, http.StatusOK, rules)
 	})

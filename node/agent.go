@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,6 +25,9 @@ import (
 type AgentOptions struct {
 	// Listen is the address of /healthz, /metrics and /alerts; "" serves none.
 	Listen string
+	// Socket is a Unix socket serving the same endpoints to root alone (the
+	// health check's trusted way in); "" creates none.
+	Socket string
 	// JobsDir is the directory the Slurm Prolog and Epilog maintain; ""
 	// tags nothing.
 	JobsDir string
@@ -49,8 +51,9 @@ type Agent struct {
 	o       AgentOptions
 	log     *slog.Logger
 	c       *Collection
-	metrics *prom.Sink // nil without Listen
-	srv     *http.Server
+	metrics *prom.Sink   // nil without Listen
+	srv     *http.Server // --listen; the web config wraps its handler
+	sockSrv *http.Server // --socket, a server of its own
 	wg      sync.WaitGroup
 
 	// reloading serialises reloads and sink retries: both replace sinks.
@@ -73,7 +76,7 @@ type Agent struct {
 func NewAgent(cfg *configs.Config, o AgentOptions) *Agent {
 	a := &Agent{o: o, cfg: cfg, log: slog.Default(), draining: map[string]*agent.Handoff{},
 		reloads: agent.ConfigHealth{Path: o.ConfigPath}}
-	if o.Listen != "" {
+	if o.Listen != "" || o.Socket != "" {
 		// Readings stay for five intervals, and at least a minute, after
 		// their source last produced them.
 		a.metrics = prom.New(prom.Options{Staleness: max(prom.DefaultStaleness, 5*cfg.Interval), Alerts: a.promAlerts})
@@ -97,7 +100,7 @@ func (a *Agent) Start(ctx context.Context, c *Collection) error {
 	a.built = append([]built(nil), c.built...)
 	a.sinks = append([]collectors.Sink(nil), c.sinks...)
 	a.mu.Unlock()
-	if a.o.Listen != "" {
+	if a.o.Listen != "" || a.o.Socket != "" {
 		if err := a.serve(); err != nil {
 			return err
 		}
@@ -134,34 +137,65 @@ func (a *Agent) Start(ctx context.Context, c *Collection) error {
 }
 
 func (a *Agent) serve() error {
-	l, err := net.Listen("tcp", a.o.Listen)
-	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	a.srv = &http.Server{Handler: agent.Handler(agent.Options{
+	h := agent.Handler(agent.Options{
 		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
 		Config: a.configHealth,
-	}), ReadHeaderTimeout: 10 * time.Second}
-	a.log.Info("agent listening", "addr", l.Addr().String())
-	if agent.Unprotected(a.o.Listen, a.o.WebConfig) {
-		a.log.Warn("--listen serves plain HTTP without authentication beyond this machine: give --web.config.file for TLS and basic auth, or listen on 127.0.0.1", "addr", a.o.Listen)
-	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		if err := agent.Serve(l, a.srv, a.o.WebConfig, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("agent endpoint stopped", "err", err)
+	})
+	var tcp, sock net.Listener
+	if a.o.Listen != "" {
+		l, err := agent.ListenTCP(a.o.Listen)
+		if err != nil {
+			return err
 		}
-	}()
+		tcp = l
+	}
+	if a.o.Socket != "" {
+		l, err := agent.ListenSocket(a.o.Socket)
+		if err != nil {
+			if tcp != nil {
+				tcp.Close()
+			}
+			return err
+		}
+		sock = l
+		a.log.Info("agent listening", "socket", a.o.Socket)
+	}
+	if tcp != nil {
+		a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		a.log.Info("agent listening", "addr", tcp.Addr().String())
+		if agent.Unprotected(a.o.Listen, a.o.WebConfig) {
+			a.log.Warn("--listen serves plain HTTP without authentication beyond this machine: give --web.config.file for TLS and basic auth, or listen on 127.0.0.1", "addr", a.o.Listen)
+		}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := agent.Serve(tcp, a.srv, a.o.WebConfig, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("agent endpoint stopped", "err", err)
+			}
+		}()
+	}
+	if sock != nil {
+		// The socket's mode and owner are its authentication: plain HTTP.
+		a.sockSrv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.sockSrv.Serve(sock); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("agent socket stopped", "err", err)
+			}
+		}()
+	}
 	return nil
 }
 
 // Stop ends the endpoint and the watchers; Start's ctx must be done.
 func (a *Agent) Stop() {
-	if a.srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		a.srv.Shutdown(sctx)
-		cancel()
+	for _, srv := range []*http.Server{a.srv, a.sockSrv} {
+		if srv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			srv.Shutdown(sctx)
+			cancel()
+		}
 	}
 	a.wg.Wait()
 }

@@ -62,14 +62,17 @@ type SinkHealth struct {
 	// SpoolDir and the counts below are a spooling sink's; OldestUnsentAgeS
 	// is how long the oldest point waiting in the spool has waited, absent
 	// when none waits.
-	SpoolDir            string   `json:"spool_dir,omitempty"`
-	UnsentPoints        int64    `json:"unsent_points"`
-	UnsentBytes         int64    `json:"unsent_bytes"`
-	OldestUnsentAgeS    *float64 `json:"oldest_unsent_age_s,omitempty"`
-	SentPointsTotal     int64    `json:"sent_points_total"`
-	RetriesTotal        int64    `json:"retries_total"`
-	DroppedPointsTotal  int64    `json:"dropped_points_total"`
-	RejectedPointsTotal int64    `json:"rejected_points_total"`
+	SpoolDir         string   `json:"spool_dir,omitempty"`
+	UnsentPoints     int64    `json:"unsent_points"`
+	UnsentBytes      int64    `json:"unsent_bytes"`
+	OldestUnsentAgeS *float64 `json:"oldest_unsent_age_s,omitempty"`
+	SentPointsTotal  int64    `json:"sent_points_total"`
+	RetriesTotal     int64    `json:"retries_total"`
+	// DirectPointsTotal counts points the spool refused that went to the
+	// destination directly; DroppedPointsTotal those that went nowhere.
+	DirectPointsTotal   int64 `json:"direct_points_total"`
+	DroppedPointsTotal  int64 `json:"dropped_points_total"`
+	RejectedPointsTotal int64 `json:"rejected_points_total"`
 }
 
 var sinkKinds = map[string]SinkKind{}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http/httptest"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/agent"
+	"github.com/heatsink-hpc/heatsink/agent/agenttest"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/heatsink-hpc/heatsink/slurm/slurmtest"
@@ -91,26 +93,40 @@ func TestAgainstRealSlurm(t *testing.T) {
 	t.Run("health check drains on a firing rule and resumes after cooling", func(t *testing.T) {
 		var mu sync.Mutex
 		var firing []agent.Rule
+		// The agent serves the docs' recommended web config: TLS and basic auth.
+		webConfig, authFile, err := agenttest.WebConfig(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
 		coll := collectors.New(collectors.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, nil, nil)
-		srv := httptest.NewServer(agent.Handler(agent.Options{Collector: coll, Alerts: func() []agent.Rule {
+		srv := &http.Server{Handler: agent.Handler(agent.Options{Collector: coll, Alerts: func() []agent.Rule {
 			mu.Lock()
 			defer mu.Unlock()
 			return firing
-		}}))
+		}})}
+		go agent.Serve(l, srv, webConfig, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		defer srv.Close()
+		client, err := agent.NewClient(agent.ClientOptions{URL: "https://" + l.Addr().String(), WebConfig: webConfig, AuthFile: authFile})
+		if err != nil {
+			t.Fatal(err)
+		}
 		set := func(rules ...agent.Rule) { mu.Lock(); firing = rules; mu.Unlock() }
 		v, th := 93.0, 85.0
 		hot := agent.Rule{Name: "gpu_core_near_slowdown", Severity: "critical",
 			Alerts: []agent.Alert{{Measurement: "gpu", Tags: map[string]string{"gpu": "3", "host": "n1"}, Firing: true, Value: &v, Threshold: &th}}}
 		warm := agent.Rule{Name: "gpu_warm", Severity: "warning", Alerts: hot.Alerts}
 		now := time.Now()
-		hc := &slurm.HealthCheck{Client: c.Client, Node: "n1", Agent: srv.URL, CoolFor: time.Minute,
+		hc := &slurm.HealthCheck{Client: c.Client, Node: "n1", Agent: client, CoolFor: time.Minute, UntrustedChecks: 2,
 			StateFile: filepath.Join(dir, "hc-state"), Now: func() time.Time { return now }}
 		step := func(want slurm.Action) slurm.Outcome {
 			t.Helper()
 			out, err := hc.Run(ctx)
 			if err != nil || out.Action != want {
-				t.Fatalf("check: %s (%v), want %s", out.Action, err, want)
+				t.Fatalf("check: %s (%v; %s), want %s", out.Action, err, out.Reason, want)
 			}
 			return out
 		}
@@ -155,11 +171,65 @@ func TestAgainstRealSlurm(t *testing.T) {
 		}
 		c.Client.Resume(ctx, "n2")
 
-		// With the agent gone, nothing is done and the error says so.
-		srv.Close()
-		if out, err := hc.Run(ctx); err == nil || out.Action != slurm.Unknown {
-			t.Errorf("agent down: %s %v", out.Action, err)
+		// A user's process took the agent's port while it restarted and
+		// answers all cool: the node drained for a critical rule stays
+		// drained however long, and its reason is kept.
+		hc.Node = "n1"
+		set(hot)
+		out = step(slurm.Drained)
+		addr := freeAddr(t)
+		im, err := agenttest.StartImpostor("tcp", addr, 65534, 65534)
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer im.Stop()
+		impostor, err := agent.NewClient(agent.ClientOptions{URL: "http://" + addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc.Agent = impostor
+		for range 5 {
+			now = now.Add(10 * time.Minute)
+			if o := step(slurm.Untrusted); !strings.Contains(o.Reason, "uid 65534") {
+				t.Errorf("untrusted reason %q does not name the impostor's uid", o.Reason)
+			}
+		}
+		if n, _ := c.Client.Node(ctx, "n1"); !n.Drained() || n.Reason != out.Reason {
+			t.Fatalf("with an impostor on the port: %+v, want still drained for %q", n, out.Reason)
+		}
+
+		// The agent back: cooled, resumed after the cool time, the
+		// impostor's checks counting for nothing towards it.
+		hc.Agent = client
+		set()
+		step(slurm.Cooling)
+		now = now.Add(61 * time.Second)
+		step(slurm.Resumed)
+
+		// A node in service is drained once the agent is untrusted for
+		// UntrustedChecks checks in a row (an agent's restart is one).
+		hc.Agent = impostor
+		if o := step(slurm.Untrusted); !strings.Contains(o.Reason, "check 1 of 2") {
+			t.Errorf("first untrusted check: %q", o.Reason)
+		}
+		if n, _ := c.Client.Node(ctx, "n1"); n.Drained() {
+			t.Fatalf("drained at the first untrusted check: %+v", n)
+		}
+		out = step(slurm.Drained)
+		n, _ = c.Client.Node(ctx, "n1")
+		if !n.Drained() || !strings.HasPrefix(n.Reason, slurm.ReasonPrefix+" agent not trusted: ") || !strings.Contains(n.Reason, "uid 65534") {
+			t.Fatalf("after two untrusted checks: %+v", n)
+		}
+		// The agent gone altogether is no more trusted than an impostor.
+		im.Stop()
+		srv.Close()
+		hc.Agent = client
+		now = now.Add(10 * time.Minute)
+		step(slurm.Untrusted)
+		if n, _ := c.Client.Node(ctx, "n1"); !n.Drained() {
+			t.Fatalf("resumed with the agent down: %+v", n)
+		}
+		c.Client.Resume(ctx, "n1")
 	})
 
 	t.Run("job records from the Prolog environment", func(t *testing.T) {
@@ -191,4 +261,15 @@ func firstJob(t *testing.T, dir string) string {
 	}
 	t.Fatal("no Prolog environment recorded")
 	return ""
+}
+
+// freeAddr is an address on 127.0.0.1 that nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

@@ -84,6 +84,9 @@ func main() {
 		{"kill9-collect", b.kill9Collect},
 		{"kill9-run", b.kill9Run},
 		{"hwmon", b.hwmonGone},
+		{"health-impostor", b.healthImpostor},
+		{"spool-full-influx-up", b.spoolDiskFull},
+		{"spool-foreign", b.foreignSpool},
 		{"reload-influx-restore", b.influxRestore},
 		{"reload-truncated", b.truncatedConfigs},
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
+	"github.com/heatsink-hpc/heatsink/collectors/spool"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 )
@@ -48,7 +49,7 @@ func main() {
 	for r := 0; r < *reps; r++ {
 		c := cfg
 		c.SpoolDir = fmt.Sprintf("%s/spool-sustained-%d", work, r)
-		fill(c.SpoolDir, *points, time.Unix(1_700_000_000+int64(r)*100_000, 0))
+		fill(c, *points, time.Unix(1_700_000_000+int64(r)*100_000, 0))
 		s, err := influx.New(influx.Options{Config: c, Logger: quiet})
 		if err != nil {
 			log.Fatal(err)
@@ -121,7 +122,7 @@ func main() {
 	fmt.Printf("%-46s %v (from first write)\n", "backlog drained", caught.Sub(firstWrite).Round(time.Millisecond))
 	fmt.Printf("%-46s %.0f points/s\n", "catch-up send rate", float64(sentDuring)/caught.Sub(firstWrite).Seconds())
 	fmt.Printf("%-46s %d written, %d sent, %d unsent at close, %d dropped\n", "catch-up run totals",
-		st.Spool.AppendedPoints, st.SentPoints, st.Spool.UnsentPoints, st.Spool.DroppedPoints)
+		st.Spool.AppendedPoints, st.SentPoints, st.Spool.UnsentPoints, st.LostPoints)
 }
 
 // gpuPoint is a reading of typical size (~170 bytes of line protocol).
@@ -132,24 +133,39 @@ func gpuPoint(t time.Time, i int) point.Point {
 	return p
 }
 
-// fill writes n points into a spool through a sink that cannot send.
-func fill(dir string, n int, t0 time.Time) {
-	s, err := influx.New(influx.Options{Config: influx.Config{URL: "http://127.0.0.1:1", Bucket: "x", SpoolDir: dir},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: time.Millisecond, SpoolSyncEvery: time.Hour})
+// fill writes n points into the spool of c's destination, as a sink that
+// could not send would have left them (the spool belongs to its
+// destination, so a sink for another server cannot fill it).
+func fill(c influx.Config, n int, t0 time.Time) {
+	dir, err := influx.SpoolDirOf(c)
 	if err != nil {
 		log.Fatal(err)
 	}
-	batch := make([]point.Point, 0, 1000)
+	dest, err := influx.DestinationOf(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := spool.Open(dir, spool.Options{Destination: dest.String(), SyncEvery: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var enc point.Encoder
 	for i := 0; i < n; i++ {
-		batch = append(batch, gpuPoint(t0.Add(time.Duration(i/8)*time.Millisecond), i))
-		if len(batch) == cap(batch) || i == n-1 {
-			if err := s.Write(batch); err != nil {
+		p := gpuPoint(t0.Add(time.Duration(i/8)*time.Millisecond), i)
+		if err := enc.Encode(&p); err != nil {
+			log.Fatal(err)
+		}
+		if (i+1)%1000 == 0 || i == n-1 {
+			if err := s.Append(enc.Bytes(), (i%1000)+1); err != nil {
 				log.Fatal(err)
 			}
-			batch = batch[:0]
+			enc.Reset()
 		}
 	}
-	s.Abort()
+	if err := s.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // generate writes rate points/s in ten writes a second, as a collector of

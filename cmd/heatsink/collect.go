@@ -37,6 +37,7 @@ func newCollectCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cf.out, "out", "", "write a run directory here")
 	cmd.Flags().StringVar(&cf.stdout, "stdout", "", "also print points: lp (line protocol) or json")
 	cmd.Flags().StringVar(&cf.listen, "listen", "", "serve /healthz, /metrics (Prometheus) and /alerts on this address, e.g. :9109")
+	cmd.Flags().StringVar(&cf.socket, "socket", "", "also serve them to root alone on this Unix socket (0600, in a directory only root writes), the health check's trusted way in, e.g. "+agent.DefaultSocket)
 	cmd.Flags().StringVar(&cf.webConfig, "web.config.file", "", "TLS and basic auth for --listen: an exporter-toolkit web configuration, as node_exporter's (without it --listen is plain, unauthenticated HTTP)")
 	cmd.Flags().StringVar(&cf.jobsDir, "jobs-dir", "", "tag points with the Slurm jobs the Prolog records here (e.g. "+slurm.DefaultJobsDir+")")
 	cmd.Flags().Lookup("stdout").NoOptDefVal = "lp"
@@ -47,8 +48,8 @@ func newCollectCmd() *cobra.Command {
 
 // collectFlags are heatsink collect's flags.
 type collectFlags struct {
-	configPath, out, stdout, listen, jobsDir, webConfig string
-	duration                                            time.Duration
+	configPath, out, stdout, listen, socket, jobsDir, webConfig string
+	duration                                                    time.Duration
 }
 
 // runCollect is heatsink collect: the flags checked, one call, the counts printed.
@@ -74,7 +75,8 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	// is a recording from a terminal, and a hang-up ends it like SIGTERM,
 	// its records finished, instead of killing it with run.json "running".
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if cf.listen == "" {
+	isAgent := cf.listen != "" || cf.socket != ""
+	if !isAgent {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), sigs...)
@@ -89,14 +91,14 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		ticks = max(1, int((cf.duration+cfg.Interval-1)/cfg.Interval))
 	}
 	o := node.Options{OutDir: cf.out, Ticks: ticks, Command: os.Args, Versions: versions()}
-	if cf.listen == "" { // a node agent has /healthz, not a progress line every 10 s
+	if !isAgent { // a node agent has /healthz, not a progress line every 10 s
 		disp := newProgress(cmd)
 		o.Sinks = append(o.Sinks, disp)
 		stopProgress := showProgress(ctx, disp, collectStatus(time.Now(), cf.duration))
 		defer stopProgress()
 	}
-	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
-		WebConfig: cf.webConfig, NoReload: cf.listen == "", Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
+	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, Socket: cf.socket, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
+		WebConfig: cf.webConfig, NoReload: !isAgent, Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
 	if err != nil || cf.out == "" {
 		return err
 	}
@@ -137,5 +139,6 @@ Run as a node agent with --listen (deploy/heatsink-collect.service), it reloads
 --config on SIGHUP between two ticks, keeping the sources and sinks whose settings did not
 change (only a complete file that drops nothing unless removes: says so: docs/configuration.md); --listen serves /healthz (the collector and each source), /metrics
 (every latest reading for Prometheus, and the alert states) and /alerts (read
-by heatsink healthcheck); --jobs-dir tags every point with the Slurm job the
+by heatsink healthcheck); --socket serves the same to root alone on a Unix
+socket, which the health check trusts before any TCP port; --jobs-dir tags every point with the Slurm job the
 Prolog recorded there (heatsink slurm prolog).`

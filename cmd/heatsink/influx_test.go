@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 	"github.com/heatsink-hpc/heatsink/collectors/influx/influxtest"
 	"github.com/heatsink-hpc/heatsink/point"
 )
@@ -90,7 +91,11 @@ func TestCollectKilledMidCollectionLosesNothingFromItsSpool(t *testing.T) {
 	}
 	cmd.Wait()
 
-	inSpool, unsent := spoolContent(t, spool)
+	dir, err := influx.SpoolDirOf(influx.Config{URL: srv.URL(), Bucket: influxtest.Bucket, SpoolDir: spool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSpool, unsent := spoolContent(t, dir)
 	if unsent == 0 || len(inSpool) == 0 {
 		t.Fatalf("spool holds %d points, %d unsent at the kill; want a backlog\n%s", len(inSpool), unsent, stderr.String())
 	}

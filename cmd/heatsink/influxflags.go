@@ -19,7 +19,7 @@ func addInfluxFlags(cmd *cobra.Command) {
 	f.String("influx-org", "", "InfluxDB organisation (2.x; ignored by 1.8)")
 	f.String("influx-bucket", "", "InfluxDB bucket (1.8: database or database/retention-policy)")
 	f.String("influx-token-file", "", "file holding the InfluxDB token (1.8: user:password)")
-	f.String("influx-spool", "", "directory of the InfluxDB spool (default "+influx.DefaultSpoolDir()+")")
+	f.String("influx-spool", "", "root of the InfluxDB spools, one per destination (default "+influx.DefaultSpoolDir()+"; heatsink spool list)")
 	f.Bool("influx-optional", false, "start even when InfluxDB refuses the token or has no such bucket (one that does not answer never stops a start)")
 }
 

@@ -51,6 +51,7 @@ takes to return to idle, and what cooling cost.
 		newRICmd(),
 		newSlurmCmd(),
 		newHealthCheckCmd(),
+		newSpoolCmd(),
 		newW2VTrainCmd(),
 		newW2VEvalCmd(),
 		newVersionCmd(),

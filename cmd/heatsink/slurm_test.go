@@ -37,6 +37,7 @@ func heatShell(dir string) string {
 // copied, so its temperatures can be changed) and its agent.
 type fleetNode struct {
 	name, sys, url string
+	socket         string // the agent's --socket, root's alone
 	agent          *exec.Cmd
 	stderr         *bytes.Buffer
 }
@@ -177,7 +178,8 @@ func TestSlurmFleet(t *testing.T) {
 		cfg := filepath.Join(dir, name+".yaml")
 		os.WriteFile(cfg, []byte(fmt.Sprintf("host: %s\ninterval: 500ms\nsysfs_root: %s\nprocfs_root: %s\nsources: {nvml: {disabled: true}}\nsinks:\n  influx: {url: %s, bucket: %s, spool_dir: %s}\n%s",
 			name, n.sys, filepath.Join(dir, "machine-"+name, "proc"), db.URL(), influxtest.Bucket, filepath.Join(dir, "spool-"+name), nodeRules)), 0o644)
-		n.agent = exec.Command(bin, "collect", "--config", cfg, "--listen", addr, "--jobs-dir", filepath.Join(dir, "jobs", name))
+		n.socket = filepath.Join(dir, "run-"+name, "agent.sock")
+		n.agent = exec.Command(bin, "collect", "--config", cfg, "--listen", addr, "--socket", n.socket, "--jobs-dir", filepath.Join(dir, "jobs", name))
 		n.agent.Stderr = n.stderr
 		n.agent.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := n.agent.Start(); err != nil {
@@ -392,7 +394,9 @@ func TestSlurmFleet(t *testing.T) {
 		n := nodes[0]
 		hc := func() string {
 			t.Helper()
-			cmd := exec.Command(bin, "healthcheck", "--agent", n.url, "--node", n.name, "--cool-for", "1s", "--state", filepath.Join(dir, "hc-"+n.name))
+			// The agent's socket, as deploy/slurm/healthcheck.sh has it;
+			// the port stays the way in should the socket go.
+			cmd := exec.Command(bin, "healthcheck", "--agent", n.url, "--agent-socket", n.socket, "--node", n.name, "--cool-for", "1s", "--state", filepath.Join(dir, "hc-"+n.name))
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -429,6 +433,23 @@ func TestSlurmFleet(t *testing.T) {
 		}
 		if info, _ := cluster.Client.Node(context.Background(), n.name); info.Drained() {
 			t.Fatalf("node still drained: %+v", info)
+		}
+		// The socket answered, not the port: its mode is root's alone.
+		if st, err := os.Stat(n.socket); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("agent socket %s: %v %v, want mode 0600", n.socket, st, err)
+		}
+	})
+
+	t.Run("a second agent on a taken port fails naming the holder", func(t *testing.T) {
+		n := nodes[0]
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(n.url, "http://"))
+		cfg := filepath.Join(dir, "second.yaml")
+		os.WriteFile(cfg, []byte("host: second\ninterval: 500ms\nsysfs_root: "+n.sys+"\nsources: {nvml: {disabled: true}}\n"), 0o644)
+		cmd := exec.Command(bin, "collect", "--config", cfg, "--listen", "127.0.0.1:"+port, "--duration", "5s", "--out", filepath.Join(dir, "second-run"))
+		out, err := cmd.CombinedOutput()
+		want := fmt.Sprintf("port %s is taken by pid %d (heatsink)", port, n.agent.Process.Pid)
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("second agent on %s: %v\n%s\nwant %q", port, err, out, want)
 		}
 	})
 }

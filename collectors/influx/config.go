@@ -45,10 +45,13 @@ type Config struct {
 	// default 4s, so a server that comes back is written to within that.
 	// Retries go on for as long as it takes.
 	MaxRetryInterval time.Duration `yaml:"max_retry_interval"`
-	// SpoolDir holds points not yet sent; default DefaultSpoolDir().
+	// SpoolDir is the spool root: each destination (URL, org, bucket) has
+	// its own spool in a subdirectory (SpoolDirOf), so points recorded for
+	// one never go to another. Default DefaultSpoolDir().
 	SpoolDir string `yaml:"spool_dir"`
-	// SpoolMaxBytes caps the unsent data; default 1 GiB. Reaching it is an
-	// alert and a counted, logged loss.
+	// SpoolMaxBytes caps the unsent data of the spool; default 1 GiB.
+	// Beyond it points go to the server directly; those it does not take
+	// either are a counted, logged loss and an alert.
 	SpoolMaxBytes int64 `yaml:"spool_max_bytes"`
 	// Gzip compresses write requests.
 	Gzip bool `yaml:"gzip"`
@@ -155,10 +158,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// DefaultSpoolDir is where the spool lives when the configuration does not
-// say: /var/lib/heatsink/influx-spool for root, else under the user's state
+// DefaultSpoolDir is the spool root when the configuration does not say:
+// /var/lib/heatsink/influx-spool for root, else under the user's state
 // directory ($XDG_STATE_HOME or ~/.local/state). It survives reboots, as
-// the spool must.
+// the spools must.
 func DefaultSpoolDir() string {
 	if os.Geteuid() == 0 {
 		return "/var/lib/heatsink/influx-spool"

@@ -6,6 +6,12 @@
 // own asynchronous WriteAPI is not used: it drops batches after a few
 // minutes of outage.
 //
+// Each destination (server, organisation, bucket) has its own spool, a
+// subdirectory of the spool root, so points recorded for one destination
+// never reach another by themselves. When the spool cannot take points (a
+// full disk, its size cap) they go to the server directly: only what
+// neither takes is lost, and that is counted and logged.
+//
 // Delivery is at least once: a batch whose reply was lost is sent again,
 // which InfluxDB absorbs (a point with the same series and timestamp
 // overwrites). The package also reads runs back out of InfluxDB (Export).
@@ -18,6 +24,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +58,9 @@ type Options struct {
 	SpoolSyncEvery time.Duration
 	// SpoolSegmentBytes is passed to the spool (0: its default).
 	SpoolSegmentBytes int64
+	// DirectMaxBytes bounds the points the spool refused that wait in
+	// memory to be sent directly; default DefaultDirectMaxBytes.
+	DirectMaxBytes int
 }
 
 // Stats count what the sink did since it was opened.
@@ -63,6 +73,16 @@ type Stats struct {
 	// RejectedPoints were refused by the server as invalid (HTTP 400/422)
 	// and will not be retried; each rejection is logged.
 	RejectedPoints int64
+	// BypassedPoints are the points Write could not append to the spool (a
+	// full disk, the size cap); of them, DirectPoints went to the server
+	// directly (they count in SentPoints too) and LostPoints went nowhere:
+	// the server did not take them before memory for them ran out or the
+	// sink closed.
+	BypassedPoints int64
+	DirectPoints   int64
+	LostPoints     int64
+	// WaitingPoints are bypassed points still in memory, neither sent nor lost yet.
+	WaitingPoints int64
 }
 
 // Sink is a collectors.Sink writing to InfluxDB through a durable spool.
@@ -93,10 +113,20 @@ type Sink struct {
 	lastOK   atomic.Bool
 	lastErr  atomic.Pointer[string] // why the last write failed, while lastOK is false
 
+	// The points the spool refused: waiting in direct for directly sending.
+	direct        *directQueue
+	directDone    chan struct{} // closed when sendDirect has returned
+	bypassed      atomic.Int64
+	directSent    atomic.Int64
+	lost          atomic.Int64
+	spoolRefusing atomic.Bool
+	spoolErr      atomic.Pointer[string] // why the spool last refused points
+
 	// SelfMetrics' state; only the collector's tick goroutine calls it.
-	lastReport  time.Time
-	lastDropped int64
-	alerting    bool
+	lastReport   time.Time
+	lastBypassed int64
+	lastLost     int64
+	alerting     bool
 }
 
 // New opens the spool and starts the shipper. It does not contact the
@@ -122,6 +152,9 @@ func New(o Options) (*Sink, error) {
 	if o.MinRetryInterval <= 0 {
 		o.MinRetryInterval = 500 * time.Millisecond
 	}
+	if o.DirectMaxBytes <= 0 {
+		o.DirectMaxBytes = DefaultDirectMaxBytes
+	}
 	if err := cfg.Token.Resolve(); err != nil {
 		return nil, fmt.Errorf("influx token: %w", err)
 	}
@@ -129,32 +162,41 @@ func New(o Options) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, err := spool.Open(cfg.SpoolDir, spool.Options{
+	dest, err := DestinationOf(cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	warnOldLayout(cfg.SpoolDir, o.Logger)
+	sp, err := spool.Open(filepath.Join(cfg.SpoolDir, dest.dirName()), spool.Options{
 		MaxBytes:     cfg.SpoolMaxBytes,
 		SegmentBytes: o.SpoolSegmentBytes,
 		SyncEvery:    o.SpoolSyncEvery,
 		Logger:       o.Logger.With("sink", "influx"),
+		Destination:  dest.String(),
 	})
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("influx: %w", err)
 	}
 	s := &Sink{
-		cfg:      cfg,
-		opts:     o,
-		log:      o.Logger.With("sink", "influx", "url", cfg.URL, "bucket", cfg.Bucket),
-		spool:    sp,
-		client:   client,
-		writer:   client.WriteAPIBlocking(cfg.Org, cfg.Bucket),
-		flushNow: make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		cfg:        cfg,
+		opts:       o,
+		log:        o.Logger.With("sink", "influx", "url", cfg.URL, "bucket", cfg.Bucket),
+		spool:      sp,
+		client:     client,
+		writer:     client.WriteAPIBlocking(cfg.Org, cfg.Bucket),
+		flushNow:   make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		direct:     newDirectQueue(o.DirectMaxBytes),
+		directDone: make(chan struct{}),
 	}
 	s.abortCtx, s.abortNow = context.WithCancel(context.Background())
 	s.abort = s.abortCtx.Done()
 	s.lastOK.Store(true)
-	s.lastDropped = sp.Stats().DroppedPoints
 	s.lastReport = time.Now()
 	go s.ship()
+	go s.sendDirect()
 	return s, nil
 }
 
@@ -184,12 +226,25 @@ func (s *Sink) Stats() Stats {
 		SentPoints:     s.sent.Load(),
 		Retries:        s.retries.Load(),
 		RejectedPoints: s.rejected.Load(),
+		BypassedPoints: s.bypassed.Load(),
+		DirectPoints:   s.directSent.Load(),
+		LostPoints:     s.lost.Load(),
+		WaitingPoints:  s.direct.waiting(),
 	}
 }
 
 // Health reports whether the sink delivers: false, with the last error,
-// while writes to the server fail (the spool keeps the points meanwhile).
+// while writes to the server fail (the spool keeps the points meanwhile),
+// and while the spool refuses points, since a point then survives only if
+// the server takes it at once.
 func (s *Sink) Health() (ok bool, problem string) {
+	if s.spoolRefusing.Load() {
+		why := "refused"
+		if p := s.spoolErr.Load(); p != nil {
+			why = *p
+		}
+		return false, fmt.Sprintf("spool %s refuses points (%s): they go to InfluxDB directly, %d lost so far", s.spool.Dir(), why, s.lost.Load())
+	}
 	if s.lastOK.Load() {
 		return true, ""
 	}
@@ -200,9 +255,10 @@ func (s *Sink) Health() (ok bool, problem string) {
 }
 
 // Write appends points to the spool and returns; the shipper sends them.
-// When the spool is full the points are dropped, counted, logged and
-// alerted on by the spool and the sink, and Write returns nil so the
-// collector does not log the same loss every tick.
+// When the spool refuses them (full, or its disk is) they wait in memory
+// to be sent to the server directly, and are lost, counted, logged and
+// alerted on only if the server does not take them either. Write returns
+// nil then, so the collector does not log the same trouble every tick.
 func (s *Sink) Write(points []point.Point) error {
 	if len(points) == 0 {
 		return nil
@@ -237,8 +293,10 @@ func (s *Sink) Write(points []point.Point) error {
 	if n == 0 {
 		return bad
 	}
-	if err := s.spool.Append(s.enc.Bytes(), n); err != nil && !errors.Is(err, spool.ErrFull) {
-		return fmt.Errorf("influx: %w", err)
+	if err := s.spool.Append(s.enc.Bytes(), n); err != nil {
+		s.bypass(s.enc.Bytes(), n, err)
+	} else if s.spoolRefusing.Load() && s.direct.empty() {
+		s.spoolRefusing.Store(false)
 	}
 	return bad
 }
@@ -364,6 +422,9 @@ func (s *Sink) nudge() {
 // Drain waits until every point written before the call has been sent, or
 // ctx ends.
 func (s *Sink) Drain(ctx context.Context) error {
+	if err := s.waitDirect(ctx); err != nil {
+		return err
+	}
 	target := s.spool.End()
 	s.draining.Store(true)
 	defer s.draining.Store(false)
@@ -407,6 +468,8 @@ func (s *Sink) close(drain time.Duration) error {
 	}
 	s.abortNow()
 	<-s.done
+	<-s.directDone
+	s.spillDirect()
 	st := s.Stats()
 	if st.Spool.UnsentPoints > 0 {
 		s.log.Warn("influx: points not yet sent stay in the spool and go first at the next start",
@@ -669,7 +732,9 @@ func (s *Sink) sleep(d time.Duration) bool {
 
 // SelfMetrics appends, every MetricsEvery, the sink's report: an
 // influx_sink point (spool depth, points sent, retries, age of the oldest
-// unsent point...) and, while the spool is dropping points, an alert point.
+// unsent point, points sent directly and lost...) and, while the spool
+// refuses points, an alert point saying how many went direct and how many
+// were lost.
 // It implements collectors.SelfReporter: the collector asks on every tick,
 // whose loop goes on while the shipper waits out an outage, when the
 // report matters most.
@@ -679,8 +744,8 @@ func (s *Sink) SelfMetrics(now time.Time, buf []point.Point) []point.Point {
 	}
 	s.lastReport = now
 	st := s.Stats()
-	newDrops := st.Spool.DroppedPoints - s.lastDropped
-	s.lastDropped = st.Spool.DroppedPoints
+	newBypassed, newLost := st.BypassedPoints-s.lastBypassed, st.LostPoints-s.lastLost
+	s.lastBypassed, s.lastLost = st.BypassedPoints, st.LostPoints
 	p := point.New(schema.InfluxSink, now)
 	p.AddInt(schema.FieldSpoolBytes, st.Spool.UnsentBytes)
 	p.AddInt(schema.FieldSpoolPoints, st.Spool.UnsentPoints)
@@ -689,15 +754,16 @@ func (s *Sink) SelfMetrics(now time.Time, buf []point.Point) []point.Point {
 	}
 	p.AddUint(schema.FieldSentPointsTotal, uint64(st.SentPoints))
 	p.AddUint(schema.FieldRetriesTotal, uint64(st.Retries))
-	p.AddUint(schema.FieldDroppedPointsTotal, uint64(st.Spool.DroppedPoints))
+	p.AddUint(schema.FieldDirectPointsTotal, uint64(st.DirectPoints))
+	p.AddUint(schema.FieldDroppedPointsTotal, uint64(st.LostPoints))
 	p.AddUint(schema.FieldRejectedPointsTotal, uint64(st.RejectedPoints))
 	p.AddBool(schema.FieldOK, s.lastOK.Load())
 	buf = append(buf, p)
 	switch {
-	case newDrops > 0:
+	case newBypassed > 0 || newLost > 0:
 		s.alerting = true
-		buf = append(buf, s.spoolAlert(now, schema.StateFiring, st, fmt.Sprintf("InfluxDB spool %s is full: %d points dropped in the last %v (%d in all)",
-			s.spool.Dir(), newDrops, s.opts.MetricsEvery, st.Spool.DroppedPoints)))
+		buf = append(buf, s.spoolAlert(now, schema.StateFiring, st, fmt.Sprintf("InfluxDB spool %s refuses points: %d in the last %v, sent to InfluxDB directly or lost; %d lost (%d in all)",
+			s.spool.Dir(), newBypassed, s.opts.MetricsEvery, newLost, st.LostPoints)))
 	case s.alerting:
 		s.alerting = false
 		buf = append(buf, s.spoolAlert(now, schema.StateCleared, st, "InfluxDB spool accepts points again"))

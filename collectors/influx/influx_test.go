@@ -195,14 +195,18 @@ func TestOutageLosesNothing(t *testing.T) {
 	}
 }
 
+// What a sink could not send while its server was down is sent by the
+// next sink for the same destination.
 func TestSpoolLeftByOneSinkIsSentByTheNext(t *testing.T) {
 	t.Parallel()
 	srv := influxtest.Start(t)
 	o := testOptions(t, srv)
-	dead := o
-	dead.URL = "http://" + closedPort(t)
-	dead.DrainTimeout = 300 * time.Millisecond
-	first, err := New(dead)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	down := o
+	down.DrainTimeout = 300 * time.Millisecond
+	first, err := New(down)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +220,9 @@ func TestSpoolLeftByOneSinkIsSentByTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := srv.Count(); n != 0 {
@@ -261,16 +268,19 @@ func TestRejectedPointsAreCountedAndDoNotBlock(t *testing.T) {
 	assertLanded(t, srv, []point.Point{a, c})
 }
 
-func TestFullSpoolIsACountedLossAndAnAlert(t *testing.T) {
+// With the spool full and the server down, points wait in memory while
+// they fit and are lost after that: counted, and alerted on.
+func TestFullSpoolWithTheServerDownIsACountedLossAndAnAlert(t *testing.T) {
 	t.Parallel()
 	o := Options{
 		Config: Config{
 			URL: "http://" + closedPort(t), Bucket: "db", SpoolDir: t.TempDir(),
 			SpoolMaxBytes: 1 << 20, MaxRetryInterval: time.Second,
 		},
-		Logger:       quietLogger(t),
-		MetricsEvery: 50 * time.Millisecond,
-		DrainTimeout: 100 * time.Millisecond,
+		Logger:         quietLogger(t),
+		MetricsEvery:   50 * time.Millisecond,
+		DrainTimeout:   100 * time.Millisecond,
+		DirectMaxBytes: 64 << 10,
 	}
 	sink, err := New(o)
 	if err != nil {
@@ -287,8 +297,8 @@ func TestFullSpoolIsACountedLossAndAnAlert(t *testing.T) {
 		}
 	}
 	st := sink.Stats()
-	if st.Spool.DroppedPoints == 0 || st.Spool.DroppedPoints+st.Spool.UnsentPoints != 40000 {
-		t.Fatalf("stats %+v: want drops, and drops + unsent = 40000", st)
+	if st.LostPoints == 0 || st.DirectPoints != 0 || st.LostPoints+st.Spool.UnsentPoints+st.WaitingPoints != 40000 {
+		t.Fatalf("stats %+v: want losses, none sent directly, and lost + unsent + waiting = 40000", st)
 	}
 	// The collector asks on every tick; here the test asks.
 	deadline := time.Now().Add(10 * time.Second)

@@ -52,7 +52,7 @@ func (s *Sink) SinkHealth() registry.SinkHealth {
 	ok, problem := s.Health()
 	h := registry.SinkHealth{OK: ok, Problem: problem, SpoolDir: s.SpoolDir(),
 		UnsentPoints: st.Spool.UnsentPoints, UnsentBytes: st.Spool.UnsentBytes,
-		SentPointsTotal: st.SentPoints, RetriesTotal: st.Retries, DroppedPointsTotal: st.Spool.DroppedPoints,
+		SentPointsTotal: st.SentPoints, RetriesTotal: st.Retries, DroppedPointsTotal: st.LostPoints, DirectPointsTotal: st.DirectPoints,
 		RejectedPointsTotal: st.RejectedPoints}
 	if !st.Spool.Oldest.IsZero() {
 		age := time.Since(st.Spool.Oldest).Seconds()

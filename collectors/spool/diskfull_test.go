@@ -60,8 +60,8 @@ func TestSpoolResumesAfterTheDiskWasFull(t *testing.T) {
 	if f := appendBatches(20); f != 0 {
 		t.Fatalf("%d appends failed after space returned", f)
 	}
-	if st := s.Stats(); st.DroppedPoints != int64(10*failed) {
-		t.Errorf("dropped %d points, want the %d of the failed appends", st.DroppedPoints, 10*failed)
+	if st := s.Stats(); st.RefusedPoints != int64(10*failed) {
+		t.Errorf("dropped %d points, want the %d of the failed appends", st.RefusedPoints, 10*failed)
 	}
 	sendSome(3)
 	if err := s.Close(); err != nil {

@@ -19,13 +19,20 @@
 // age of the oldest unsent point survives a restart.
 //
 // The spool has a size cap (Options.MaxBytes, default 1 GiB of unsent
-// data). An append that would pass it is refused with ErrFull and its points
-// are counted as dropped: a loss that is reported, never a silent one.
+// data). An append that would pass it, or that the disk refuses, returns an
+// error and its points are counted as refused (Stats.RefusedPoints): the
+// spool's owner decides whether they are lost or go some other way.
+//
+// A spool may belong to one destination (Options.Destination): the file
+// "destination" in its directory names it, and opening the spool for
+// another destination is an error naming both, so that points recorded for
+// one server never go to another by accident.
 package spool
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,12 +55,18 @@ const (
 )
 
 // ErrFull is returned by Append when the points would take the unsent data
-// past Options.MaxBytes; they are dropped and counted in Stats.DroppedPoints.
+// past Options.MaxBytes; they are counted in Stats.RefusedPoints.
 var ErrFull = errors.New("spool full")
+
+// ErrOtherDestination is returned by Open when the spool belongs to
+// another destination than Options.Destination, or holds unsent points
+// recorded for no stated destination (a spool of an older heatsink).
+var ErrOtherDestination = errors.New("spool belongs to another destination")
 
 const (
 	positionFile = "position"
 	lockFile     = "lock"
+	destFile     = "destination"
 	segmentExt   = ".lp"
 	headerPrefix = "# appended="
 )
@@ -69,8 +82,13 @@ type Options struct {
 	// (the default) fsyncs every Append; a positive value fsyncs on the
 	// first Append after that much time, and on Sync and Close.
 	SyncEvery time.Duration
-	// Logger receives recoveries and losses; default slog.Default.
+	// Logger receives recoveries and refusals; default slog.Default.
 	Logger *slog.Logger
+	// Destination names where the spooled points go (for InfluxDB: the
+	// server and bucket). When set, a new spool records it and an existing
+	// one must have recorded the same; empty opens any spool unchecked,
+	// which only a command an operator runs on purpose should do.
+	Destination string
 }
 
 // Position is a place in the spool: a segment and a byte offset in it.
@@ -91,10 +109,10 @@ type Stats struct {
 	UnsentPoints int64
 	// Oldest is when the oldest unsent point was appended; zero when none waits.
 	Oldest time.Time
-	// AppendedPoints counts points appended since Open; DroppedPoints those
+	// AppendedPoints counts points appended since Open; RefusedPoints those
 	// refused because the spool was full or the disk failed.
 	AppendedPoints int64
-	DroppedPoints  int64
+	RefusedPoints  int64
 	Segments       int
 }
 
@@ -124,10 +142,12 @@ type Spool struct {
 	committedAppended int64
 	unsentPoints      int64
 	appended          int64
-	dropped           int64
-	lastDropLog       time.Time
-	droppedSinceLog   int64
-	changed           chan struct{}
+	refused           int64
+	// refusing is true from a refused append to the next that succeeds: one
+	// episode, logged once at its start and once at its end.
+	refusing       bool
+	refusedEpisode int64
+	changed        chan struct{}
 
 	// Reader side: the open segment being read.
 	r    *os.File
@@ -159,11 +179,63 @@ func Open(dir string, opts Options) (*Spool, error) {
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
+	if err := s.claim(); err != nil {
+		s.lock.Close()
+		return nil, err
+	}
 	if err := s.load(); err != nil {
 		s.lock.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// claim checks that the spool belongs to Options.Destination, recording it
+// in a spool that holds nothing yet. A spool without a recorded
+// destination that still holds points is refused: nobody can tell where
+// they were meant to go.
+func (s *Spool) claim() error {
+	want := s.opts.Destination
+	if want == "" {
+		return nil
+	}
+	have, err := readDestination(s.dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have == want:
+		return nil
+	case have != "":
+		return fmt.Errorf("%w: spool %s holds points for %s, not for %s", ErrOtherDestination, s.dir, have, want)
+	}
+	info, err := Inspect(s.dir)
+	if err != nil {
+		return err
+	}
+	if info.UnsentPoints > 0 {
+		return fmt.Errorf("%w: spool %s holds %d unsent points recorded for no stated destination; they are not sent to %s automatically", ErrOtherDestination, s.dir, info.UnsentPoints, want)
+	}
+	path := filepath.Join(s.dir, destFile)
+	if err := os.WriteFile(path+".tmp", []byte(want+"\n"), 0o600); err != nil {
+		return fmt.Errorf("record the spool's destination: %w", err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("record the spool's destination: %w", err)
+	}
+	return nil
+}
+
+// readDestination returns the destination recorded in dir; "" when none is.
+func readDestination(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, destFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the spool's destination: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 func (s *Spool) acquire() error {
@@ -190,34 +262,11 @@ func (s *Spool) segPath(seq uint64) string { return filepath.Join(s.dir, segName
 // load finds the segments and the committed position, repairs a torn tail,
 // counts the unsent points and opens the last segment for appending.
 func (s *Spool) load() error {
-	ents, err := os.ReadDir(s.dir)
+	segs, err := listSegments(s.dir)
 	if err != nil {
-		return fmt.Errorf("read spool: %w", err)
+		return err
 	}
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, segmentExt) {
-			continue
-		}
-		seq, err := strconv.ParseUint(strings.TrimSuffix(name, segmentExt), 10, 64)
-		if err != nil {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			return fmt.Errorf("read spool: %w", err)
-		}
-		s.segs = append(s.segs, segment{seq: seq, size: info.Size()})
-	}
-	slices.SortFunc(s.segs, func(a, b segment) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	s.segs = segs
 
 	var pos positionRecord
 	b, err := os.ReadFile(filepath.Join(s.dir, positionFile))
@@ -323,10 +372,40 @@ func (s *Spool) repairTail(seg *segment) error {
 	return nil
 }
 
+// listSegments returns dir's segment files in order.
+func listSegments(dir string) ([]segment, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read spool: %w", err)
+	}
+	var segs []segment
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, segmentExt) {
+			continue
+		}
+		seq, err := strconv.ParseUint(strings.TrimSuffix(name, segmentExt), 10, 64)
+		if err != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("read spool: %w", err)
+		}
+		segs = append(segs, segment{seq: seq, size: info.Size()})
+	}
+	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.seq, b.seq) })
+	return segs, nil
+}
+
 // countFrom counts the points (non-comment lines) from p to the end.
-func (s *Spool) countFrom(p Position) (int64, error) {
+func (s *Spool) countFrom(p Position) (int64, error) { return countPoints(s.dir, s.segs, p) }
+
+// countPoints counts the points (non-comment lines) of dir's segs from p
+// to the end.
+func countPoints(dir string, segs []segment, p Position) (int64, error) {
 	var n int64
-	for _, seg := range s.segs {
+	for _, seg := range segs {
 		if seg.seq < p.Seq {
 			continue
 		}
@@ -337,7 +416,7 @@ func (s *Spool) countFrom(p Position) (int64, error) {
 		if off >= seg.size {
 			continue
 		}
-		f, err := os.Open(s.segPath(seg.seq))
+		f, err := os.Open(filepath.Join(dir, segName(seg.seq)))
 		if err != nil {
 			return 0, fmt.Errorf("open spool segment: %w", err)
 		}
@@ -405,7 +484,7 @@ func (s *Spool) Append(lines []byte, points int) error {
 	}
 	size := int64(len(s.buf))
 	if s.unsentBytesLocked()+size > s.opts.MaxBytes {
-		s.dropLocked(points, now, ErrFull)
+		s.refuseLocked(points, ErrFull)
 		return ErrFull
 	}
 	if s.w == nil {
@@ -413,14 +492,14 @@ func (s *Spool) Append(lines []byte, points int) error {
 		// new segment now, or the spool would never append again.
 		if err := s.createSegment(s.segs[len(s.segs)-1].seq + 1); err != nil {
 			err = fmt.Errorf("append to spool %s: %w", s.dir, err)
-			s.dropLocked(points, now, err)
+			s.refuseLocked(points, err)
 			return err
 		}
 	}
 	active := &s.segs[len(s.segs)-1]
 	if active.size > 0 && active.size+size > s.opts.SegmentBytes {
 		if err := s.rotateLocked(); err != nil {
-			s.dropLocked(points, now, err)
+			s.refuseLocked(points, err)
 			return err
 		}
 		active = &s.segs[len(s.segs)-1]
@@ -432,13 +511,17 @@ func (s *Spool) Append(lines []byte, points int) error {
 			s.w.Truncate(active.size)
 		}
 		err = fmt.Errorf("append to spool %s: %w", s.dir, err)
-		s.dropLocked(points, now, err)
+		s.refuseLocked(points, err)
 		return err
 	}
 	active.size += size
 	s.unsentPoints += int64(points)
 	s.appended += int64(points)
 	s.dirty = true
+	if s.refusing {
+		s.refusing = false
+		s.log.Info("spool: appends succeed again", "dir", s.dir, "refused_points", s.refusedEpisode)
+	}
 	if s.opts.SyncEvery <= 0 || now.Sub(s.lastSync) >= s.opts.SyncEvery {
 		if err := s.syncLocked(); err != nil {
 			return err
@@ -448,17 +531,18 @@ func (s *Spool) Append(lines []byte, points int) error {
 	return nil
 }
 
-// dropLocked counts a loss and logs it, at most once a minute with the
-// number lost in between, so a full spool is loud but does not flood.
-func (s *Spool) dropLocked(points int, now time.Time, why error) {
-	s.dropped += int64(points)
-	s.droppedSinceLog += int64(points)
-	if now.Sub(s.lastDropLog) >= time.Minute {
-		s.log.Error("spool: points dropped", "dir", s.dir, "points", s.droppedSinceLog, "dropped_total", s.dropped,
-			"unsent_bytes", s.unsentBytesLocked(), "max_bytes", s.opts.MaxBytes, "err", why)
-		s.lastDropLog = now
-		s.droppedSinceLog = 0
+// refuseLocked counts points the spool could not take, logging the first
+// refusal of an episode (the next successful append ends it, with the
+// count), so a full spool is loud but does not flood. Whether the points
+// are lost is the owner's to say: it may send them some other way.
+func (s *Spool) refuseLocked(points int, why error) {
+	s.refused += int64(points)
+	if !s.refusing {
+		s.refusing = true
+		s.refusedEpisode = 0
+		s.log.Warn("spool: refuses appends", "dir", s.dir, "unsent_bytes", s.unsentBytesLocked(), "max_bytes", s.opts.MaxBytes, "err", why)
 	}
+	s.refusedEpisode += int64(points)
 }
 
 func (s *Spool) rotateLocked() error {
@@ -539,7 +623,7 @@ func (s *Spool) Stats() Stats {
 		UnsentBytes:    s.unsentBytesLocked(),
 		UnsentPoints:   s.unsentPoints,
 		AppendedPoints: s.appended,
-		DroppedPoints:  s.dropped,
+		RefusedPoints:  s.refused,
 		Segments:       len(s.segs),
 	}
 	pos, appended := s.committed, s.committedAppended
@@ -557,17 +641,7 @@ func (s *Spool) Stats() Stats {
 
 // headerAt returns the append time in the header at p, or 0 when p is not
 // at a header (it is in the middle of an append).
-func (s *Spool) headerAt(p Position) int64 {
-	f, err := os.Open(s.segPath(p.Seq))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	buf := make([]byte, 48)
-	n, _ := f.ReadAt(buf, p.Off)
-	ns, _ := parseHeader(buf[:n])
-	return ns
-}
+func (s *Spool) headerAt(p Position) int64 { return headerIn(s.segPath(p.Seq), p.Off) }
 
 // parseHeader parses "# appended=<ns>\n" at the start of b.
 func parseHeader(b []byte) (int64, bool) {

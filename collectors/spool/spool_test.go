@@ -211,7 +211,7 @@ func TestFullSpoolDropsAndCountsThenRecovers(t *testing.T) {
 		}
 	}
 	st := s.Stats()
-	if full == 0 || st.DroppedPoints != int64(full*10) || st.UnsentPoints != int64(accepted) {
+	if full == 0 || st.RefusedPoints != int64(full*10) || st.UnsentPoints != int64(accepted) {
 		t.Fatalf("%d appends refused; stats %+v, accepted %d", full, st, accepted)
 	}
 	if st.UnsentBytes > 2000 {

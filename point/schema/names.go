@@ -82,6 +82,7 @@ const (
 	FieldCurrentA              = "current_a"
 	FieldDemo                  = "demo"
 	FieldDeviceBytes           = "device_bytes"
+	FieldDirectPointsTotal     = "direct_points_total"
 	FieldDissipationC          = "dissipation_c"
 	FieldDissipationKW         = "dissipation_kw"
 	FieldDissipationW          = "dissipation_w"
@@ -265,7 +266,7 @@ func table() []Measurement {
 			Fields: []string{FieldLatencyS, FieldPoints, FieldOK, FieldErrorsTotal, FieldTimeoutsTotal}},
 		{Name: InfluxSink,
 			Tags:   nil,
-			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},
+			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDirectPointsTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},
 		{Name: TuneEvaluation,
 			Tags:   []string{TagRun, TagSpace},
 			Fields: []string{FieldRecord}},

@@ -157,6 +157,7 @@ func fields() []Field {
 		{Name: FieldCurrentA, Kind: Float, Unit: Amperes},
 		{Name: FieldDemo, Kind: Bool},
 		{Name: FieldDeviceBytes, Kind: Float, Unit: Bytes},
+		{Name: FieldDirectPointsTotal, Kind: Uint, Counter: true},
 		{Name: FieldDissipationC, Kind: Float, Unit: Celsius},
 		{Name: FieldDissipationKW, Kind: Float, Unit: Kilowatts},
 		{Name: FieldDissipationW, Kind: Float, Unit: Watts},

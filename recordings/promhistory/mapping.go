@@ -117,7 +117,7 @@ var nonFloat = map[string]kind{
 	"total_bytes": kindUint, "available_bytes": kindUint, "used_bytes": kindUint, "swap_used_bytes": kindUint,
 	"procs_running": kindInt, "errors": kindInt, "warnings": kindInt, "points": kindInt,
 	"missed_ticks_total": kindUint, "errors_total": kindUint, "timeouts_total": kindUint,
-	"sent_points_total": kindUint, "retries_total": kindUint, "dropped_points_total": kindUint,
+	"sent_points_total": kindUint, "retries_total": kindUint, "direct_points_total": kindUint, "dropped_points_total": kindUint,
 	"rejected_points_total": kindUint, "spool_bytes": kindUint, "spool_points": kindUint,
 	"throttle_thermal": kindBool, "throttle_power": kindBool, "pump1_on": kindBool, "pump2_on": kindBool,
 	"power_derived": kindBool, "ok": kindBool, "demo": kindBool, "factory": kindBool, "test": kindBool,
