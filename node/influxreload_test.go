@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,18 +172,13 @@ func TestReloadRestoringTheInfluxSinkWhileTheRemovedOneDrainsLosesNoTick(t *test
 	}
 	n := ag.c.collector.Stats().Ticks
 	eventually(t, "20 ticks after the restore", func() bool { return ag.c.collector.Stats().Ticks > n+20 })
-	last := time.Now().Add(-50 * time.Millisecond)
 	ticks := stop()
 
+	// Counted, not matched to the clock: a tick the shared machine made
+	// the collector miss has no point anywhere.
 	got := tickTimes(t, srv)
-	var lostAfter []string
-	for tm := restored.Truncate(50 * time.Millisecond).Add(50 * time.Millisecond); tm.Before(last); tm = tm.Add(50 * time.Millisecond) {
-		if !got[tm.UnixNano()] {
-			lostAfter = append(lostAfter, tm.Format("15:04:05.000"))
-		}
-	}
-	if len(lostAfter) > 0 {
-		t.Errorf("ticks after the restore missing from InfluxDB: %s", strings.Join(lostAfter, " "))
+	if after := countSince(got, restored); after < ticks-n-1 {
+		t.Errorf("InfluxDB holds %d ticks since the restore, of the %d collected", after, ticks-n)
 	}
 	if lost := ticks - len(got); lost > offTicks {
 		t.Errorf("InfluxDB holds %d ticks of %d: %d lost, more than the %d ticks collected while the sink was configured off", len(got), ticks, lost, offTicks)
@@ -208,7 +202,7 @@ func TestASinkThatFailedToOpenIsShownAndRetried(t *testing.T) {
 	next := cfg
 	ag, stop := influxAgent(t, cfg, &next)
 	next = parseConfig(t, base+"sinks:\n  influx: {url: "+srv.URL()+", bucket: "+influxtest.Bucket+", spool_dir: "+filepath.Join(blocker, "spool")+", flush_interval: 100ms}\n")
-	turnedOn := time.Now()
+	before, turnedOn := ag.c.collector.Stats().Ticks, time.Now()
 	if err := ag.reload(context.Background()); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
@@ -226,24 +220,22 @@ func TestASinkThatFailedToOpenIsShownAndRetried(t *testing.T) {
 	}
 	n := ag.c.collector.Stats().Ticks
 	eventually(t, "10 ticks after the retry", func() bool { return ag.c.collector.Stats().Ticks > n+10 })
-	last := time.Now().Add(-50 * time.Millisecond)
-	stop()
-	got := tickTimes(t, srv)
-	first := turnedOn.Truncate(50 * time.Millisecond).Add(100 * time.Millisecond)
-	var lost []string
-	for tm := first; tm.Before(last); tm = tm.Add(50 * time.Millisecond) {
-		if !got[tm.UnixNano()] {
-			lost = append(lost, tm.Format("15:04:05.000"))
+	ticks := stop()
+	// The tick in flight at the reload may have gone before the handoff.
+	if got := countSince(tickTimes(t, srv), turnedOn); got < ticks-before-1 {
+		t.Errorf("InfluxDB holds %d ticks since the sink was turned on, of the %d collected", got, ticks-before)
+	}
+}
+
+// countSince counts the tick times after t.
+func countSince(ticks map[int64]bool, t time.Time) int {
+	n := 0
+	for tm := range ticks {
+		if tm > t.UnixNano() {
+			n++
 		}
 	}
-	if len(lost) > 0 {
-		var all []string
-		for tm := range got {
-			all = append(all, time.Unix(0, tm).Format("05.000"))
-		}
-		slices.Sort(all)
-		t.Errorf("ticks since the sink was turned on (%s) missing from InfluxDB: %s; it holds %s", turnedOn.Format("15:04:05.000"), strings.Join(lost, " "), strings.Join(all, " "))
-	}
+	return n
 }
 
 func parseConfig(t *testing.T, y string) *configs.Config {
