@@ -93,7 +93,7 @@ func (b *bench) influxRestore() []row {
 	return []row{{fault: "reload: InfluxDB sink removed, restored at once", expected: secs, local: len(local), delivered: len(delivered),
 		lostLocalS: float64(secs - len(local)), lostDeliveredS: float64(secs - len(delivered)), recoverLocalS: -1,
 		recoverInfluxS: firstAfter(delivered, restored), orphans: -1,
-		note: fmt.Sprintf("removal applied: %v %s; sink back in /healthz 2 s after the restore: %v (status %s, reload refused: %q)", !still, refusedOf(off), back, after.Status, refusedOf(h))}}
+		note: fmt.Sprintf("removal applied: %v%s; sink back in /healthz 2 s after the restore: %v (status %s%s)", !still, refusedOf(off), back, after.Status, refusedOf(h))}}
 }
 
 // truncatedConfigs: a 40 s collection with alert rules and an InfluxDB
@@ -129,9 +129,10 @@ func (b *bench) truncatedConfigs() []row {
 		note: fmt.Sprintf("%d of %d cut files applied; InfluxDB sink and both rules still running after %d of %d", applied, cuts, kept, cuts)}}
 }
 
+// refusedOf is ", refused: REASON" for a reload /healthz says was refused.
 func refusedOf(h agentHealth) string {
-	if h.Config == nil {
+	if h.Config == nil || h.Config.Refused == "" {
 		return ""
 	}
-	return h.Config.Refused
+	return ", refused: " + h.Config.Refused
 }
