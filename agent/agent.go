@@ -40,6 +40,9 @@ type Options struct {
 	// Deliveries returns the alert actions' counters, for /metrics and
 	// /healthz (see deliveries.go); nil exports none.
 	Deliveries func() []Delivery
+	// Config describes the configuration's reloads for /healthz; one
+	// refused makes the agent degraded until a later one applies.
+	Config func() *ConfigHealth
 	// StalledAfter is how long without a tick makes /healthz answer 503;
 	// default three intervals.
 	StalledAfter time.Duration
@@ -83,9 +86,22 @@ type Health struct {
 	Jobs        []string              `json:"jobs,omitempty"`
 	// AlertDeliveries are the alert actions' counters; an action that lost
 	// alerts within DeliveryLossWindow makes the status degraded.
-	AlertDeliveries []Delivery `json:"alert_deliveries,omitempty"`
+	AlertDeliveries []Delivery    `json:"alert_deliveries,omitempty"`
+	Config          *ConfigHealth `json:"config,omitempty"`
 	// Problems say why the status is degraded.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// ConfigHealth is the configuration file's reloads (SIGHUP) in /healthz.
+type ConfigHealth struct {
+	Path         string     `json:"path,omitempty"`
+	ReloadsTotal int        `json:"reloads_total"`
+	RefusedTotal int        `json:"refused_total"`
+	LastReload   *time.Time `json:"last_reload,omitempty"`
+	// Refused says why the latest reload kept the running configuration
+	// (a file caught mid-write, one that does not parse, one that drops a
+	// sink by not mentioning it); empty once a later reload applied.
+	Refused string `json:"refused,omitempty"`
 }
 
 // SinkHealth is one sink in /healthz, as the sink's own package reports it
@@ -198,6 +214,12 @@ func health(o Options) Health {
 		if p := deliveryProblems(h.AlertDeliveries, o.Now()); len(p) > 0 {
 			h.Status = "degraded"
 			h.Problems = append(h.Problems, p...)
+		}
+	}
+	if o.Config != nil {
+		if h.Config = o.Config(); h.Config != nil && h.Config.Refused != "" {
+			h.Status = "degraded"
+			h.Problems = append(h.Problems, "configuration not reloaded: "+h.Config.Refused)
 		}
 	}
 	switch {

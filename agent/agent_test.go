@@ -221,3 +221,46 @@ func TestHandoffFallsBackWhenTheNewSinkCannotOpen(t *testing.T) {
 		t.Error("writes do not reach the reopened sink")
 	}
 }
+
+// A handoff standing for no sink yet (a sink a reload turned on) holds
+// what is written until a Replace opens one, keeps holding when the open
+// fails (there is no old sink to fall back to), and says when it has
+// closed; a sink opened after it closed is closed, not leaked.
+func TestHandoffWithoutASinkHoldsUntilOneOpens(t *testing.T) {
+	h := NewHandoff(nil)
+	p := point.New("gpu", time.Now())
+	p.AddFloat("temp_c", 1)
+	h.Write([]point.Point{p, p})
+	if err := h.Replace(func() (collectors.Sink, error) { return nil, errors.New("spool in use") }, nil); err == nil || !strings.Contains(err.Error(), "spool in use") {
+		t.Errorf("error %v, want the reason the sink failed to open", err)
+	}
+	h.Write([]point.Point{p})
+	s := &memSink{}
+	if err := h.Replace(func() (collectors.Sink, error) { return s, nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.n() != 3 {
+		t.Errorf("the sink got %d points once open, want the 3 held", s.n())
+	}
+	select {
+	case <-h.Closed():
+		t.Fatal("Closed before Close")
+	default:
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-h.Closed()
+	late := &memSink{}
+	if err := h.Replace(func() (collectors.Sink, error) { return late, nil }, nil); err == nil || late.n() != 0 {
+		t.Errorf("a Replace after Close: err %v; want an error and nothing opened", err)
+	}
+
+	// Closed while its Replace opens: what opened is closed.
+	h = NewHandoff(nil)
+	opened := &memSink{}
+	h.Replace(func() (collectors.Sink, error) { h.Close(); return opened, nil }, nil)
+	if !opened.closed {
+		t.Error("a sink opened by a Replace the Close overtook was left open")
+	}
+}

@@ -20,14 +20,23 @@ type Handoff struct {
 	mu   sync.Mutex
 	cur  collectors.Sink
 	held []point.Point
+	// closed is closed once Close has returned: the sink it stood for has
+	// drained and let go of what it held (the spool's lock), so a
+	// successor of the same kind can open.
+	closed chan struct{}
+	done   bool
 }
 
 // maxHeld bounds the points held while no sink is open (both the new and
 // the old configuration failed to open): about an hour of a large node.
 const maxHeld = 1 << 20
 
-// NewHandoff returns a Handoff writing to s.
-func NewHandoff(s collectors.Sink) *Handoff { return &Handoff{cur: s} }
+// NewHandoff returns a Handoff writing to s; with s nil it holds what is
+// written until a Replace opens a sink.
+func NewHandoff(s collectors.Sink) *Handoff { return &Handoff{cur: s, closed: make(chan struct{})} }
+
+// Closed is closed once Close has returned.
+func (h *Handoff) Closed() <-chan struct{} { return h.closed }
 
 // Sink returns the sink in use; nil during a Replace.
 func (h *Handoff) Sink() collectors.Sink {
@@ -80,6 +89,11 @@ func (h *Handoff) Flush() error {
 func (h *Handoff) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.done {
+		return nil
+	}
+	h.done = true
+	defer close(h.closed)
 	var errs []error
 	if h.cur != nil {
 		errs = append(errs, h.cur.Close())
@@ -97,8 +111,16 @@ func (h *Handoff) Close() error {
 // fallback reopens a sink like the old one so recording goes on, and the
 // error says why the new configuration was not applied. Points written
 // meanwhile go to whichever sink ends up in use.
+//
+// A Handoff standing for no sink (NewHandoff(nil), or both opens failed
+// before) has nothing to close, and fallback may then be nil: a failed
+// open leaves the points held for the next Replace.
 func (h *Handoff) Replace(open, fallback func() (collectors.Sink, error)) error {
 	h.mu.Lock()
+	if h.done {
+		h.mu.Unlock()
+		return errors.New("handoff: closed (its sink was removed): nothing to replace")
+	}
 	old := h.cur
 	h.cur = nil
 	h.mu.Unlock()
@@ -111,12 +133,22 @@ func (h *Handoff) Replace(open, fallback func() (collectors.Sink, error)) error 
 	next, err := open()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("open the new sink: %w", err))
-		if next, err = fallback(); err != nil {
-			errs = append(errs, fmt.Errorf("reopen the old sink: %w", err))
+		if fallback != nil {
+			if next, err = fallback(); err != nil {
+				errs = append(errs, fmt.Errorf("reopen the old sink: %w", err))
+			}
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.done {
+		// Closed (its sink removed by a later reload) while this Replace
+		// opened: what opened has no one to write to it.
+		if next != nil {
+			errs = append(errs, next.Close())
+		}
+		return errors.Join(errs...)
+	}
 	h.cur = next
 	if next != nil && len(h.held) > 0 {
 		if err := next.Write(h.held); err != nil {

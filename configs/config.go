@@ -54,6 +54,13 @@ type Core struct {
 	ProcfsRoot string `yaml:"procfs_root"`
 	// Labels are copied into every run's run.json (cooling: immersion|air, site...).
 	Labels map[string]string `yaml:"labels"`
+	// Removes names, as dotted key paths ("sinks.influx",
+	// "alerts.rules.NAME", "sources.pdus.NAME.community"), what this file
+	// drops on purpose from the one a running agent applied: a reload
+	// refuses a file that merely no longer mentions a key the running one
+	// wrote, since a file cut short by a write in progress looks exactly
+	// like that (docs/configuration.md).
+	Removes []string `yaml:"removes,omitempty"`
 }
 
 // SourcesCore is what sources: holds besides the registered sources' sections.
@@ -81,6 +88,7 @@ type Config struct {
 
 	doc      reflect.Value // *struct{...} built by documentType
 	sections map[string]any
+	root     *yaml.Node // the file as parsed; nil for Default
 }
 
 // Section returns the section at key ("alerts", "sinks.influx", or
@@ -157,6 +165,7 @@ func Parse(name string, b []byte) (*Config, error) {
 		// mean "all defaults": on SIGHUP, no InfluxDB and no alert rules.
 		return nil, fmt.Errorf("%s: holds no settings (empty, or only comments): refused; for the defaults give no configuration file", name)
 	}
+	c.root = &root
 	c.fill()
 	if err := c.validate(); err != nil {
 		var pe PathError
@@ -290,6 +299,64 @@ func InSection(err error, prefix ...string) error {
 	return &ValueError{Path: prefix, Msg: err.Error()}
 }
 
+// KeyPaths returns every key the file wrote, as dotted paths
+// ("sinks.influx.spool_dir"), an item of a list of mappings known by its
+// name ("alerts.rules.cpu_hot.for"; by its index without one), and, apart,
+// those whose value it wrote as an explicitly empty list or mapping
+// (`rules: []`): a deliberate "none", which a file cut short cannot say.
+// A reload compares them with the running file's (node): what a file cut
+// short by a write in progress loses is exactly its last keys.
+func (c *Config) KeyPaths() (paths, empty []string) {
+	if c.root == nil {
+		return nil, nil
+	}
+	n := c.root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		join := func(k string) string {
+			if prefix == "" {
+				return k
+			}
+			return prefix + "." + k
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p, v := join(n.Content[i].Value), n.Content[i+1]
+				paths = append(paths, p)
+				if (v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode) && len(v.Content) == 0 {
+					empty = append(empty, p)
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, item := range n.Content {
+				if item.Kind != yaml.MappingNode {
+					continue // a list of plain values is one setting
+				}
+				id := strconv.Itoa(i)
+				for j := 0; j+1 < len(item.Content); j += 2 {
+					if item.Content[j].Value == "name" && item.Content[j+1].Kind == yaml.ScalarNode {
+						id = item.Content[j+1].Value
+					}
+				}
+				p := join(id)
+				paths = append(paths, p)
+				walk(item, p)
+			}
+		case yaml.AliasNode:
+			if n.Alias != nil {
+				walk(n.Alias, prefix)
+			}
+		}
+	}
+	walk(n, "")
+	return paths, empty
+}
+
 // LineOf returns the line of the key at path in a decoded YAML document, or
 // the nearest enclosing key's line when the path goes deeper than the document.
 func LineOf(root *yaml.Node, path ...string) int {
@@ -340,6 +407,11 @@ func (c *Config) validate() error {
 		}
 		if err := s.Validate(c.sections[s.Key], c.Interval); err != nil {
 			return InSection(err, strings.Split(s.Key, ".")...)
+		}
+	}
+	for i, r := range c.Removes {
+		if r == "" || strings.ContainsAny(r, " \t") || strings.HasPrefix(r, ".") || strings.HasSuffix(r, ".") || strings.Contains(r, "..") {
+			return &ValueError{Path: []string{"removes", strconv.Itoa(i)}, Msg: fmt.Sprintf("%q is not a dotted key path such as sinks.influx or alerts.rules.NAME", r)}
 		}
 	}
 	for i, h := range c.Sources.FacilityHosts {

@@ -31,9 +31,10 @@ type AgentOptions struct {
 	// JobsDir is the directory the Slurm Prolog and Epilog maintain; ""
 	// tags nothing.
 	JobsDir string
-	// Load reads the configuration again on SIGHUP (the file and the
-	// flags over it); ConfigPath names it in the log.
-	Load       func() (*configs.Config, error)
+	// Load makes the configuration again on SIGHUP from file, the content
+	// of ConfigPath read once it stopped changing (nil without one), and
+	// the flags over it.
+	Load       func(file []byte) (*configs.Config, error)
 	ConfigPath string
 	// WebConfig is an exporter-toolkit web configuration file (TLS, basic
 	// auth) for Listen, as node_exporter's --web.config.file; "" serves
@@ -55,18 +56,26 @@ type Agent struct {
 	sockSrv *http.Server // --socket, a server of its own
 	wg      sync.WaitGroup
 
+	// reloading serialises reloads and sink retries: both replace sinks.
+	reloading sync.Mutex
+
 	mu     sync.Mutex // guards what a reload replaces
 	cfg    *configs.Config
 	engine *alerts.Engine
 	built  []built
 	sinks  []collectors.Sink
 	jobs   []string
+	// draining are removed sinks behind a handoff, by kind, until their
+	// successor has seen them closed.
+	draining map[string]*agent.Handoff
+	reloads  agent.ConfigHealth
 }
 
 // NewAgent returns an agent for a collection of cfg; give Sinks to the
 // collection's Options, then Start it once the collection exists.
 func NewAgent(cfg *configs.Config, o AgentOptions) *Agent {
-	a := &Agent{o: o, cfg: cfg, log: slog.Default()}
+	a := &Agent{o: o, cfg: cfg, log: slog.Default(), draining: map[string]*agent.Handoff{},
+		reloads: agent.ConfigHealth{Path: o.ConfigPath}}
 	if o.Listen != "" || o.Socket != "" {
 		// Readings stay for five intervals, and at least a minute, after
 		// their source last produced them.
@@ -104,14 +113,16 @@ func (a *Agent) Start(ctx context.Context, c *Collection) error {
 	go func() {
 		defer a.wg.Done()
 		defer signal.Stop(hup)
+		retry := time.NewTicker(retryEvery)
+		defer retry.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				if err := a.reload(); err != nil {
-					a.log.Error("reload failed; the running configuration stays", "config", a.o.ConfigPath, "err", err)
-				}
+				a.reloadNoted(ctx)
+			case <-retry.C:
+				a.retryPending()
 			}
 		}
 	}()
@@ -129,6 +140,7 @@ func (a *Agent) serve() error {
 	h := agent.Handler(agent.Options{
 		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
 		Deliveries: a.alertDeliveries,
+		Config:     a.configHealth,
 	})
 	var tcp, sock net.Listener
 	if a.o.Listen != "" {

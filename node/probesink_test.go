@@ -49,7 +49,7 @@ func TestAddingASinkTakesOnePackageAndOneImport(t *testing.T) {
 	}
 	var next *configs.Config
 	cfg := parse(probe(a, "one"))
-	ag := NewAgent(cfg, AgentOptions{Load: func() (*configs.Config, error) { return next, nil }})
+	ag := NewAgent(cfg, AgentOptions{Load: func([]byte) (*configs.Config, error) { return next, nil }})
 	c, err := Start(cfg, Options{Handoff: true})
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +83,12 @@ func TestAddingASinkTakesOnePackageAndOneImport(t *testing.T) {
 		{name: "section changed, same locked file", sinks: probe(a, "two"), file: a, tag: "two", runs: a},
 		{name: "new section fails to open", sinks: probe(filepath.Join(dir, "none", "c.lp"), "x"), file: a, tag: "two", runs: a},
 		{name: "moved to another file", sinks: probe(b, "three"), file: b, tag: "three", stopped: a, runs: b},
-		{name: "removed", sinks: "", stopped: b},
+		{name: "removed", sinks: "removes: [sinks.probe]\n", stopped: b},
 	}
 	for i, tt := range tests {
 		if i > 0 {
 			next = parse(tt.sinks)
-			if err := ag.reload(); err != nil {
+			if err := ag.reload(context.Background()); err != nil {
 				t.Fatalf("%s: reload: %v", tt.name, err)
 			}
 		}

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/collectors"
@@ -22,8 +23,91 @@ type configured struct {
 	// out is what the collector writes to: sink itself, or the handoff
 	// standing for it.
 	out collectors.Sink
-	// handoff is set for an Exclusive kind in a collection that reloads.
+	// handoff is set for an Exclusive kind in a collection that reloads,
+	// and for a sink a reload turned on (it holds the points until the
+	// sink opens).
 	handoff *agent.Handoff
+	// problem says, while sink is nil, why (under Agent.mu).
+	problem string
+}
+
+const (
+	// drainWait bounds how long a sink turned back on waits for its
+	// removed predecessor to drain and close (InfluxDB: up to 10 s,
+	// after the tick that stops writing to it).
+	drainWait = 20 * time.Second
+	// retryEvery is how often a configured sink that could not open is
+	// tried again.
+	retryEvery = 10 * time.Second
+)
+
+// openPending opens e, a sink behind a handoff holding its points, from
+// section sec; a failure leaves the points held, says why in /healthz and
+// is retried (retryPending).
+func (a *Agent) openPending(e *configured, env registry.Env, sec any) {
+	err := e.handoff.Replace(func() (collectors.Sink, error) {
+		a.waitDrained(e.kind.Name)
+		s, err := e.kind.Build(env, sec)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			return nil, errors.New("its kind built no sink for an enabled section")
+		}
+		a.mu.Lock()
+		e.sink, e.problem = s, ""
+		a.mu.Unlock()
+		return s, nil
+	}, nil)
+	if err != nil {
+		a.mu.Lock()
+		e.problem = fmt.Sprintf("not open: %v; retried every %v, points wait in memory", err, retryEvery)
+		a.mu.Unlock()
+		a.log.Error("sink could not open; it is retried, its points held meanwhile", "sink", e.kind.Name, "err", err)
+		return
+	}
+	a.log.Info("sink open", "sink", e.kind.Name)
+}
+
+// retryPending tries again to open every configured sink that is not
+// open, from the running configuration's section.
+func (a *Agent) retryPending() {
+	a.reloading.Lock()
+	defer a.reloading.Unlock()
+	a.mu.Lock()
+	var pending []*configured
+	for _, e := range a.c.configured {
+		if e.sink == nil && e.handoff != nil {
+			pending = append(pending, e)
+		}
+	}
+	cfg := a.cfg
+	a.mu.Unlock()
+	for _, e := range pending {
+		a.openPending(e, envOf(cfg), sinkSection(cfg, e.kind))
+	}
+}
+
+// waitDrained waits, at most drainWait, for a removed sink of kind name
+// to have closed, so that its successor can take what it held (the
+// spool's lock).
+func (a *Agent) waitDrained(name string) {
+	a.mu.Lock()
+	h := a.draining[name]
+	a.mu.Unlock()
+	if h == nil {
+		return
+	}
+	select {
+	case <-h.Closed():
+		a.mu.Lock()
+		if a.draining[name] == h {
+			delete(a.draining, name)
+		}
+		a.mu.Unlock()
+	case <-time.After(drainWait):
+		a.log.Warn("the removed sink has not finished draining; opening its successor anyway", "sink", name, "waited", drainWait)
+	}
 }
 
 // envOf is what every source and sink of cfg is built with.

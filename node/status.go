@@ -1,6 +1,10 @@
 package node
 
 import (
+	"cmp"
+	"context"
+	"time"
+
 	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/alerts"
 	"github.com/heatsink-hpc/heatsink/collectors/prom"
@@ -70,23 +74,52 @@ func (a *Agent) sinkHealth() map[string]agent.SinkHealth {
 		sink registry.Sink
 	}
 	var as []asked
+	out := map[string]agent.SinkHealth{}
 	a.mu.Lock()
 	for _, e := range a.c.configured {
-		if e.kind.Health != nil {
+		switch {
+		case e.sink == nil:
+			// Configured but not open, whether or not its kind describes
+			// itself: the agent is not delivering what it was told to.
+			out[e.kind.Name] = agent.SinkHealth{Problem: cmp.Or(e.problem, "not open (see the log); points wait in memory")}
+		case e.kind.Health != nil:
 			as = append(as, asked{e.kind, e.sink})
 		}
 	}
 	a.mu.Unlock()
-	if len(as) == 0 {
-		return nil
-	}
-	out := make(map[string]agent.SinkHealth, len(as))
 	for _, x := range as {
-		if x.sink == nil {
-			out[x.kind.Name] = agent.SinkHealth{Problem: "not open: a reload could open neither the new nor the old configuration (see the log); points wait in memory"}
-			continue
-		}
 		out[x.kind.Name] = x.kind.Health(x.sink)
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// reloadNoted reloads the configuration and notes the outcome for
+// /healthz: a refused reload keeps the running configuration, logged and
+// counted, and the agent is degraded until a later reload applies.
+func (a *Agent) reloadNoted(ctx context.Context) {
+	err := a.reload(ctx)
+	now := time.Now()
+	a.mu.Lock()
+	a.reloads.ReloadsTotal++
+	a.reloads.LastReload = &now
+	a.reloads.Refused = ""
+	if err != nil {
+		a.reloads.RefusedTotal++
+		a.reloads.Refused = err.Error()
+	}
+	a.mu.Unlock()
+	if err != nil {
+		a.log.Error("reload failed; the running configuration stays", "config", a.o.ConfigPath, "err", err)
+	}
+}
+
+// configHealth is the reloads' part of /healthz.
+func (a *Agent) configHealth() *agent.ConfigHealth {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h := a.reloads
+	return &h
 }

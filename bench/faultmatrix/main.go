@@ -90,6 +90,8 @@ func main() {
 		{"hwmon-fifo", b.hwmonFIFO},
 		{"tank-hung", b.tankHung},
 		{"slurm-summary", b.slurmSummary},
+		{"reload-influx-restore", b.influxRestore},
+		{"reload-truncated", b.truncatedConfigs},
 	}
 	var rows []row
 	t0 := time.Now()

@@ -108,6 +108,42 @@ alerts:
 	if len(rules) != 2 || len(h.Sources) != 4 {
 		t.Errorf("after an empty file's reload: %d rules, %d sources; want the running configuration kept", len(rules), len(h.Sources))
 	}
+	// The file cut short after its first rule (a deploy caught mid-write at
+	// a line's end) parses, but drops nvme_warm by not mentioning it: refused,
+	// and said in /healthz; removes: naming the rule applies the same file.
+	cut := `sources: {nvml: {disabled: true}, cpufreq: {disabled: true}}
+alerts:
+  rules:
+    - {name: cpu_hot, severity: critical, measurement: hwmon, field: temp_c, tags: {class: cpu_package}, threshold: {op: ">", value: 90}}
+`
+	write(cut)
+	refused := h.Config.RefusedTotal
+	cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 30*time.Second, "the cut file refused", func() bool {
+		getJSON(t, url+"/healthz", &h)
+		return h.Config != nil && h.Config.RefusedTotal > refused
+	})
+	getJSON(t, url+"/alerts", &rules)
+	if len(rules) != 2 || h.Status != "degraded" || !strings.Contains(h.Config.Refused, "alerts.rules.nvme_warm") {
+		t.Errorf("after a file cut short: %d rules, status %s, refused %q; want 2 rules kept, degraded, naming alerts.rules.nvme_warm", len(rules), h.Status, h.Config.Refused)
+	}
+	write("removes: [alerts.rules.nvme_warm]\n" + cut)
+	cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 30*time.Second, "the rule removed on purpose", func() bool {
+		getJSON(t, url+"/alerts", &rules)
+		return len(rules) == 1
+	})
+	write(`sources: {nvml: {disabled: true}, cpufreq: {disabled: true}}
+alerts:
+  rules:
+    - {name: cpu_hot, severity: critical, measurement: hwmon, field: temp_c, tags: {class: cpu_package}, threshold: {op: ">", value: 90}}
+    - {name: nvme_warm, severity: warning, measurement: nvme, field: temp_c, threshold: {op: ">", value: 30}}
+`)
+	cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 30*time.Second, "the rule back", func() bool {
+		getJSON(t, url+"/alerts", &rules)
+		return len(rules) == 2
+	})
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		defer stopProgress()
 	}
 	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, Socket: cf.socket, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
-		WebConfig: cf.webConfig, NoReload: !isAgent, Load: func() (*configs.Config, error) { return loadCollectConfig(cmd, cf.configPath) }})
+		WebConfig: cf.webConfig, NoReload: !isAgent, Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
 	if err != nil || cf.out == "" {
 		return err
 	}
@@ -112,7 +112,13 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 
 // loadCollectConfig is loadConfig with the sink flags over it.
 func loadCollectConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
-	cfg, err := loadConfig(cmd, path)
+	return loadCollectConfigFile(cmd, path, nil)
+}
+
+// loadCollectConfigFile is loadCollectConfig of the file's content already
+// read (nil reads path).
+func loadCollectConfigFile(cmd *cobra.Command, path string, file []byte) (*configs.Config, error) {
+	cfg, err := loadConfigFile(cmd, path, file)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +137,7 @@ SIGTERM (or SIGHUP, without --listen); then it flushes every sink, closes the ru
 
 Run as a node agent with --listen (deploy/heatsink-collect.service), it reloads
 --config on SIGHUP between two ticks, keeping the sources and sinks whose settings did not
-change; --listen serves /healthz (the collector and each source), /metrics
+change (only a complete file that drops nothing unless removes: says so: docs/configuration.md); --listen serves /healthz (the collector and each source), /metrics
 (every latest reading for Prometheus, and the alert states) and /alerts (read
 by heatsink healthcheck); --socket serves the same to root alone on a Unix
 socket, which the health check trusts before any TCP port; --jobs-dir tags every point with the Slurm job the

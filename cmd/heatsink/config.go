@@ -12,10 +12,21 @@ import (
 // loadConfig reads --config when given, else the defaults, then applies the
 // flags common to commands that sample (--sysfs-root, --proc-root, --interval).
 func loadConfig(cmd *cobra.Command, path string) (*configs.Config, error) {
+	return loadConfigFile(cmd, path, nil)
+}
+
+// loadConfigFile is loadConfig of the file's content already read (a
+// reload reads it until it stopped changing); nil reads path.
+func loadConfigFile(cmd *cobra.Command, path string, file []byte) (*configs.Config, error) {
 	cfg := configs.Default()
 	if path != "" {
 		var err error
-		if cfg, err = configs.Load(path); err != nil {
+		if file != nil {
+			cfg, err = configs.Parse(path, file)
+		} else {
+			cfg, err = configs.Load(path)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
