@@ -132,6 +132,9 @@ func (a *analyzer) coolingEnergy() {
 	if !a.ph.Load.Open {
 		latest, all := a.ph.Load.End, true
 		for _, c := range a.rep.Components {
+			if c.DidNotRise {
+				continue // never left idle
+			}
 			if c.ReturnToIdleS == nil {
 				all = false
 				ce.NotNormalised = append(ce.NotNormalised, c.ID+": "+c.NotComputed["return_to_idle_s"])

@@ -12,12 +12,18 @@ import (
 // the work having ended.
 const minTrimS = 3
 
+// maxTrimFraction is the longest tail trimmed, as a share of the load: a
+// job that ends its work this close to the phase's end ran into the end of
+// the phase; a longer stretch at lower power is a load in two parts, which
+// the steadiness check of the fits refuses with its reason.
+const maxTrimFraction = 0.1
+
 // PoweredEnd returns when the work ended inside a load phase, as its power
 // shows it: the first reading below halfway between idleW and the load's
 // level (the median power over the load's middle) after the last reading
 // at or above it. ok is false when the power held to the end of the phase,
 // when the load never drew clearly more than idle (20 %), or when under
-// minTrimS seconds would be trimmed. A job whose script goes on after its
+// minTrimS seconds or over maxTrimFraction of the load would be trimmed. A job whose script goes on after its
 // kernels (writing results, a sleep) ends the heat input before the phase:
 // fitting a rise, or judging steadiness, over that tail describes the
 // script, not the heating. t must be sorted, v finite.
@@ -44,7 +50,7 @@ func PoweredEnd(t, v []float64, load Span, idleW float64) (endS float64, ok bool
 		return 0, false
 	}
 	end := t[last+1]
-	if load.End-end < minTrimS {
+	if load.End-end < minTrimS || load.End-end > maxTrimFraction*d {
 		return 0, false
 	}
 	return end, true
