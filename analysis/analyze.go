@@ -216,6 +216,9 @@ func Analyze(r *Run, o Options) *Report {
 var ownMeasurements = map[string]bool{schema.Event: true, schema.Iteration: true, schema.Alert: true,
 	schema.CollectorTick: true, schema.CollectorSource: true, schema.InfluxSink: true}
 
+// NoTemperatureNote begins the note of a run without a single temperature.
+const NoTemperatureNote = "the run holds no temperature (GPU, CPU chip, NVMe, coolant or water), so nothing that needs one could be computed"
+
 // noTemperatureNotes explain a run without a single temperature, a VM's
 // usual case: what it recorded instead, and why each source that could have
 // given a temperature gave nothing, as run.json's sources say.
@@ -229,7 +232,7 @@ func noTemperatureNotes(r *Run) []string {
 		}
 	}
 	sort.Strings(recorded)
-	note := "the run holds no temperature (GPU, CPU chip, NVMe, coolant or water), so nothing that needs one could be computed"
+	note := NoTemperatureNote
 	if len(recorded) > 0 {
 		note += "; it recorded only " + strings.Join(recorded, ", ")
 	}
@@ -273,7 +276,7 @@ func definitions(o OptionsUsed) []Definition {
 		{"cooling_energy", fmt.Sprintf("immersion: the tank's consumption integrated; air: %.3g %% of the node power (PDU) not accounted for by GPU and RAPL power, above its baseline mean; from the start of the load until every component is back at idle (else to the end of the recording, a lower bound)", 100*o.AirCoolingFraction)},
 		{"slowdown (runtime against temperature)", fmt.Sprintf("per successful iteration, runtime regressed on the component's mean temperature during it; significant when the slope is positive with p < %.3g (two-sided t test); runtime_change_pct_per_10c = 100 × 10 °C × slope / mean runtime, its interval from slope ± t(n−2)·SE at %.3g %%. Not the GPU's clock throttling, which is throttle", o.Alpha, 100*(1-o.Alpha))},
 		{"limit, margin_c", "limit: the device's own limit as its driver recorded it (GPU core: slowdown_c, else gpu_max_c, else shutdown_c; GPU memory: mem_max_c; CPU chip: hwmon max_c, else crit_c, the lowest over its sensors; NVMe: warn_c, else crit_c); margin_c = limit − max_c"},
-		{"rise_63_s, rise_90_s", fmt.Sprintf("seconds from the start of the load until the %.0f s centred moving average first covers 63 %% (one time constant of a first-order rise) and 90 %% of its rise from the idle mean to its smoothed load peak", o.OnsetSmoothS)},
+		{"rise_63_s, rise_90_s", fmt.Sprintf("seconds from the start of the load until the %d s centred moving average first covers 63 %% (one time constant of a first-order rise) and 90 %% of its rise from the idle mean to its smoothed load peak", riseSmoothS)},
 		{"did_not_rise", fmt.Sprintf("the load peak stayed under %.3g °C above the idle mean: the durations and fits of a rise are not computed", o.MinRiseC)},
 		{"throttle", "per GPU, the seconds of the load at which NVML reported a clock event reason (clock_event_reasons; else throttle_thermal and throttle_power), each reading counting one sampling interval: thermal = hw_slowdown, sw_thermal_slowdown or hw_thermal_slowdown; power = sw_power_cap or hw_power_brake_slowdown"},
 		{"load trimmed", "when every GPU that drew load power (its median over the load's middle over 1.2 × its idle median) fell below halfway between idle and that level at least 3 s before the load phase ended and stayed there, the load is taken to end at the first such reading, and the rest counts as cooldown"},

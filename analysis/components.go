@@ -372,7 +372,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 				fraction float64
 				dst      **float64
 			}{{"rise_63_s", 1 - math.Exp(-1), &res.Rise63S}, {"rise_90_s", 0.9, &res.Rise90S}} {
-				if s, err := RiseTime(c.T, c.V, load, idle.Mean, f.fraction, a.o.OnsetSmooth.Seconds(), a.o.MinRise); err != nil {
+				if s, err := RiseTime(c.T, c.V, load, idle.Mean, f.fraction, riseSmoothS, a.o.MinRise); err != nil {
 					why[f.key] = err.Error()
 				} else {
 					*f.dst = ptr(s)
@@ -387,6 +387,12 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	}
 	return res
 }
+
+// riseSmoothS is the centred moving average the times to 63 % and 90 %
+// are read on: 5 s takes out whole-degree steps and ±0.3 °C noise while
+// placing the crossing within ±2.5 s; the 15 s of the onset would let a
+// GPU core's jump at the start of the load show 63 % after 1 s.
+const riseSmoothS = 5
 
 // limitAndThrottle fills the device's own limit, the peak's margin to it,
 // and a GPU core's clock throttling during the load.

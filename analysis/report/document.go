@@ -76,10 +76,17 @@ func reportDocumentWith(rep *analysis.Report, figs []Figure, o Options) document
 	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
 	d.Sections = append(d.Sections, summarySection(rep), runSection(rep))
 	// What is wrong with the input comes before the results it explains.
-	if len(rep.Notes) > 0 {
-		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
-	}
 	thermal := len(rep.Components) > 0
+	var notes []string
+	for _, n := range rep.Notes {
+		if !thermal && strings.HasPrefix(n, analysis.NoTemperatureNote) {
+			continue // the summary's first line says it
+		}
+		notes = append(notes, n)
+	}
+	if len(notes) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: notes})
+	}
 	if bs, ok := blindSpotSection(rep); ok {
 		d.Sections = append(d.Sections, bs)
 	}

@@ -51,7 +51,7 @@ func summarySection(rep *analysis.Report) section {
 		}
 		s.Paras = append(s.Paras, line+".")
 		if w := workloadLine(rep); w != "" {
-			s.Paras = append(s.Paras, w)
+			s.List = append(s.List, w)
 		}
 		return s
 	}
@@ -66,7 +66,7 @@ func summarySection(rep *analysis.Report) section {
 		s.List = append(s.List, componentLine(c))
 	}
 	if w := workloadLine(rep); w != "" {
-		s.Paras = append(s.Paras, w)
+		s.List = append(s.List, w)
 	}
 	return s
 }
@@ -125,7 +125,9 @@ func componentLine(c analysis.ComponentResult) string {
 	if !c.DidNotRise && c.Kind != analysis.KindCoolant && c.Kind != analysis.KindWater {
 		if c.ReturnToIdleS != nil {
 			parts = append(parts, fmt.Sprintf("back at idle %.0f s after the load", *c.ReturnToIdleS))
-		} else if why := c.NotComputed["return_to_idle_s"]; why != "" {
+		} else if why, ok := strings.CutPrefix(c.NotComputed["return_to_idle_s"], "not reached: "); ok {
+			parts = append(parts, why)
+		} else if why != "" {
 			parts = append(parts, "return to idle not computed: "+why)
 		}
 	}
@@ -139,11 +141,11 @@ func workloadLine(rep *analysis.Report) string {
 		if m.Name != w.Throughput {
 			continue
 		}
-		line := fmt.Sprintf("Workload %s: %s median %s over %d iterations", orDash(w.Name), m.Name, metricValue(m.Name, m.Median), m.N)
+		line := fmt.Sprintf("workload %s: %s median %s over %d iterations", orDash(w.Name), m.Name, metricValue(m.Name, m.Median), m.N)
 		if m.ChangePct != nil {
 			line += fmt.Sprintf(", %+.1f %% from the first to the last tenth of the load", *m.ChangePct)
 		}
-		return line + "."
+		return line
 	}
 	return ""
 }
