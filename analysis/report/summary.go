@@ -55,6 +55,10 @@ func summarySection(rep *analysis.Report) section {
 		}
 		return s
 	}
+	if rep.Phases.Load == nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("The run records no load phase, so nothing about heating, limits or throttling under load can be said of its %d temperatures: give it phases (heatsink import --phase NAME=START..END) or record with heatsink run.", len(rep.Components)))
+		return s
+	}
 	if b := worstBlindSpot(rep); b != nil {
 		s.Paras = append(s.Paras, b.Sentence())
 	}
