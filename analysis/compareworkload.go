@@ -74,6 +74,8 @@ func (mc MetricComparison) Text(labels []string, i int) string {
 		return fmt.Sprintf("%s: not compared: %s did not report it", mc.Metric, labels[0])
 	case mc.Medians[i] == nil:
 		return fmt.Sprintf("%s: not compared: %s did not report it", mc.Metric, labels[i])
+	case *mc.Medians[0] == 0:
+		return fmt.Sprintf("%s: not compared: the median in %s is 0", mc.Metric, labels[0])
 	}
-	return fmt.Sprintf("%s: not compared: the median in %s is 0", mc.Metric, labels[0])
+	return fmt.Sprintf("%s: not compared: the change is not a finite number", mc.Metric)
 }
