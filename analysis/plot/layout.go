@@ -1,12 +1,12 @@
 package plot
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -141,36 +141,51 @@ func (s stack) Draw(c draw.Canvas) {
 // figureSize is every figure's size: wide enough for a legend beside it.
 const figureW, figureH = 28 * vg.Centimeter, 14 * vg.Centimeter
 
-// save writes d as name.svg and name.png in dir.
-func save(d drawable, dir, name, title string, h vg.Length) (report.Figure, error) {
-	f := report.Figure{Title: title, SVG: name + ".svg", PNG: name + ".png"}
-	for _, file := range []string{f.SVG, f.PNG} {
-		path := filepath.Join(dir, file)
-		cw, err := draw.NewFormattedCanvas(figureW, h, strings.TrimPrefix(filepath.Ext(file), "."))
+// render draws d as SVG (for the HTML report, inline) and PNG (for files
+// and everything else), on a white page of the figure's size.
+func render(d drawable, h vg.Length) (svg, png []byte, err error) {
+	for _, format := range []string{"svg", "png"} {
+		cw, err := draw.NewFormattedCanvas(figureW, h, format)
 		if err != nil {
-			return f, fmt.Errorf("save plot %s: %w", path, err)
+			return nil, nil, fmt.Errorf("render %s: %w", format, err)
 		}
 		dc := draw.New(cw)
 		dc.SetColor(color.White)
 		dc.Fill(dc.Rectangle.Path())
 		d.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(4), vg.Points(4), -vg.Points(4)))
-		if err := writeCanvas(cw, path); err != nil {
-			return f, fmt.Errorf("save plot %s: %w", path, err)
+		var buf bytes.Buffer
+		if _, err := cw.WriteTo(&buf); err != nil {
+			return nil, nil, fmt.Errorf("render %s: %w", format, err)
+		}
+		if format == "svg" {
+			svg = inlineSVG(buf.Bytes())
+		} else {
+			png = buf.Bytes()
 		}
 	}
-	return f, nil
+	return svg, png, nil
 }
 
-func writeCanvas(cw vg.CanvasWriterTo, path string) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
+// inlineSVG strips the XML declaration and the generator's comment, which
+// may not stand inside an HTML page, leaving the <svg> element. Its width
+// and height stay (the figure's size in points) and its viewBox lets the
+// page scale it.
+func inlineSVG(b []byte) []byte {
+	if i := bytes.Index(b, []byte("<svg")); i > 0 {
+		b = b[i:]
 	}
-	if _, err := cw.WriteTo(out); err != nil {
-		out.Close()
-		return err
+	return b
+}
+
+// save writes a rendered figure as name.svg and name.png in dir.
+func save(dir string, f report.Figure, png []byte) error {
+	for file, data := range map[string][]byte{f.SVG: f.Data, f.PNG: png} {
+		path := filepath.Join(dir, file)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("save plot %s: %w", path, err)
+		}
 	}
-	return out.Close()
+	return nil
 }
 
 // atLeast widens an axis that would zoom into a single value (one pump

@@ -387,9 +387,13 @@ func plain(f func() (*gplot.Plot, error)) func() (drawable, error) {
 	}
 }
 
+// writeAll draws figs; with dir set it also writes each as name.svg and
+// name.png there. A figure without data is skipped.
 func writeAll(dir string, figs []figure) ([]report.Figure, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
 	}
 	var out []report.Figure
 	var errs []error
@@ -406,19 +410,28 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 		if h == 0 {
 			h = figureH
 		}
-		fig, err := save(d, dir, f.name, f.title, h)
+		svg, png, err := render(d, h)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("plot %s: %w", f.name, err))
 			continue
+		}
+		fig := report.Figure{Title: f.title, Data: svg}
+		if dir != "" {
+			fig.SVG, fig.PNG = f.name+".svg", f.name+".png"
+			if err := save(dir, fig, png); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
 		out = append(out, fig)
 	}
 	return out, errors.Join(errs...)
 }
 
-// WriteReport writes the figures of rep into dir (temperatures.svg/.png,
-// throughput, heat-intervals, pump-cycles, host) and returns those it
-// drew; a figure without data is skipped.
+// WriteReport draws the figures of rep (temperatures, throughput,
+// heat-intervals, pump-cycles, host) and returns those it drew, each with
+// its SVG for inlining; with dir set it also writes them there as
+// name.svg and name.png. A figure without data is skipped.
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
@@ -429,7 +442,8 @@ func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	})
 }
 
-// WriteComparison writes the comparison's heat-interval bars into dir.
+// WriteComparison draws the comparison's heat-interval bars, and with dir
+// set writes them there, as WriteReport does.
 func WriteComparison(dir string, cmp *analysis.Comparison) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "heat-intervals-compared", title: "Heat-accumulation interval per component kind across runs", draw: plain(func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) })},

@@ -13,12 +13,14 @@ import (
 	"github.com/heatsink-hpc/heatsink/analysis"
 )
 
-// Figure is a plot written beside a report: SVG for the browser, PNG for
-// everything else, paths relative to the report.
+// Figure is a plot of a report: SVG and PNG name its files beside the
+// report (relative paths; empty when none were written), Data is the SVG
+// itself, which HTML inlines so that report.html is one file.
 type Figure struct {
 	Title string
 	SVG   string
 	PNG   string
+	Data  []byte
 }
 
 // document is what a human-readable report says, before formatting.

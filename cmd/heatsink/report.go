@@ -92,10 +92,19 @@ func addAnalysisFlags(fs *pflag.FlagSet, o *analysis.Options) {
 }
 
 // emit prints to stdout, or with out set writes name.<ext> and the figures
-// into out and says where.
+// into out and says where. HTML printed to stdout carries its figures
+// inline (figures("") draws them without writing files), so the page a
+// user redirects to a file is complete.
 func emit(cmd *cobra.Command, out, name string, f report.Format, write func(io.Writer, []report.Figure) error, figures func(string) ([]report.Figure, error)) error {
 	if out == "" {
-		return write(cmd.OutOrStdout(), nil)
+		var figs []report.Figure
+		if f == report.HTML {
+			var err error
+			if figs, err = figures(""); err != nil {
+				return err
+			}
+		}
+		return write(cmd.OutOrStdout(), figs)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
