@@ -41,7 +41,13 @@ var kindColors = map[string]color.Color{
 	analysis.KindWater:   color.NRGBA{R: 23, G: 190, B: 207, A: 255},
 }
 
-// ErrNothingToPlot says a figure has no data (no component, no cycle).
+// minPoints is the fewest points a figure is drawn for: one or two points
+// make no picture a table does not give better (a single iteration, a
+// single pump cycle).
+const minPoints = 3
+
+// ErrNothingToPlot says a figure has no data (no component, no cycle), or
+// fewer than minPoints.
 var ErrNothingToPlot = errors.New("nothing to plot")
 
 // Temperatures draws every component's temperature over the run, CPU chips
@@ -67,10 +73,18 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	devices := map[string]int{}
 	n := 0
 	var fitLine *plotter.Line
+	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, c := range rep.Components {
 		s := c.Series
-		if s == nil || len(s.T) == 0 {
+		if s == nil || len(s.T) < minPoints {
 			continue
+		}
+		for i, v := range s.V {
+			lo, hi := v, v
+			if s.Min != nil {
+				lo, hi = min(lo, s.Min[i]), max(hi, s.Max[i])
+			}
+			ylo, yhi = min(ylo, lo), max(yhi, hi)
 		}
 		key := deviceKey(c)
 		if _, ok := devices[key]; !ok {
@@ -124,6 +138,11 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 		p.Legend.Add("fitted model", fitLine)
 	}
 	p.Add(plotter.NewGrid())
+	// The axes are the readings': a fitted curve that strays from them is
+	// cut at the frame rather than stretching the axis away from the data.
+	pad := max(0.5, 0.03*(yhi-ylo))
+	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad
+	p.X.Min, p.X.Max = 0, rep.Run.EndS*scale
 	return p, nil
 }
 
@@ -246,33 +265,109 @@ func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 	}
 }
 
-// HeatIntervals draws each component's heat-accumulation interval as a bar;
-// components without one are left out, never drawn as zero.
+// HeatIntervals draws each component's heat-accumulation interval as a
+// bar, with the band the analysis computed over the peak's variants as a
+// whisker; components without one are left out, never drawn as zero. Bars
+// stand one unit apart on a nominal axis with half a unit of margin at
+// either end, so none sits on the axis's edge, and the axis reaches above
+// the tallest bar and whisker.
 func HeatIntervals(rep *analysis.Report) (*gplot.Plot, error) {
-	var vals plotter.Values
+	var bars intervalBars
 	var names []string
 	for _, c := range rep.Components {
-		if c.HeatIntervalSPerC != nil {
-			vals = append(vals, *c.HeatIntervalSPerC)
-			names = append(names, c.ID)
+		if c.HeatIntervalSPerC == nil {
+			continue
 		}
+		b := bar{v: *c.HeatIntervalSPerC, lo: math.NaN(), hi: math.NaN()}
+		if band := c.HeatIntervalBand; band != nil {
+			b.lo, b.hi = band.LoSPerC, band.HiSPerC
+		}
+		bars.bars = append(bars.bars, b)
+		names = append(names, c.ID)
 	}
-	if len(vals) == 0 {
+	if len(bars.bars) == 0 {
 		return nil, fmt.Errorf("heat intervals: %w", ErrNothingToPlot)
 	}
+	bars.color = colour(0)
 	p := gplot.New()
 	p.Title.Text = "Heat-accumulation interval: run " + rep.Run.ID
 	p.Y.Label.Text = "heat-accumulation interval (s/°C; lower heats faster)"
-	bars, err := plotter.NewBarChart(vals, vg.Points(18))
-	if err != nil {
-		return nil, fmt.Errorf("heat intervals: %w", err)
-	}
-	bars.Color = colour(0)
-	p.Add(bars, plotter.NewGrid())
+	p.Add(plotter.NewGrid(), bars)
 	p.NominalX(names...)
-	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign = draw.XRight
+	p.Legend.Add("interval", swatch{bars.color})
+	if bars.banded() {
+		p.Legend.Add("band over the peak's variants", whisker{})
+	}
+	p.Y.Min, p.Y.Max = 0, 1.08*p.Y.Max
+	if len(names) > 4 {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	}
 	return p, nil
+}
+
+// bar is one interval and its band (NaN: none).
+type bar struct{ v, lo, hi float64 }
+
+// intervalBars draws bars at x = 0, 1, 2, ... in data units, so their
+// spacing and width follow the axis, whatever the figure's size.
+type intervalBars struct {
+	bars  []bar
+	color color.Color
+}
+
+// barHalfWidth is half a bar's width in units of the spacing between bars.
+const barHalfWidth = 0.3
+
+func (b intervalBars) banded() bool {
+	for _, x := range b.bars {
+		if !math.IsNaN(x.lo) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b intervalBars) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	outline := draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}
+	for i, x := range b.bars {
+		x0, x1 := trX(float64(i)-barHalfWidth), trX(float64(i)+barHalfWidth)
+		y0, y1 := trY(0), trY(x.v)
+		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}}
+		c.FillPolygon(b.color, c.ClipPolygonXY(pts))
+		c.StrokeLines(outline, c.ClipLinesXY(pts)...)
+		if math.IsNaN(x.lo) {
+			continue
+		}
+		xm, cap := trX(float64(i)), (x1-x0)/4
+		lo, hi := trY(x.lo), trY(x.hi)
+		c.StrokeLines(whiskerStyle, c.ClipLinesXY([]vg.Point{{X: xm, Y: lo}, {X: xm, Y: hi}},
+			[]vg.Point{{X: xm - cap, Y: lo}, {X: xm + cap, Y: lo}}, []vg.Point{{X: xm - cap, Y: hi}, {X: xm + cap, Y: hi}})...)
+	}
+}
+
+// DataRange puts half a spacing beside the outer bars and takes the
+// bands into the height.
+func (b intervalBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	for _, x := range b.bars {
+		ymax = max(ymax, x.v)
+		if !math.IsNaN(x.hi) {
+			ymax = max(ymax, x.hi)
+		}
+	}
+	return -0.5, float64(len(b.bars)) - 0.5, 0, ymax
+}
+
+var whiskerStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
+
+// whisker is the band's legend entry: an upright line with caps.
+type whisker struct{}
+
+func (whisker) Thumbnail(c *draw.Canvas) {
+	xm, w := (c.Min.X+c.Max.X)/2, (c.Max.X-c.Min.X)/4
+	c.StrokeLines(whiskerStyle, []vg.Point{{X: xm, Y: c.Min.Y}, {X: xm, Y: c.Max.Y}},
+		[]vg.Point{{X: xm - w, Y: c.Min.Y}, {X: xm + w, Y: c.Min.Y}}, []vg.Point{{X: xm - w, Y: c.Max.Y}, {X: xm + w, Y: c.Max.Y}})
 }
 
 // PumpCycles draws heat removed per complete cycle against the coolant
@@ -284,8 +379,8 @@ func PumpCycles(rep *analysis.Report) (*gplot.Plot, error) {
 			xy = append(xy, plotter.XY{X: *c.StartCoolantC, Y: *c.HeatRemovedKJ})
 		}
 	}
-	if len(xy) == 0 {
-		return nil, fmt.Errorf("pump cycles: %w", ErrNothingToPlot)
+	if len(xy) < minPoints {
+		return nil, fmt.Errorf("pump cycles: %d complete cycles: %w", len(xy), ErrNothingToPlot)
 	}
 	p := gplot.New()
 	p.Title.Text = "Heat removed per pump cycle: run " + rep.Run.ID
@@ -308,10 +403,13 @@ func PumpCycles(rep *analysis.Report) (*gplot.Plot, error) {
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("fit: %.0f kJ + %.1f kJ/°C·T (r² %.2f)", f.InterceptKJ, f.SlopeKJPerC, f.R2), line)
 	}
-	// One cycle, or cycles starting at one temperature, would zoom the axes
-	// into a point.
+	// Cycles starting at one temperature would zoom the axes into a point;
+	// heat removed is not negative when no cycle's is.
 	atLeast(&p.X, 2)
 	atLeast(&p.Y, max(1, 0.2*math.Abs((p.Y.Min+p.Y.Max)/2)))
+	if _, _, ymin, _ := plotter.XYRange(xy); ymin >= 0 {
+		floor(&p.Y, 0)
+	}
 	return p, nil
 }
 
@@ -435,7 +533,7 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
-		{name: "throughput", title: "The workload's throughput per iteration over the load, the hottest temperature on the right axis when one was recorded", draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
