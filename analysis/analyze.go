@@ -30,9 +30,15 @@ type Report struct {
 	PumpCycles  []PumpCycle       `json:"pump_cycles"`
 	// PumpCycleFit is heat removed per cycle regressed on the coolant
 	// temperature at the cycle's start.
-	PumpCycleFit  *PumpCycleFit    `json:"pump_cycle_fit"`
-	CoolingEnergy CoolingEnergy    `json:"cooling_energy"`
-	Slowdown      []SlowdownResult `json:"slowdown"`
+	PumpCycleFit  *PumpCycleFit `json:"pump_cycle_fit"`
+	CoolingEnergy CoolingEnergy `json:"cooling_energy"`
+	// Slowdown is the runtime of each iteration against temperature, one
+	// regression per component (the JSON name is kept from when the
+	// section was called thermal slowdown).
+	Slowdown []SlowdownResult `json:"slowdown"`
+	// BlindSpot is, for an immersed run, each hardware component's rise
+	// against the coolant's over the same load.
+	BlindSpot []BlindSpot `json:"blind_spot"`
 	// Workload is the job's own per-iteration results during the load.
 	Workload WorkloadResult `json:"workload"`
 	// Analyses are the registered extensions' results, by name (see
@@ -80,6 +86,10 @@ type OptionsUsed struct {
 	CoolantDensityKgPerL        float64 `json:"coolant_density_kg_per_l"`
 	CoolantHeatCapacityKJPerKgK float64 `json:"coolant_heat_capacity_kj_per_kg_k"`
 	Alpha                       float64 `json:"alpha"`
+	NearLimitC                  float64 `json:"near_limit_c"`
+	CoolantMoveC                float64 `json:"coolant_move_c"`
+	ControllerC                 float64 `json:"controller_c,omitempty"`
+	Cooling                     string  `json:"cooling,omitempty"`
 }
 
 // Definition states how one reported quantity is computed.
@@ -129,7 +139,7 @@ func Analyze(r *Run, o Options) *Report {
 		MaxGapS: maxGap, OnsetFraction: o.OnsetFraction, OnsetSmoothS: o.OnsetSmooth.Seconds(),
 		AirCoolingFraction: o.AirCoolingFraction, PumpFlowLPM: o.PumpFlowLPM,
 		CoolantDensityKgPerL: o.CoolantDensityKgPerL, CoolantHeatCapacityKJPerKgK: o.CoolantHeatCapacityKJPerKgK,
-		Alpha: o.Alpha,
+		Alpha: o.Alpha, NearLimitC: o.NearLimitC, CoolantMoveC: o.CoolantMoveC, ControllerC: o.ControllerC, Cooling: o.Cooling,
 	}
 	rep.Definitions = append(definitions(rep.Options), fitDefinitions(rep.Options)...)
 
@@ -153,7 +163,15 @@ func Analyze(r *Run, o Options) *Report {
 		rep.Notes = append(rep.Notes, "the load phase has no recorded end; it is taken to last until the end of the recording")
 	}
 
-	a := analyzer{r: r, o: o, maxGap: maxGap, ph: ph, endS: endS, rep: rep}
+	if note := trimLoad(r, &ph); note != "" {
+		rep.Phases = ph
+		rep.Notes = append(rep.Notes, note)
+	}
+	iv := m.IntervalS
+	if iv <= 0 {
+		iv = 1
+	}
+	a := analyzer{r: r, o: o, maxGap: maxGap, intervalS: iv, ph: ph, endS: endS, rep: rep}
 	comps := Components(r)
 	var coolantList []*Component
 	for _, c := range comps {
@@ -179,6 +197,7 @@ func Analyze(r *Run, o Options) *Report {
 	if len(comps) == 0 && r.Points > 0 {
 		rep.Notes = append(rep.Notes, noTemperatureNotes(r)...)
 	}
+	a.blindSpot(coolantList)
 	a.pumps()
 	a.coolingEnergy()
 	a.slowdown()
@@ -197,6 +216,9 @@ func Analyze(r *Run, o Options) *Report {
 var ownMeasurements = map[string]bool{schema.Event: true, schema.Iteration: true, schema.Alert: true,
 	schema.CollectorTick: true, schema.CollectorSource: true, schema.InfluxSink: true}
 
+// NoTemperatureNote begins the note of a run without a single temperature.
+const NoTemperatureNote = "the run holds no temperature (GPU, CPU chip, NVMe, coolant or water), so nothing that needs one could be computed"
+
 // noTemperatureNotes explain a run without a single temperature, a VM's
 // usual case: what it recorded instead, and why each source that could have
 // given a temperature gave nothing, as run.json's sources say.
@@ -210,7 +232,7 @@ func noTemperatureNotes(r *Run) []string {
 		}
 	}
 	sort.Strings(recorded)
-	note := "the run holds no temperature (GPU, CPU chip, NVMe, coolant or water), so nothing that needs one could be computed"
+	note := NoTemperatureNote
 	if len(recorded) > 0 {
 		note += "; it recorded only " + strings.Join(recorded, ", ")
 	}
@@ -231,9 +253,11 @@ type analyzer struct {
 	r      *Run
 	o      Options
 	maxGap float64
-	ph     Phases
-	endS   float64
-	rep    *Report
+	// intervalS is the sampling interval run.json states (1 s if none).
+	intervalS float64
+	ph        Phases
+	endS      float64
+	rep       *Report
 }
 
 // definitions states how each reported quantity is computed, with the
@@ -250,6 +274,12 @@ func definitions(o OptionsUsed) []Definition {
 		{"pump_cycles", fmt.Sprintf("stretches with any pump's rpm above 0, else any pump status on, else coolant flow above %.3g L/min; heat removed from the tank's dissipation, else facility water flow × ΔT × c_water, else coolant flow × ΔT × %.3g kg/L × %.3g kJ/(kg·K); pump energy is the tank's consumption above its pumps-stopped mean", o.PumpFlowLPM, o.CoolantDensityKgPerL, o.CoolantHeatCapacityKJPerKgK)},
 		{"pump_cycle_fit", "least-squares line of heat removed (kJ) on coolant temperature at the cycle's start (°C), over complete cycles"},
 		{"cooling_energy", fmt.Sprintf("immersion: the tank's consumption integrated; air: %.3g %% of the node power (PDU) not accounted for by GPU and RAPL power, above its baseline mean; from the start of the load until every component is back at idle (else to the end of the recording, a lower bound)", 100*o.AirCoolingFraction)},
-		{"slowdown", fmt.Sprintf("per successful iteration, runtime regressed on the component's mean temperature during it; significant when the slope is positive with p < %.3g (two-sided t test)", o.Alpha)},
+		{"slowdown (runtime against temperature)", fmt.Sprintf("per successful iteration, runtime regressed on the component's mean temperature during it; significant when the slope is positive with p < %.3g (two-sided t test); runtime_change_pct_per_10c = 100 × 10 °C × slope / mean runtime, its interval from slope ± t(n−2)·SE at %.3g %%. Not the GPU's clock throttling, which is throttle", o.Alpha, 100*(1-o.Alpha))},
+		{"limit, margin_c", "limit: the device's own limit as its driver recorded it (GPU core: slowdown_c, else gpu_max_c, else shutdown_c; GPU memory: mem_max_c; CPU chip: hwmon max_c, else crit_c, the lowest over its sensors; NVMe: warn_c, else crit_c); margin_c = limit − max_c"},
+		{"rise_63_s, rise_90_s", fmt.Sprintf("seconds from the start of the load until the %d s centred moving average first covers 63 %% (one time constant of a first-order rise) and 90 %% of its rise from the idle mean to its smoothed load peak", riseSmoothS)},
+		{"did_not_rise", fmt.Sprintf("the load peak stayed under %.3g °C above the idle mean: the durations and fits of a rise are not computed", o.MinRiseC)},
+		{"throttle", "per GPU, the seconds of the load at which NVML reported a clock event reason (clock_event_reasons; else throttle_thermal and throttle_power), each reading counting one sampling interval: thermal = hw_slowdown, sw_thermal_slowdown or hw_thermal_slowdown; power = sw_power_cap or hw_power_brake_slowdown"},
+		{"load trimmed", "when every GPU that drew load power (its median over the load's middle over 1.2 × its idle median) fell below halfway between idle and that level at least 3 s before the load phase ended and stayed there, the load is taken to end at the first such reading, and the rest counts as cooldown"},
+		{"blind_spot", fmt.Sprintf("per hardware component of an immersed run, over the (trimmed) load: rise_c = load peak − idle mean, coolant_rise_c the same for the tank's coolant; near_limit_at_s: first reading at or above limit − %.3g °C; coolant_moved_at_s: first time the coolant's %.0f s moving average stands %.3g °C above its idle mean; controller_reached_at_s: first coolant reading at or above the controller's threshold (--controller-c, else the tank's setpoint_c)", o.NearLimitC, o.OnsetSmoothS, o.CoolantMoveC)},
 	}
 }

@@ -283,6 +283,13 @@ func TestAnalyzeImmersedRunMatchesClosedForms(t *testing.T) {
 	}
 	latest := 0.0
 	for _, c := range rep.Components {
+		if c.DidNotRise {
+			// The flat water never left idle: it has no return to time.
+			if c.ReturnToIdleS != nil || !strings.Contains(c.NotComputed["return_to_idle_s"], "did not rise") {
+				t.Errorf("%s did not rise but returns to idle %v (%q)", c.ID, c.ReturnToIdleS, c.NotComputed["return_to_idle_s"])
+			}
+			continue
+		}
 		latest = math.Max(latest, val(t, c, "return_to_idle_s", c.ReturnToIdleS))
 	}
 	near(t, "cooling until", *ce.ToS, baseS+loadS+latest, 0)

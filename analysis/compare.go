@@ -17,6 +17,9 @@ type Comparison struct {
 	Kinds  []KindComparison `json:"kinds"`
 	// CoolingEnergy compares the runs' cooling energy with the reference.
 	CoolingEnergy []Ratio `json:"cooling_energy_ratios"`
+	// Workload compares each workload metric's median across the runs,
+	// with or without temperatures.
+	Workload []MetricComparison `json:"workload"`
 }
 
 // KindComparison is one component kind across runs.
@@ -125,6 +128,7 @@ func Compare(reports []*Report) *Comparison {
 		}
 		cmp.CoolingEnergy = append(cmp.CoolingEnergy, q)
 	}
+	cmp.Workload = compareWorkloads(reports)
 	return cmp
 }
 

@@ -251,7 +251,22 @@ type ComponentResult struct {
 	LoadFit           *LoadFit          `json:"load_fit"`
 	CooldownFit       *CoolFit          `json:"cooldown_fit"`
 	HeatIntervalBand  *HeatIntervalBand `json:"heat_interval_band"`
-	NotComputed       map[string]string `json:"not_computed,omitempty"`
+	// Limit is the device's own limit as its driver recorded it, and
+	// MarginC how far the peak (max_c) stayed below it; negative above it.
+	Limit   *Limit   `json:"limit"`
+	MarginC *float64 `json:"margin_c"`
+	// Rise63S and Rise90S are the seconds from the start of the load until
+	// the smoothed readings first covered 63 % and 90 % of their rise.
+	Rise63S *float64 `json:"rise_63_s"`
+	Rise90S *float64 `json:"rise_90_s"`
+	// DidNotRise is set when the load peak stayed within min_rise_c of the
+	// idle mean: durations and fits of a rise that did not happen are not
+	// computed (a "return to idle" of 0.0004 s is not a measurement).
+	DidNotRise bool `json:"did_not_rise,omitempty"`
+	// Throttle is how long a GPU core's clocks were held back during the
+	// load, by reason (GPU cores only; the memory shares its GPU's).
+	Throttle    *Throttle         `json:"throttle"`
+	NotComputed map[string]string `json:"not_computed,omitempty"`
 	// Series holds the readings, for plots; it is not part of the JSON.
 	Series *Component `json:"-"`
 }
@@ -262,7 +277,8 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 		Readings: len(c.T), Series: c, NotComputed: map[string]string{}}
 	why := res.NotComputed
 	all := []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
-		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s", "load_fit", "cooldown_fit", "heat_interval_band"}
+		"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s", "load_fit", "cooldown_fit", "heat_interval_band",
+		"rise_63_s", "rise_90_s", "margin_c"}
 	setAll := func(reason string, keys ...string) {
 		for _, k := range keys {
 			if _, done := why[k]; !done {
@@ -293,7 +309,7 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	if ph.Load == nil {
 		setAll("no load phase", "max_c", "load_peak_c", "heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s")
 		setAll("no load phase", coolantKeys...)
-		setAll("no load phase", "load_fit", "cooldown_fit", "heat_interval_band")
+		setAll("no load phase", "load_fit", "cooldown_fit", "heat_interval_band", "rise_63_s", "rise_90_s", "margin_c")
 		return res
 	}
 	load := *ph.Load
@@ -337,8 +353,64 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	}
 	a.coolantRelative(c, coolants, idle, load, end, &res)
 	a.timeConstants(c, idle, &res)
+	a.limitAndThrottle(c, load, &res)
+	if idle != nil && res.LoadPeakC != nil {
+		if rise := *res.LoadPeakC - idle.Mean; rise < a.o.MinRise {
+			res.DidNotRise = true
+			reason := fmt.Sprintf("did not rise: its load peak %.1f °C is %.2f °C above the idle mean (minimum rise %.3g °C)", *res.LoadPeakC, rise, a.o.MinRise)
+			res.HeatIntervalSPerC, res.SteepestSPerC, res.SteepestAtS, res.ReturnToIdleS = nil, nil, nil, nil
+			res.CoolantLagS, res.LoadFit, res.CooldownFit, res.HeatIntervalBand = nil, nil, nil, nil
+			for _, k := range []string{"heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s", "load_fit", "cooldown_fit", "heat_interval_band", "rise_63_s", "rise_90_s"} {
+				why[k] = reason
+			}
+			if c.Kind != KindCoolant && c.Kind != KindWater {
+				why["coolant_lag_s"] = reason
+			}
+		} else {
+			for _, f := range []struct {
+				key      string
+				fraction float64
+				dst      **float64
+			}{{"rise_63_s", 1 - math.Exp(-1), &res.Rise63S}, {"rise_90_s", 0.9, &res.Rise90S}} {
+				if s, err := RiseTime(c.T, c.V, load, idle.Mean, f.fraction, riseSmoothS, a.o.MinRise); err != nil {
+					why[f.key] = err.Error()
+				} else {
+					*f.dst = ptr(s)
+				}
+			}
+		}
+	} else {
+		why["rise_63_s"], why["rise_90_s"] = "needs the idle mean and the load peak", "needs the idle mean and the load peak"
+	}
 	if len(why) == 0 {
 		res.NotComputed = nil
 	}
 	return res
+}
+
+// riseSmoothS is the centred moving average the times to 63 % and 90 %
+// are read on: 5 s takes out whole-degree steps and ±0.3 °C noise while
+// placing the crossing within ±2.5 s; the 15 s of the onset would let a
+// GPU core's jump at the start of the load show 63 % after 1 s.
+const riseSmoothS = 5
+
+// limitAndThrottle fills the device's own limit, the peak's margin to it,
+// and a GPU core's clock throttling during the load.
+func (a *analyzer) limitAndThrottle(c *Component, load Span, res *ComponentResult) {
+	if c.Kind == KindCoolant || c.Kind == KindWater {
+		res.NotComputed["margin_c"] = "a coolant or water temperature has no device limit"
+		return
+	}
+	res.Limit = DeviceLimit(a.r, c)
+	switch {
+	case res.Limit == nil:
+		res.NotComputed["margin_c"] = "the device recorded no limit (" + strings.Join(limitFields[c.Kind].fields, ", ") + ")"
+	case res.MaxC == nil:
+		res.NotComputed["margin_c"] = "needs max_c: " + res.NotComputed["max_c"]
+	default:
+		res.MarginC = ptr(res.Limit.C - *res.MaxC)
+	}
+	if c.Kind == KindGPUCore {
+		res.Throttle = GPUThrottle(a.r, c, load, a.intervalS)
+	}
 }

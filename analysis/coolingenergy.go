@@ -117,19 +117,9 @@ type CoolingEnergy struct {
 func (a *analyzer) coolingEnergy() {
 	ce := &a.rep.CoolingEnergy
 	r, o := a.r, a.o
-	cooling := r.Meta.Labels["cooling"]
 	tankCons := r.Find(schema.Tank, schema.FieldConsumptionW, nil)
 	node := a.nodePower()
-	if cooling != "immersion" && cooling != "air" {
-		switch {
-		case len(tankCons) > 0:
-			cooling = "immersion"
-		case len(node) > 0:
-			cooling = "air"
-		default:
-			cooling = "unknown"
-		}
-	}
+	cooling := a.cooling(len(node) > 0)
 	ce.Cooling = cooling
 	a.rep.Run.Cooling = cooling
 	if a.ph.Load == nil {
@@ -142,6 +132,9 @@ func (a *analyzer) coolingEnergy() {
 	if !a.ph.Load.Open {
 		latest, all := a.ph.Load.End, true
 		for _, c := range a.rep.Components {
+			if c.DidNotRise {
+				continue // never left idle
+			}
 			if c.ReturnToIdleS == nil {
 				all = false
 				ce.NotNormalised = append(ce.NotNormalised, c.ID+": "+c.NotComputed["return_to_idle_s"])
@@ -265,4 +258,25 @@ func sumAligned(ss []*Series, maxGap float64) (t, v []float64) {
 		}
 	}
 	return t, sum
+}
+
+// cooling says how the run's machine was cooled: the --cooling option,
+// else run.json's label cooling, else what was recorded: any reading of a
+// tank (its coolant, its consumption) means the hardware sat in it, node
+// power from a PDU without a tank means air.
+func (a *analyzer) cooling(nodePower bool) string {
+	for _, c := range []string{a.o.Cooling, a.r.Meta.Labels["cooling"]} {
+		if c == "immersion" || c == "air" {
+			return c
+		}
+	}
+	for _, s := range a.r.Series {
+		if s.Measurement == schema.Tank {
+			return "immersion"
+		}
+	}
+	if nodePower {
+		return "air"
+	}
+	return "unknown"
 }

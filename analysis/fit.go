@@ -17,6 +17,9 @@ type Fit struct {
 	Intercept float64 `json:"intercept"`
 	R2        float64 `json:"r2"`
 	PValue    float64 `json:"p_value"`
+	// SlopeSE is the slope's standard error, for its confidence interval
+	// (slope ± t(n−2)·SE).
+	SlopeSE float64 `json:"slope_se"`
 }
 
 // LinearFit fits y on x by least squares (gonum's stat.LinearRegression) and
@@ -51,6 +54,7 @@ func LinearFit(x, y []float64) (Fit, error) {
 	}
 	dof := float64(n - 2)
 	se := math.Sqrt(sse / dof / sxx)
+	f.SlopeSE = se
 	switch {
 	case se == 0 && b == 0:
 		f.PValue = 1

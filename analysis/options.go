@@ -39,8 +39,23 @@ type Options struct {
 	// dielectric coolant, for heat removed = flow × ΔT × density × c.
 	CoolantDensityKgPerL        float64
 	CoolantHeatCapacityKJPerKgK float64
-	// Alpha is the significance level of the thermal-slowdown test.
+	// Alpha is the significance level of the runtime-against-temperature
+	// test.
 	Alpha float64
+	// Cooling, when immersion or air, overrides both run.json's label
+	// cooling and what the recording shows (tank readings: immersion).
+	Cooling string
+	// NearLimitC is how close (°C) to its own slowdown limit a component
+	// counts as near it in the blind-spot analysis; the default is the
+	// margin of the shipped alert rule gpu_core_near_slowdown
+	// (configs/alerts.yaml: slowdown_c - 5).
+	NearLimitC float64
+	// ControllerC is the coolant temperature at which the tank's
+	// controller acts; zero takes the setpoint the tank recorded, if any.
+	ControllerC float64
+	// CoolantMoveC is how far (°C) the coolant's smoothed readings must
+	// rise above its idle mean to count as having moved.
+	CoolantMoveC float64
 }
 
 // DefaultOptions returns the defaults that `heatsink report` states.
@@ -59,6 +74,8 @@ func DefaultOptions() Options {
 		CoolantDensityKgPerL:        0.8,
 		CoolantHeatCapacityKJPerKgK: 2.2,
 		Alpha:                       0.05,
+		NearLimitC:                  5,
+		CoolantMoveC:                0.5,
 	}
 }
 
@@ -82,5 +99,9 @@ func (o Options) Validate() error {
 	check(o.CoolantDensityKgPerL > 0, "coolant density %.3g kg/L must be positive", o.CoolantDensityKgPerL)
 	check(o.CoolantHeatCapacityKJPerKgK > 0, "coolant heat capacity %.3g kJ/(kg·K) must be positive", o.CoolantHeatCapacityKJPerKgK)
 	check(o.Alpha > 0 && o.Alpha < 1, "significance level %.3g must be between 0 and 1", o.Alpha)
+	check(o.Cooling == "" || o.Cooling == "immersion" || o.Cooling == "air", "cooling %q must be immersion or air", o.Cooling)
+	check(o.NearLimitC >= 0, "near-limit margin %.3g °C is negative", o.NearLimitC)
+	check(o.ControllerC >= 0 && o.ControllerC <= 200, "controller threshold %.3g °C must be between 0 and 200", o.ControllerC)
+	check(o.CoolantMoveC > 0, "coolant move %.3g °C must be positive", o.CoolantMoveC)
 	return errors.Join(errs...)
 }

@@ -27,6 +27,10 @@ type Phases struct {
 	Baseline *Span `json:"baseline,omitempty"`
 	Load     *Span `json:"load,omitempty"`
 	Cooldown *Span `json:"cooldown,omitempty"`
+	// LoadRecordedEndS is the end of the load phase as recorded, set only
+	// when the load was trimmed to the span its power shows the work took
+	// (see PoweredEnd); Load.End is then the trimmed end.
+	LoadRecordedEndS *float64 `json:"load_recorded_end_s,omitempty"`
 }
 
 // ResolvePhases converts recorded phases into spans relative to start. A phase

@@ -3,6 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // MeanOver returns the mean of the finite readings of v with from <= t <= to.
@@ -34,15 +37,30 @@ func Slowdown(meanTempC, runtimeS []float64) (Fit, error) {
 	return f, nil
 }
 
-// SlowdownResult is one component's runtime-on-temperature regression.
+// SlowdownResult is one component's runtime-against-temperature
+// regression. Its JSON keeps the names it had when the section was called
+// thermal slowdown; "slowdown" to an engineer means NVIDIA's clock
+// throttling, which this is not (the GPU's own reasons are Throttle).
 type SlowdownResult struct {
-	Component   string   `json:"component"`
-	N           int      `json:"n"`
-	SlopeSPerC  *float64 `json:"slope_s_per_c"`
-	InterceptS  *float64 `json:"intercept_s"`
-	R2          *float64 `json:"r2"`
-	PValue      *float64 `json:"p_value"`
-	Significant bool     `json:"significant"`
+	Component  string   `json:"component"`
+	N          int      `json:"n"`
+	SlopeSPerC *float64 `json:"slope_s_per_c"`
+	InterceptS *float64 `json:"intercept_s"`
+	R2         *float64 `json:"r2"`
+	PValue     *float64 `json:"p_value"`
+	// Significant says the slope is positive with p < alpha: iterations
+	// ran longer when this component was hotter.
+	Significant bool `json:"significant"`
+	// RuntimeChangePctPer10C is the effect's size: the slope times 10 °C
+	// as a percentage of the mean runtime, with its (1 − alpha) interval
+	// from the slope's. A significant +0.02 % per 10 °C is real and
+	// irrelevant; this says which.
+	RuntimeChangePctPer10C   *float64 `json:"runtime_change_pct_per_10c"`
+	RuntimeChangeLoPctPer10C *float64 `json:"runtime_change_lo_pct_per_10c"`
+	RuntimeChangeHiPctPer10C *float64 `json:"runtime_change_hi_pct_per_10c"`
+	// TempSpanC is the range of the iterations' mean temperatures: the
+	// effect is measured only over it.
+	TempSpanC   *float64 `json:"temp_span_c"`
 	NotComputed string   `json:"not_computed,omitempty"`
 }
 
@@ -100,7 +118,27 @@ func (a *analyzer) slowdown() {
 		} else {
 			sr.SlopeSPerC, sr.InterceptS, sr.R2, sr.PValue = ptr(f.Slope), ptr(f.Intercept), ptr(f.R2), ptr(f.PValue)
 			sr.Significant = f.PValue < a.o.Alpha && f.Slope > 0
+			effect(&sr, f, x, y, a.o.Alpha)
 		}
 		rep.Slowdown = append(rep.Slowdown, sr)
 	}
+}
+
+// effect sizes a runtime-on-temperature fit: the runtime change per 10 °C
+// as a percentage of the mean runtime, with its 1 − alpha interval.
+func effect(sr *SlowdownResult, f Fit, tempC, runtimeS []float64, alpha float64) {
+	mean := stat.Mean(runtimeS, nil)
+	if mean <= 0 || f.N < 3 {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range tempC {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	sr.TempSpanC = ptr(hi - lo)
+	pct := func(slope float64) *float64 { return ptr(100 * 10 * slope / mean) }
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(f.N - 2)}.Quantile(1 - alpha/2)
+	sr.RuntimeChangePctPer10C = pct(f.Slope)
+	sr.RuntimeChangeLoPctPer10C = pct(f.Slope - tq*f.SlopeSE)
+	sr.RuntimeChangeHiPctPer10C = pct(f.Slope + tq*f.SlopeSE)
 }

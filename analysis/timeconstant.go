@@ -524,11 +524,22 @@ func HeatIntervalSpread(t, v []float64, load Span, idleMean, minRise float64) (*
 	return b, nil
 }
 
+// steadySliceS is the width of the stretches whose median power
+// gpuPowerSteady compares: short enough that a change lasting 5 s moves
+// one, even in the last seconds of the load; long enough that the dips
+// between a workload's iterations do not.
+const steadySliceS = 10
+
 // gpuPowerSteady checks that a GPU component's board power held one level
-// through the load: a first-order model assumes one heat input, and a load
-// in phases of different power (a workload alternating compute and I/O)
-// fits one τ to several. The first tenth of the load is skipped (ramp-up).
-// Components other than GPUs, and GPUs without power readings, pass.
+// through the whole load, its end included: a first-order model assumes
+// one heat input, and a load in phases of different power (a workload
+// alternating compute and I/O, a script that goes on after its kernels)
+// fits one τ to several. The load is cut into steadySliceS stretches from
+// its end back to its first tenth (skipped: the ramp-up), and each
+// stretch's median must lie within 15 % of the median over all of them.
+// Comparing thirds missed a drop in the last tenth: it never moves a
+// third's median. Components other than GPUs, and GPUs without power
+// readings, pass.
 func gpuPowerSteady(r *Run, c *Component, load Span) error {
 	if c.Kind != KindGPUCore && c.Kind != KindGPUMem {
 		return nil
@@ -540,21 +551,19 @@ func gpuPowerSteady(r *Run, c *Component, load Span) error {
 	}
 	t, v := Finite(ss[0].T, ss[0].V)
 	from := load.Start + load.Duration()/10
-	third := (load.End - from) / 3
-	var all []float64
-	var med [3]float64
-	for p := range 3 {
-		i, j := window(t, from+float64(p)*third, from+float64(p+1)*third)
-		if j-i < 3 {
-			return nil
-		}
-		med[p] = median(v[i:j])
-		all = append(all, v[i:j]...)
+	i, j := window(t, from, math.Nextafter(load.End, math.Inf(1)))
+	if j-i < 3 {
+		return nil
 	}
-	m := median(all)
-	for p, x := range med {
-		if m > 0 && math.Abs(x-m) > 0.15*m {
-			return fmt.Errorf("the GPU's power changed during the load (median %.0f W in its %s third, %.0f W over it): a first-order fit assumes one power", x, []string{"first", "second", "last"}[p], m)
+	m := median(v[i:j])
+	for hi := load.End; hi > from; hi -= steadySliceS {
+		lo := math.Max(from, hi-steadySliceS)
+		a, b := window(t, lo, math.Nextafter(hi, math.Inf(1)))
+		if b-a < 3 {
+			continue
+		}
+		if x := median(v[a:b]); m > 0 && math.Abs(x-m) > 0.15*m {
+			return fmt.Errorf("the GPU's power changed during the load (median %.0f W over %.0f–%.0f s, %.0f W over the load): a first-order fit assumes one power", x, lo, hi, m)
 		}
 	}
 	return nil
@@ -568,6 +577,21 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// maxTauSpread is the widest a time constant's interval may be, as the
+// ratio of its ends, for the fit to count as a measurement: τ = 422 s
+// within [28, 1610] s says only that the data do not pin τ down, and
+// printed beside real results it reads as one.
+const maxTauSpread = 10
+
+// determined refuses a fit whose τ interval [lo, hi] spans more than a
+// factor maxTauSpread.
+func determined(lo, hi float64) error {
+	if lo > 0 && hi/lo <= maxTauSpread {
+		return nil
+	}
+	return fmt.Errorf("not determined: the time constant's interval [%.3g, %.3g] s spans a factor over %d, so the data do not fix it", lo, hi, maxTauSpread)
 }
 
 // timeConstants fills a component's fitted rise, cooldown and heat-interval
@@ -589,6 +613,8 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 		why["load_fit"] = err.Error()
 	} else if f, err := FitLoad(c.T, c.V, load, idle.Mean, a.o.MinRise, a.maxGap, level); err != nil {
 		why["load_fit"] = err.Error()
+	} else if err := determined(f.TauLoS, f.TauHiS); err != nil {
+		why["load_fit"] = err.Error()
 	} else {
 		res.LoadFit = f
 	}
@@ -601,6 +627,8 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 			to = ph.Cooldown.End
 		}
 		if f, err := FitCooldown(c.T, c.V, load.End, to, a.maxGap, level); err != nil {
+			why["cooldown_fit"] = err.Error()
+		} else if err := determined(f.CoolTauLoS, f.CoolTauHiS); err != nil {
 			why["cooldown_fit"] = err.Error()
 		} else {
 			res.CooldownFit = f
@@ -619,7 +647,7 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 func fitDefinitions(o OptionsUsed) []Definition {
 	lv := 100 * (1 - o.Alpha)
 	return []Definition{
-		{"load_fit", fmt.Sprintf("over the load phase, x = t − t_load_start, the rise T(x) = T0 + ΔT·(1 − e^(−x/τ)) and the double rise T0 + ΔT_slow·(1 − e^(−x/τ)) + ΔT_fast·(1 − e^(−x/τ_fast)) (τ_fast ≤ τ/2, both rising) are fitted by least squares, and the one with the smaller AICc = n·ln(SSE/n) + 2k + 2k(k+1)/(n−k−1) (k = 4 or 6) is kept (model). τ is searched on a log grid with the levels and amplitudes solved linearly at each τ (variable projection; for two, τ_fast minimised at each τ) and refined by golden section. tau_s = τ (the slow one); plateau_c = T0 + ΔT (+ ΔT_fast); rise_c = plateau_c − idle_mean_c; start_c = T0; tau_fast_s = τ_fast (not reported below the sampling interval) and fast_share = ΔT_fast/(ΔT_slow + ΔT_fast); fit_r2 = 1 − SSE/SST; rms_c = √(SSE/n). Each model's own τ interval is the %.3g %% profile-likelihood interval {τ : SSE(τ) − SSE_min ≤ F(1, n−p) · s²}, its rise interval is its rise ± t(n−p) · SE(plateau) from the linearised covariance (the idle mean taken as exact); s² = SSE/(n−p) × max(1, (1+ρ₁)/(1−ρ₁)), ρ₁ the residuals' lag-1 autocorrelation (interval_inflation), p the parameters. Phases of over %d readings are fitted on %d group means. Where both models are fitted (two-exponential admitted: both terms rising, τ bounded), each gets the Akaike weight w_i = e^(−Δ_i/2)/Σ_j e^(−Δ_j/2), Δ_i = AICc_i − min AICc (model_weight is the chosen model's; models lists each model's own aicc, weight, tau_s and rise_c as {value, lo, hi}), and tau_s, rise_c and plateau_c are the averages Σ w_i θ_i while tau_lo_s–tau_hi_s and rise_lo_c–rise_hi_c are the model-averaged tail-area (MATA) interval: the L and U with Σ w_i P_i(θ < L) = Σ w_i P_i(θ > U) = α/2, P_i a Student t(n−p_i) split at θ_i and scaled on each side so that its central %.3g %% interval is model i's own interval (stretched to hold the average where a far model with under α/2 of the weight moves it more than the tails); with one model admitted these are that model's values. The fitted curve drawn is the chosen model's. Not computed without the idle mean, when rise_c is under %.3g °C, τ is shorter than the sampling interval, the load lasted under 3τ, a gap over %.3g s interrupts it, a GPU's power changed by over 15 %% between thirds of the load, or the temperature fell back from a peak during the load (10 s means) by over max(2 °C, 10 %% of the rise): the cooling changed under it", lv, maxFitPoints, maxFitPoints, lv, o.MinRiseC, o.MaxGapS)},
+		{"load_fit", fmt.Sprintf("over the load phase, x = t − t_load_start, the rise T(x) = T0 + ΔT·(1 − e^(−x/τ)) and the double rise T0 + ΔT_slow·(1 − e^(−x/τ)) + ΔT_fast·(1 − e^(−x/τ_fast)) (τ_fast ≤ τ/2, both rising) are fitted by least squares, and the one with the smaller AICc = n·ln(SSE/n) + 2k + 2k(k+1)/(n−k−1) (k = 4 or 6) is kept (model). τ is searched on a log grid with the levels and amplitudes solved linearly at each τ (variable projection; for two, τ_fast minimised at each τ) and refined by golden section. tau_s = τ (the slow one); plateau_c = T0 + ΔT (+ ΔT_fast); rise_c = plateau_c − idle_mean_c; start_c = T0; tau_fast_s = τ_fast (not reported below the sampling interval) and fast_share = ΔT_fast/(ΔT_slow + ΔT_fast); fit_r2 = 1 − SSE/SST; rms_c = √(SSE/n). Each model's own τ interval is the %.3g %% profile-likelihood interval {τ : SSE(τ) − SSE_min ≤ F(1, n−p) · s²}, its rise interval is its rise ± t(n−p) · SE(plateau) from the linearised covariance (the idle mean taken as exact); s² = SSE/(n−p) × max(1, (1+ρ₁)/(1−ρ₁)), ρ₁ the residuals' lag-1 autocorrelation (interval_inflation), p the parameters. Phases of over %d readings are fitted on %d group means. Where both models are fitted (two-exponential admitted: both terms rising, τ bounded), each gets the Akaike weight w_i = e^(−Δ_i/2)/Σ_j e^(−Δ_j/2), Δ_i = AICc_i − min AICc (model_weight is the chosen model's; models lists each model's own aicc, weight, tau_s and rise_c as {value, lo, hi}), and tau_s, rise_c and plateau_c are the averages Σ w_i θ_i while tau_lo_s–tau_hi_s and rise_lo_c–rise_hi_c are the model-averaged tail-area (MATA) interval: the L and U with Σ w_i P_i(θ < L) = Σ w_i P_i(θ > U) = α/2, P_i a Student t(n−p_i) split at θ_i and scaled on each side so that its central %.3g %% interval is model i's own interval (stretched to hold the average where a far model with under α/2 of the weight moves it more than the tails); with one model admitted these are that model's values. The fitted curve drawn is the chosen model's. Not computed without the idle mean, when rise_c is under %.3g °C, τ is shorter than the sampling interval, the load lasted under 3τ, a gap over %.3g s interrupts it, the median of a 10 s stretch of a GPU's power (from the end of the load back to its first tenth) lay over 15 %% from its median over the load, or the temperature fell back from a peak during the load (10 s means) by over max(2 °C, 10 %% of the rise): the cooling changed under it", lv, maxFitPoints, maxFitPoints, lv, o.MinRiseC, o.MaxGapS)},
 		{"cooldown_fit", fmt.Sprintf("from the end of the load to the end of the cooldown (or of the recording), x = t − t_load_end, T(x) = T∞ + A·e^(−x/τ) and T∞ + A_slow·e^(−x/τ_slow) + A_fast·e^(−x/τ_fast) (τ_fast ≤ τ_slow/2, both falling) are fitted and chosen by AICc as the load fit is, with the same intervals, weights and averages. cool_tau_s = τ or τ_slow, averaged over the admitted models, with its %.3g %% interval (each model's profile interval, τ_fast re-fitted at each τ_slow, averaged as tau_s's); cool_tau_fast_s = τ_fast (not reported below the sampling interval); fast_share = A_fast/(A_fast + A_slow); asymptote_c = T∞; drop_c = the fitted drop at the load's end", lv)},
 		{"heat_interval_band", "the spread of heat_interval_s_per_c from its definition: lo_s_per_c–hi_s_per_c covers the interval as defined, the interval with t_peak the first reading within the sensor's resolution (resolution_c: 1 °C for whole-degree sensors) of the load maximum (within_resolution_s_per_c), and both again on the readings resampled (linear interpolation, rounded to the resolution) at sampling phases shifted by ¼, ½ and ¾ of the sampling interval"},
 	}

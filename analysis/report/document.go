@@ -30,7 +30,10 @@ type document struct {
 }
 
 type section struct {
-	Title   string
+	Title string
+	// Lead are paragraphs that come before the table: the answer a table
+	// details.
+	Lead    []string
 	Paras   []string
 	Table   *table
 	List    []string
@@ -63,25 +66,67 @@ func num(p *float64, prec int) string {
 }
 
 func reportDocument(rep *analysis.Report, figs []Figure) document {
+	return reportDocumentWith(rep, figs, Options{})
+}
+
+// reportDocumentWith orders the report as a reader asks: the answer first,
+// then what was run, what was wrong with the input, and the results in
+// detail; sections a run has nothing for (the thermal ones of a machine
+// without temperatures, pumps of an air-cooled run) are left out rather
+// than filled with "not computed".
+func reportDocumentWith(rep *analysis.Report, figs []Figure, o Options) document {
 	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
-	d.Sections = append(d.Sections, runSection(rep))
+	d.Sections = append(d.Sections, summarySection(rep), runSection(rep))
 	// What is wrong with the input comes before the results it explains.
-	if len(rep.Notes) > 0 {
-		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
+	thermal := len(rep.Components) > 0
+	var notes []string
+	for _, n := range rep.Notes {
+		if !thermal && strings.HasPrefix(n, analysis.NoTemperatureNote) {
+			continue // the summary's first line says it
+		}
+		notes = append(notes, n)
 	}
-	d.Sections = append(d.Sections, componentSection(rep, ""), workloadSection(rep))
+	if len(notes) > 0 {
+		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: notes})
+	}
+	if bs, ok := blindSpotSection(rep); ok {
+		d.Sections = append(d.Sections, bs)
+	}
+	if thermal {
+		d.Sections = append(d.Sections, componentSection(rep, ""))
+	}
+	if len(rep.Workload.Metrics) > 0 || thermal {
+		d.Sections = append(d.Sections, workloadSection(rep))
+	}
 	d.Sections = append(d.Sections, fitSections(rep)...)
-	d.Sections = append(d.Sections, pumpSection(rep), coolingSection(rep), slowdownSection(rep))
+	if len(rep.PumpCycles) > 0 || rep.Run.Cooling == "immersion" {
+		d.Sections = append(d.Sections, pumpSection(rep))
+	}
+	if thermal {
+		d.Sections = append(d.Sections, coolingSection(rep))
+	}
+	if len(rep.Slowdown) > 0 {
+		d.Sections = append(d.Sections, slowdownSection(rep))
+	}
 	d.Sections = append(d.Sections, extensionSections(rep)...)
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
 	}
-	d.Sections = append(d.Sections, definitionSection(rep))
-	if len(rep.Components) > 0 {
+	if o.Definitions {
+		d.Sections = append(d.Sections, definitionSection(rep))
+	}
+	if thermal {
 		d.Sections = append(d.Sections, sensorSection(rep))
+	}
+	if !o.Definitions {
+		d.Sections = append(d.Sections, section{Title: "Definitions", Paras: []string{definitionsPointer}})
 	}
 	return d
 }
+
+// definitionsPointer says where the definitions are when they are not
+// printed.
+const definitionsPointer = "How each quantity is computed, with the options in force: --definitions, or docs/report-schema.md."
 
 func orDash(s string) string {
 	if s == "" {
@@ -205,6 +250,9 @@ func notComputed(cs []analysis.ComponentResult) []string {
 	for _, c := range cs {
 		byWhy := map[string][]string{}
 		for f, why := range c.NotComputed {
+			if summaryOnly[f] {
+				continue // the summary line says it
+			}
 			byWhy[why] = append(byWhy[why], f)
 		}
 		var whys []string
@@ -229,8 +277,12 @@ func notComputed(cs []analysis.ComponentResult) []string {
 	return out
 }
 
+// summaryOnly are the fields only the summary shows; its line for the
+// component says why one is missing ("no limit recorded", "did not rise").
+var summaryOnly = map[string]bool{"margin_c": true, "rise_63_s": true, "rise_90_s": true}
+
 var columns = []string{"idle_min_c", "idle_mean_c", "idle_max_c", "max_c", "load_peak_c", "heat_interval_s_per_c",
-	"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s"}
+	"steepest_s_per_c", "return_to_idle_s", "coolant_peak_diff_c", "coolant_lag_s", "load_fit", "cooldown_fit", "heat_interval_band"}
 
 func columnOrder(f string) int {
 	for i, c := range columns {
@@ -309,12 +361,12 @@ func coolingSection(rep *analysis.Report) section {
 }
 
 func slowdownSection(rep *analysis.Report) section {
-	s := section{Title: "Thermal slowdown (runtime per iteration against mean temperature)"}
+	s := section{Title: "Runtime against temperature (per iteration)"}
 	if why := rep.NotComputed["slowdown"]; why != "" {
 		s.Paras = append(s.Paras, "Not computed: "+why+".")
 		return s
 	}
-	s.Table = &table{Head: []string{"component", "iterations", "slope s/°C", "intercept s", "r²", "p-value", "significant slowdown"}}
+	s.Table = &table{Head: []string{"component", "iterations", "runtime change %/10 °C", "over °C", "r²", "p-value", "longer when hotter"}}
 	for _, r := range rep.Slowdown {
 		sig := "no"
 		if r.Significant {
@@ -328,9 +380,40 @@ func slowdownSection(rep *analysis.Report) section {
 		if r.PValue != nil {
 			p = fmt.Sprintf("%.3g", *r.PValue)
 		}
-		s.Table.Rows = append(s.Table.Rows, []string{r.Component, fmt.Sprint(r.N), num(r.SlopeSPerC, 4), num(r.InterceptS, 2), num(r.R2, 3), p, sig})
+		eff := dash
+		if r.RuntimeChangePctPer10C != nil && r.RuntimeChangeLoPctPer10C != nil && r.RuntimeChangeHiPctPer10C != nil {
+			eff = fmt.Sprintf("%+.2f [%+.2f, %+.2f]", *r.RuntimeChangePctPer10C, *r.RuntimeChangeLoPctPer10C, *r.RuntimeChangeHiPctPer10C)
+		}
+		s.Table.Rows = append(s.Table.Rows, []string{r.Component, fmt.Sprint(r.N), eff, num(r.TempSpanC, 1), num(r.R2, 3), p, sig})
 	}
+	s.Paras = append(s.Paras, fmt.Sprintf("Each iteration's runtime regressed on the component's mean temperature during it: the change in runtime per 10 °C as a %% of the mean runtime, with its %.3g %% interval, over the span of temperatures the iterations saw; longer when hotter: a positive slope with p < %.3g. This is not the GPU's clock throttling, which follows.",
+		100*(1-rep.Options.Alpha), rep.Options.Alpha))
+	s.Paras = append(s.Paras, throttleLine(rep))
 	return s
+}
+
+// throttleLine is the GPUs' own account of their clocks during the load,
+// kept apart from the regression so that neither is read as the other.
+func throttleLine(rep *analysis.Report) string {
+	var parts []string
+	for _, c := range rep.Components {
+		th := c.Throttle
+		if th == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s never held its clocks back (%.0f s of readings)", c.ID, th.SpanS)
+		if th.ThermalS > 0 || th.PowerS > 0 {
+			p = fmt.Sprintf("%s held its clocks back for heat %.0f s and for power %.0f s of %.0f s", c.ID, th.ThermalS, th.PowerS, th.SpanS)
+			if r := th.ReasonsText(); r != "" {
+				p += " (" + r + ")"
+			}
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "Clock throttling by the device (NVML clock event reasons): not recorded."
+	}
+	return "Clock throttling by the device itself (NVML clock event reasons during the load): " + strings.Join(parts, "; ") + "."
 }
 
 func definitionSection(rep *analysis.Report) section {
@@ -342,6 +425,10 @@ func definitionSection(rep *analysis.Report) section {
 }
 
 func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
+	return comparisonDocumentWith(cmp, figs, Options{})
+}
+
+func comparisonDocumentWith(cmp *analysis.Comparison, figs []Figure, o Options) document {
 	var names []string
 	for i, r := range cmp.Runs {
 		names = append(names, fmt.Sprintf("%s = %s", cmp.Labels[i], orDash(r.Run.ID)))
@@ -389,14 +476,19 @@ func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
 		ce.List = append(ce.List, q.Text)
 	}
 	d.Sections = append(d.Sections, ce)
+	if ws, ok := workloadComparison(cmp); ok {
+		d.Sections = append(d.Sections, ws)
+	}
 	if len(figs) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Figures", Figures: figs})
 	}
 	for i, r := range cmp.Runs {
 		d.Sections = append(d.Sections, componentSection(r, fmt.Sprintf("Run %s: components", cmp.Labels[i])))
 	}
-	if len(cmp.Runs) > 0 {
+	if len(cmp.Runs) > 0 && o.Definitions {
 		d.Sections = append(d.Sections, definitionSection(cmp.Runs[0]))
+	} else {
+		d.Sections = append(d.Sections, section{Title: "Definitions", Paras: []string{definitionsPointer}})
 	}
 	return d
 }

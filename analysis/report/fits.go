@@ -15,6 +15,8 @@ func fitSections(rep *analysis.Report) []section {
 		"heat interval s/°C", "its band s/°C"}}
 	cool := section{Title: "Fitted cooldown"}
 	cool.Table = &table{Head: []string{"component", "model", "τ s", "fast τ s (share)", "asymptote °C", "drop °C", "R²", "RMS °C"}}
+	load.Table.Optional = []string{"its band s/°C", "RMS °C", "plateau °C", "heat interval s/°C", "fast τ s (share)"}
+	cool.Table.Optional = []string{"RMS °C", "asymptote °C", "fast τ s (share)"}
 	for _, c := range rep.Components {
 		band := dash
 		if b := c.HeatIntervalBand; b != nil {

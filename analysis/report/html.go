@@ -48,7 +48,8 @@ figure svg, img { max-width: 100%; height: auto; }
 {{range .Sections}}
 <section>
 <h2>{{.Title}}</h2>
-{{with .Table}}<table>
+{{range .Lead}}<p>{{.}}</p>
+{{end}}{{with .Table}}<table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

@@ -13,6 +13,9 @@ func writeMarkdown(w io.Writer, d document) error {
 	fmt.Fprintf(bw, "# %s\n", mdEscape(d.Title))
 	for _, s := range d.Sections {
 		fmt.Fprintf(bw, "\n## %s\n\n", mdEscape(s.Title))
+		for _, p := range s.Lead {
+			fmt.Fprintf(bw, "%s\n\n", mdEscape(p))
+		}
 		if s.Table != nil {
 			fmt.Fprintf(bw, "| %s |\n", mdRow(s.Table.Head))
 			seps := make([]string, len(s.Table.Head))

@@ -99,7 +99,7 @@ func TestJSONSchemaNames(t *testing.T) {
 // the narrow form).
 func TestTextShowsDashesAndReasons(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Write(&buf, TextWide, sample(), []Figure{{Title: "Temperatures", SVG: "temperatures.svg", PNG: "temperatures.png"}}); err != nil {
+	if err := WriteWith(&buf, TextWide, sample(), []Figure{{Title: "Temperatures", SVG: "temperatures.svg", PNG: "temperatures.png"}}, Options{Definitions: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

@@ -21,6 +21,9 @@ func writeText(w io.Writer, d document, width int) error {
 	fmt.Fprintf(bw, "%s\n%s\n", d.Title, strings.Repeat("=", len([]rune(d.Title))))
 	for _, s := range d.Sections {
 		fmt.Fprintf(bw, "\n%s\n%s\n", s.Title, strings.Repeat("-", len([]rune(s.Title))))
+		for _, p := range s.Lead {
+			fmt.Fprintln(bw, wrap(p, width, ""))
+		}
 		if s.Table != nil {
 			t, dropped := fitTable(s.Table, width)
 			tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)

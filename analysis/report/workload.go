@@ -77,3 +77,48 @@ func siPrefix(v float64) string {
 	}
 	return fmt.Sprintf("%.3g", v)
 }
+
+// workloadComparison sets each workload metric's median side by side,
+// with its change against the reference run: what two runs of the same
+// job on a VM differ in when there is no temperature to compare.
+func workloadComparison(cmp *analysis.Comparison) (section, bool) {
+	s := section{Title: "Workload"}
+	if len(cmp.Workload) == 0 {
+		return s, false
+	}
+	s.Table = &table{Head: []string{"metric"}}
+	for i, l := range cmp.Labels {
+		s.Table.Head = append(s.Table.Head, l+" median")
+		if i > 0 {
+			s.Table.Head = append(s.Table.Head, l+" change")
+		}
+	}
+	for _, mc := range cmp.Workload {
+		row := []string{mc.Metric}
+		for i := range cmp.Labels {
+			v := dash
+			if mc.Medians[i] != nil {
+				v = metricValue(mc.Metric, *mc.Medians[i])
+			}
+			row = append(row, v)
+			if i > 0 {
+				ch := dash
+				if mc.ChangePct[i] != nil {
+					ch = fmt.Sprintf("%+.1f %%", *mc.ChangePct[i])
+				} else {
+					s.List = append(s.List, mc.Text(cmp.Labels, i))
+				}
+				row = append(row, ch)
+			}
+		}
+		s.Table.Rows = append(s.Table.Rows, row)
+	}
+	var names []string
+	for i, l := range cmp.Labels {
+		if len(cmp.Workload) > 0 {
+			names = append(names, fmt.Sprintf("%s %s", l, orDash(cmp.Workload[0].Workloads[i])))
+		}
+	}
+	s.Paras = append(s.Paras, "Median over each run's successful iterations during the load ("+strings.Join(names, ", ")+"); change against "+cmp.Labels[0]+".")
+	return s, true
+}

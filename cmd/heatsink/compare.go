@@ -14,13 +14,16 @@ import (
 func newCompareCmd() *cobra.Command {
 	opts := analysis.DefaultOptions()
 	var format, out string
+	var ro report.Options
 	cmd := &cobra.Command{
 		Use:   "compare RUN_DIR RUN_DIR...",
 		Short: "Compare runs side by side per component kind (immersion vs air, workload vs workload)",
 		Long: `compare analyses each run as report does and sets them side by side per
 component kind, with the first run as the reference: heat-accumulation
 intervals and their ratios ("CPU accumulates heat 1.30x faster in B than in
-A"), return-to-idle times, cooling energy, and each run's component table.
+A"), return-to-idle times, cooling energy, each workload metric's median and
+its change against the first run (on any machine, temperatures or not), and
+each run's component table.
 With --out it writes comparison.<format> and the heat-interval bar chart
 (SVG and PNG) into that directory.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -47,12 +50,13 @@ With --out it writes comparison.<format> and the heat-interval bar chart
 			}
 			cmp := analysis.Compare(reps)
 			return emit(cmd, out, "comparison", f, func(w io.Writer, figs []report.Figure) error {
-				return report.WriteComparison(w, f, cmp, figs)
+				return report.WriteComparisonWith(w, f, cmp, figs, ro)
 			}, func(dir string) ([]report.Figure, error) { return plot.WriteComparison(dir, cmp) })
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
 	cmd.Flags().StringVar(&out, "out", "", "write comparison.<format> and the figure into this directory")
+	cmd.Flags().BoolVar(&ro.Definitions, "definitions", false, "text, md, html: end with how every quantity is computed")
 	addAnalysisFlags(cmd.Flags(), &opts)
 	return cmd
 }

@@ -18,6 +18,7 @@ func newReportCmd() *cobra.Command {
 	opts := analysis.DefaultOptions()
 	var format, out string
 	var wide bool
+	var ro report.Options
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Analyse a run: idle, heat accumulation, return to idle, pump cycles, cooling energy",
@@ -50,12 +51,13 @@ figures (SVG and PNG) into that directory; otherwise it prints the report.`,
 			if err != nil {
 				return err
 			}
-			return writeReport(cmd, rep, f, out)
+			return writeReportWith(cmd, rep, f, out, ro)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
 	cmd.Flags().StringVar(&out, "out", "", "write report.<format> and the figures into this directory")
 	cmd.Flags().BoolVar(&wide, "wide", false, "text: every column, however wide (by default tables fit 100 columns)")
+	cmd.Flags().BoolVar(&ro.Definitions, "definitions", false, "text, md, html: end with how every quantity is computed (docs/report-schema.md states them too)")
 	addAnalysisFlags(cmd.Flags(), &opts)
 	return cmd
 }
@@ -73,8 +75,13 @@ func analyseRun(dir string, opts analysis.Options) (*analysis.Report, error) {
 // set writes out/report.<ext> beside its figures. heatsink report and
 // heatsink run --report both go through it, so they always agree.
 func writeReport(cmd *cobra.Command, rep *analysis.Report, f report.Format, out string) error {
+	return writeReportWith(cmd, rep, f, out, report.Options{})
+}
+
+// writeReportWith is writeReport with the report's display options.
+func writeReportWith(cmd *cobra.Command, rep *analysis.Report, f report.Format, out string, o report.Options) error {
 	return emit(cmd, out, "report", f, func(w io.Writer, figs []report.Figure) error {
-		return report.Write(w, f, rep, figs)
+		return report.WriteWith(w, f, rep, figs, o)
 	}, func(dir string) ([]report.Figure, error) { return plot.WriteReport(dir, rep) })
 }
 
@@ -89,6 +96,10 @@ func addAnalysisFlags(fs *pflag.FlagSet, o *analysis.Options) {
 	fs.Float64Var(&o.PumpFlowLPM, "pump-flow", o.PumpFlowLPM, "coolant flow (L/min) above which circulation counts as a pump cycle, when no pump rpm or status is recorded")
 	fs.Float64Var(&o.CoolantDensityKgPerL, "coolant-density", o.CoolantDensityKgPerL, "coolant density (kg/L) for heat removed from coolant flow")
 	fs.Float64Var(&o.CoolantHeatCapacityKJPerKgK, "coolant-heat-capacity", o.CoolantHeatCapacityKJPerKgK, "coolant specific heat (kJ/(kg·K)) for heat removed from coolant flow")
+	fs.StringVar(&o.Cooling, "cooling", o.Cooling, "immersion or air, overriding run.json's label cooling and what was recorded (tank readings: immersion)")
+	fs.Float64Var(&o.NearLimitC, "near-limit", o.NearLimitC, "blind spot: °C below its own slowdown limit at which a component counts as near it (the alert rule gpu_core_near_slowdown's slowdown_c - 5)")
+	fs.Float64Var(&o.ControllerC, "controller-c", o.ControllerC, "blind spot: coolant temperature (°C) at which the tank's controller acts (0: the setpoint the tank recorded)")
+	fs.Float64Var(&o.CoolantMoveC, "coolant-move", o.CoolantMoveC, "blind spot: °C above its idle mean at which the coolant counts as having moved")
 }
 
 // emit prints to stdout, or with out set writes name.<ext> and the figures

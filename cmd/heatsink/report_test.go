@@ -108,7 +108,7 @@ func TestReportJSON(t *testing.T) {
 func TestReportOutWritesReportAndFigures(t *testing.T) {
 	dir := rampRun(t, "ramp", 0.1)
 	out := filepath.Join(t.TempDir(), "rep")
-	_, stderr, err := heatsink(t, "report", dir, "--format", "html", "--out", out, "--hold", "30s", "--tolerance", "0.5")
+	_, stderr, err := heatsink(t, "report", dir, "--format", "html", "--out", out, "--hold", "30s", "--tolerance", "0.5", "--definitions")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}

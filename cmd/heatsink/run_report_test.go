@@ -115,7 +115,7 @@ func TestRunReportWithoutTemperaturesSaysWhy(t *testing.T) {
 		"heatsink report: run ",
 		"the run holds no temperature (GPU, CPU chip, NVMe, coolant or water)",
 		"source hwmon was unavailable: no hwmon class at " + filepath.Join(sys, "class", "hwmon"),
-		"No temperature series found",
+		"No temperature was recorded (GPU, CPU chip, NVMe, coolant or water), so no thermal result can be given",
 	} {
 		// The text report wraps at 100 columns: compare words, not lines.
 		if !strings.Contains(strings.Join(strings.Fields(stderr), " "), want) {
