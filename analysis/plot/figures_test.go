@@ -2,6 +2,7 @@ package plot
 
 import (
 	"errors"
+	"fmt"
 	"image/color"
 	"math"
 	"strings"
@@ -313,5 +314,89 @@ func TestWriteReportWithoutDirectoryInlinesOnly(t *testing.T) {
 		if f.SVG != "" || f.PNG != "" || !strings.HasPrefix(string(f.Data), "<svg") || !strings.HasSuffix(strings.TrimSpace(string(f.Data)), "</svg>") {
 			t.Errorf("figure %q: files %q %q, data %.40q", f.Title, f.SVG, f.PNG, f.Data)
 		}
+	}
+}
+
+// The temperature figure draws each limit the device recorded as a line
+// its axis reaches (the H100 run records slowdown_c 89 °C for the core and
+// mem_max_c 95 °C for the memory), and none for a run that recorded none.
+func TestTemperatureFigureDrawsTheRecordedLimits(t *testing.T) {
+	rep := realReport(t, "h100-dgemm")
+	var want []float64
+	for _, c := range rep.Components {
+		if c.Limit != nil {
+			want = append(want, c.Limit.C)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("the run records %d limits, want the core's and the memory's", len(want))
+	}
+	p, err := Temperatures(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, s := range record(recordedPlot{p}, figureH).texts {
+		if strings.HasPrefix(s, "limit ") {
+			got = append(got, 0)
+		}
+	}
+	for _, l := range want {
+		if p.Y.Max < l {
+			t.Errorf("the axis ends at %g °C, below the limit %g °C", p.Y.Max, l)
+		}
+	}
+	if len(got) != len(want) || len(limits(rep)) != len(want) {
+		t.Errorf("%d limit legend entries, %d limits; want %d", len(got), len(limits(rep)), len(want))
+	}
+	for _, c := range immersedRun(t).Components {
+		if c.Limit != nil {
+			t.Fatalf("%s of the synthetic run has a limit %+v it never recorded", c.ID, c.Limit)
+		}
+	}
+}
+
+// Eight GPUs with the same slowdown limit get one line, not eight.
+func TestLimitsOfIdenticalDevicesAreOneLine(t *testing.T) {
+	rep := &analysis.Report{}
+	for g := range 8 {
+		rep.Components = append(rep.Components, analysis.ComponentResult{ID: fmt.Sprintf("gpu_core:%d", g), Limit: &analysis.Limit{Field: "slowdown_c", C: 89}})
+	}
+	rep.Components = append(rep.Components, analysis.ComponentResult{ID: "gpu_mem:0", Limit: &analysis.Limit{Field: "mem_max_c", C: 95}})
+	ls := limits(rep)
+	if len(ls) != 2 || len(ls[0].components) != 8 || ls[0].label() != "limit slowdown 89 °C (gpu_core:0, gpu_core:1 and 6 more)" {
+		t.Errorf("limits %+v, label %q", ls, ls[0].label())
+	}
+}
+
+// The blind-spot figure of an immersed run draws every component's rise
+// and its coolant's once; a run without a tank has none.
+func TestBlindSpotFigureOfAnImmersedRun(t *testing.T) {
+	rep := immersedRun(t)
+	if len(rep.BlindSpot) == 0 {
+		t.Fatalf("no blind spot computed: %v", rep.NotComputed["blind_spot"])
+	}
+	p, err := BlindSpot(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coolant := 0
+	var entries int
+	for _, s := range record(recordedPlot{p}, figureH).texts {
+		if strings.Contains(s, "what the controller sees") {
+			coolant++
+		}
+		if strings.Contains(s, " (rose ") {
+			entries++
+		}
+	}
+	if coolant != 1 || entries != len(rep.BlindSpot)+1 {
+		t.Errorf("%d coolant entries, %d rise entries; want 1 and %d", coolant, entries, len(rep.BlindSpot)+1)
+	}
+	if p.X.Min != 0 || p.Y.Min > 0 {
+		t.Errorf("axes %g-%g, %g-%g: want time from the load's start and rises from 0", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	if _, err := BlindSpot(realReport(t, "h100-dgemm")); !errors.Is(err, ErrNothingToPlot) {
+		t.Errorf("a run without a tank: %v", err)
 	}
 }

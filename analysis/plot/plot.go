@@ -52,7 +52,8 @@ var ErrNothingToPlot = errors.New("nothing to plot")
 
 // Temperatures draws every component's temperature over the run, CPU chips
 // as their mean with the band between their coolest and hottest sensor,
-// coolant and water dashed and heavier, and the phases shaded behind. Each
+// coolant and water dashed and heavier, the phases shaded behind and each
+// limit a device recorded (slowdown, memory maximum, ...) as a line. Each
 // GPU has its own colour, its memory dashed in the same colour; the legend
 // goes beside the plot (see framed).
 func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
@@ -137,9 +138,16 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	if fitLine != nil {
 		p.Legend.Add("fitted model", fitLine)
 	}
+	// Each device's own limit is a line, and the axis reaches it: the
+	// margin to it is what a reader looks for first.
+	llo, lhi, err := addLimits(p, rep, rep.Run.EndS*scale)
+	if err != nil {
+		return nil, err
+	}
+	ylo, yhi = min(ylo, llo), max(yhi, lhi)
 	p.Add(plotter.NewGrid())
-	// The axes are the readings': a fitted curve that strays from them is
-	// cut at the frame rather than stretching the axis away from the data.
+	// The axes are the readings' and the limits': a fitted curve that
+	// strays from them is cut at the frame rather than stretching the axis.
 	pad := max(0.5, 0.03*(yhi-ylo))
 	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad
 	p.X.Min, p.X.Max = 0, rep.Run.EndS*scale
@@ -246,6 +254,9 @@ func (s phaseShade) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.color, c.ClipPolygonXY(pts))
 }
 
+// loadShade is the load phase's shade, in every figure that shows it.
+var loadShade = color.NRGBA{R: 255, G: 120, B: 80, A: 45}
+
 func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 	for _, s := range []struct {
 		name string
@@ -253,7 +264,7 @@ func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 		col  color.Color
 	}{
 		{"baseline", ph.Baseline, color.NRGBA{R: 120, G: 160, B: 255, A: 40}},
-		{"load", ph.Load, color.NRGBA{R: 255, G: 120, B: 80, A: 45}},
+		{"load", ph.Load, loadShade},
 		{"cooldown", ph.Cooldown, color.NRGBA{R: 80, G: 200, B: 160, A: 40}},
 	} {
 		if s.sp == nil {
@@ -534,6 +545,7 @@ func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
 		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "blind-spot", title: "The blind spot: each component's rise over its idle mean against its coolant's, from the start of the load, with the rise at which it reaches its own limit", draw: plain(func() (*gplot.Plot, error) { return BlindSpot(rep) })},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
