@@ -369,32 +369,35 @@ func TestLimitsOfIdenticalDevicesAreOneLine(t *testing.T) {
 	}
 }
 
-// The blind-spot figure of an immersed run draws every component's rise
-// and its coolant's once; a run without a tank has none.
+// The blind-spot figure of an immersed run shows the worst component
+// against its limit and its limit less N, with the coolant once on the
+// right axis; a run without a tank has none.
 func TestBlindSpotFigureOfAnImmersedRun(t *testing.T) {
 	rep := immersedRun(t)
 	if len(rep.BlindSpot) == 0 {
 		t.Fatalf("no blind spot computed: %v", rep.NotComputed["blind_spot"])
 	}
-	p, err := BlindSpot(rep)
+	for i := range rep.BlindSpot {
+		b := &rep.BlindSpot[i]
+		b.Limit = &analysis.Limit{Field: "slowdown_c", C: b.PeakC + 3}
+	}
+	d, err := BlindSpot(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	coolant := 0
-	var entries int
-	for _, s := range record(recordedPlot{p}, figureH).texts {
-		if strings.Contains(s, "what the controller sees") {
-			coolant++
-		}
-		if strings.Contains(s, " (rose ") {
-			entries++
-		}
+	f := d.(framed)
+	worst := worstBlindSpot(rep)
+	if f.right == nil || !strings.HasPrefix(f.p.Title.Text, worst.Component+" against the coolant") {
+		t.Errorf("title %q, right axis %+v", f.p.Title.Text, f.right)
 	}
-	if coolant != 1 || entries != len(rep.BlindSpot)+1 {
-		t.Errorf("%d coolant entries, %d rise entries; want 1 and %d", coolant, entries, len(rep.BlindSpot)+1)
+	if f.p.Y.Max < worst.Limit.C {
+		t.Errorf("the axis ends at %g °C, below the limit %g °C", f.p.Y.Max, worst.Limit.C)
 	}
-	if p.X.Min != 0 || p.Y.Min > 0 {
-		t.Errorf("axes %g-%g, %g-%g: want time from the load's start and rises from 0", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	texts := strings.Join(record(d, figureH).texts, "\n")
+	for _, want := range []string{"limit slowdown_c", "limit − 5 °C", worst.Coolant + ", right axis"} {
+		if strings.Count(texts, want) != 1 {
+			t.Errorf("legend has %q %d times, want once:\n%s", want, strings.Count(texts, want), texts)
+		}
 	}
 	if _, err := BlindSpot(realReport(t, "h100-dgemm")); !errors.Is(err, ErrNothingToPlot) {
 		t.Errorf("a run without a tank: %v", err)

@@ -545,7 +545,7 @@ func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
 		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
-		{name: "blind-spot", title: "The blind spot: each component's rise over its idle mean against its coolant's, from the start of the load, with the rise at which it reaches its own limit", draw: plain(func() (*gplot.Plot, error) { return BlindSpot(rep) })},
+		{name: "blind-spot", title: "Immersion blind spot: the component nearest its limit (or that rose most) against the coolant the tank's controller sees", draw: func() (drawable, error) { return BlindSpot(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
