@@ -403,3 +403,46 @@ func TestBlindSpotFigureOfAnImmersedRun(t *testing.T) {
 		t.Errorf("a run without a tank: %v", err)
 	}
 }
+
+// The comparison's bars stand inside the axis too, side by side within
+// their kind's slot (the leftmost crossed the axis and the tallest touched
+// its top).
+func TestComparedBarsStandInsideTheAxis(t *testing.T) {
+	a, b := immersedRun(t), immersedRun(t)
+	b.Run.ID = "second"
+	cmp := analysis.Compare([]*analysis.Report{a, b})
+	p, err := CompareHeatIntervals(cmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Legend = gplot.NewLegend() // its swatches are not bars
+	rec := &recorder.Canvas{}
+	c := draw.NewCanvas(rec, figureW, figureH)
+	p.Draw(c)
+	data := p.DataCanvas(c)
+	want := 0
+	for _, kc := range cmp.Kinds {
+		for _, s := range kc.PerRun {
+			if s.HeatIntervalSPerC != nil {
+				want++
+			}
+		}
+	}
+	got := 0
+	for _, f := range record(recordedPlot{p}, figureH).fills {
+		if (!sameColour(f.col, colour(0)) && !sameColour(f.col, colour(1))) || len(f.pts) < 4 {
+			continue
+		}
+		lo, hi := f.pts[0], f.pts[0]
+		for _, q := range f.pts {
+			lo.X, lo.Y, hi.X, hi.Y = min(lo.X, q.X), min(lo.Y, q.Y), max(hi.X, q.X), max(hi.Y, q.Y)
+		}
+		got++
+		if lo.X < data.Min.X || hi.X > data.Max.X || hi.Y >= data.Max.Y-1 {
+			t.Errorf("bar %v-%v leaves or fills the axis %v-%v", lo, hi, data.Min, data.Max)
+		}
+	}
+	if got != want || want < 4 {
+		t.Errorf("%d bars, want %d (at least 4)", got, want)
+	}
+}
