@@ -152,7 +152,7 @@ func firstAtOrAbove(t, v []float64, from, level float64) *float64 {
 // Sentence says the blind spot of b in one sentence, for people.
 func (b BlindSpot) Sentence() string {
 	s := fmt.Sprintf("Under load %s rose %.1f °C over idle while the coolant, the only temperature the tank's controller sees, rose %.2f °C over the same %.0f s",
-		b.Component, b.RiseC, b.CoolantRiseC, b.ToS-b.FromS)
+		b.Component, b.RiseC, math.Max(b.CoolantRiseC, 0), b.ToS-b.FromS)
 	switch {
 	case b.Limit == nil:
 		s += "; it recorded no limit of its own"

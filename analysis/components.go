@@ -357,7 +357,11 @@ func (a *analyzer) component(c *Component, coolants []*Component) ComponentResul
 	if idle != nil && res.LoadPeakC != nil {
 		if rise := *res.LoadPeakC - idle.Mean; rise < a.o.MinRise {
 			res.DidNotRise = true
-			reason := fmt.Sprintf("did not rise: its load peak %.1f °C is %.2f °C above the idle mean (minimum rise %.3g °C)", *res.LoadPeakC, rise, a.o.MinRise)
+			rel := "above"
+			if rise < 0 {
+				rel = "below"
+			}
+			reason := fmt.Sprintf("did not rise: its load peak %.1f °C is %.2f °C %s the idle mean (minimum rise %.3g °C)", *res.LoadPeakC, math.Abs(rise), rel, a.o.MinRise)
 			res.HeatIntervalSPerC, res.SteepestSPerC, res.SteepestAtS, res.ReturnToIdleS = nil, nil, nil, nil
 			res.CoolantLagS, res.LoadFit, res.CooldownFit, res.HeatIntervalBand = nil, nil, nil, nil
 			for _, k := range []string{"heat_interval_s_per_c", "steepest_s_per_c", "return_to_idle_s", "load_fit", "cooldown_fit", "heat_interval_band", "rise_63_s", "rise_90_s"} {

@@ -55,6 +55,10 @@ func summarySection(rep *analysis.Report) section {
 		}
 		return s
 	}
+	if rep.Phases.Load == nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("The run records no load phase, so nothing about heating, limits or throttling under load can be said of its %d temperatures: give it phases (heatsink import --phase NAME=START..END) or record with heatsink run.", len(rep.Components)))
+		return s
+	}
 	if b := worstBlindSpot(rep); b != nil {
 		s.Paras = append(s.Paras, b.Sentence())
 	}
@@ -179,7 +183,8 @@ func blindSpotSection(rep *analysis.Report) (section, bool) {
 		return s, false
 	}
 	s.Lead = append(s.Lead, worstBlindSpot(rep).Sentence())
-	s.Table = &table{Head: []string{"component", "rise °C", "coolant rise °C", "limit °C", "near limit at s", "coolant moved at s", "controller reached at s"}}
+	s.Table = &table{Head: []string{"component", "rise °C", "coolant rise °C", "limit °C", "near limit at s", "coolant moved at s", "controller at s"},
+		Optional: []string{"limit °C", "controller at s"}}
 	at := func(p *float64, from float64) string {
 		if p == nil {
 			return "never"
@@ -191,7 +196,7 @@ func blindSpotSection(rep *analysis.Report) (section, bool) {
 		limit := dash
 		near := dash
 		if b.Limit != nil {
-			limit = fmt.Sprintf("%.0f (%s)", b.Limit.C, b.Limit.Field)
+			limit = fmt.Sprintf("%.0f %s", b.Limit.C, b.Limit.Field)
 			near = at(b.NearLimitAtS, b.FromS)
 		}
 		reached := dash
@@ -199,15 +204,24 @@ func blindSpotSection(rep *analysis.Report) (section, bool) {
 			reached = at(b.ControllerReachedAtS, b.FromS)
 			ctl = fmt.Sprintf("The controller's threshold is %.1f °C (%s).", *b.ControllerC, b.ControllerSource)
 		}
-		s.Table.Rows = append(s.Table.Rows, []string{b.Component, fmt.Sprintf("%.1f", b.RiseC), fmt.Sprintf("%.2f", b.CoolantRiseC),
+		s.Table.Rows = append(s.Table.Rows, []string{b.Component, fmt.Sprintf("%.1f", noNegZero(b.RiseC, 1)), fmt.Sprintf("%.2f", noNegZero(b.CoolantRiseC, 2)),
 			limit, near, at(b.CoolantMovedAtS, b.FromS), reached})
 	}
 	s.Table.dropEmptyColumns(3)
 	b := rep.BlindSpot[0]
-	s.Paras = append(s.Paras, fmt.Sprintf("Rises are load peak less idle mean over the load, %.0f–%.0f s; times are seconds into the load; near limit: within %.3g °C of the device's own limit (--near-limit); moved: the coolant's 15 s mean %.3g °C above its idle mean (--coolant-move).",
+	s.Paras = append(s.Paras, fmt.Sprintf("Rises are load peak less idle mean over the load, %.0f–%.0f s; times are seconds into the load; near limit: within %.3g °C of the device's own limit (--near-limit); moved: the coolant's 15 s mean %.3g °C above its idle mean (--coolant-move); controller: when the coolant reached the controller's threshold.",
 		b.FromS, b.ToS, b.NearLimitC, b.CoolantMoveC))
 	if ctl != "" {
 		s.Paras = append(s.Paras, ctl)
 	}
 	return s, true
+}
+
+// noNegZero rounds x to prec decimals without printing "-0.0" for a
+// reading that did not move.
+func noNegZero(x float64, prec int) float64 {
+	if math.Abs(x) < 0.5*math.Pow(10, -float64(prec)) {
+		return 0
+	}
+	return x
 }
