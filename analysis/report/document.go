@@ -456,21 +456,24 @@ func comparisonDocumentWith(cmp *analysis.Comparison, figs []Figure, o Options) 
 		d.Sections = append(d.Sections, s)
 	}
 	ce := section{Title: "Cooling energy"}
-	ce.Table = &table{Head: []string{"run", "cooling", "energy kJ", "until", "method"}}
+	// The method and any reason go under the table, one line per run: in
+	// a cell they made the table 130 columns wide.
+	ce.Table = &table{Head: []string{"run", "cooling", "energy kJ", "until s"}}
 	for i, r := range cmp.Runs {
 		e := r.CoolingEnergy
 		until := dash
 		if e.ToS != nil && e.EnergyKJ != nil {
-			until = fmt.Sprintf("%.0f s", *e.ToS)
-			if !e.Normalised {
-				until += " (end of recording, lower bound)"
-			}
+			until = fmt.Sprintf("%.0f", *e.ToS)
 		}
-		method := e.Method
-		if e.EnergyKJ == nil {
-			method = "not computed: " + e.NotComputed
+		ce.Table.Rows = append(ce.Table.Rows, []string{cmp.Labels[i], e.Cooling, num(e.EnergyKJ, 1), until})
+		switch {
+		case e.EnergyKJ == nil:
+			ce.List = append(ce.List, fmt.Sprintf("%s: not computed: %s", cmp.Labels[i], e.NotComputed))
+		case !e.Normalised:
+			ce.List = append(ce.List, fmt.Sprintf("%s: %s; until the end of the recording, so a lower bound", cmp.Labels[i], e.Method))
+		default:
+			ce.List = append(ce.List, fmt.Sprintf("%s: %s", cmp.Labels[i], e.Method))
 		}
-		ce.Table.Rows = append(ce.Table.Rows, []string{cmp.Labels[i], e.Cooling, num(e.EnergyKJ, 1), until, method})
 	}
 	for _, q := range cmp.CoolingEnergy {
 		ce.List = append(ce.List, q.Text)
