@@ -446,3 +446,27 @@ func TestComparedBarsStandInsideTheAxis(t *testing.T) {
 		t.Errorf("%d bars, want %d (at least 4)", got, want)
 	}
 }
+
+// A load trimmed to its powered span shows its recorded tail apart, named
+// once; an untrimmed load has no such shade.
+func TestTrimmedLoadTailIsShadedApart(t *testing.T) {
+	end := 110.0
+	for _, tc := range []struct {
+		recordedEnd *float64
+		want        int
+	}{{nil, 0}, {&end, 1}} {
+		ph := analysis.Phases{Baseline: &analysis.Span{Start: 0, End: 30}, Load: &analysis.Span{Start: 30, End: 100},
+			Cooldown: &analysis.Span{Start: 100, End: 200}, LoadRecordedEndS: tc.recordedEnd}
+		p := gplot.New()
+		shadePhases(p, ph, 1)
+		n := 0
+		for _, s := range record(recordedPlot{p}, figureH).texts {
+			if s == "load after the work ended (left out)" {
+				n++
+			}
+		}
+		if n != tc.want {
+			t.Errorf("recorded end %v: the tail is named %d times, want %d", tc.recordedEnd, n, tc.want)
+		}
+	}
+}

@@ -274,7 +274,17 @@ func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 		p.Add(sh)
 		p.Legend.Add(s.name+" phase", sh)
 	}
+	// A load trimmed to its powered span: the recorded tail, after the
+	// work had ended, is shaded apart so the reader sees what was left out.
+	if ld, end := ph.Load, ph.LoadRecordedEndS; ld != nil && end != nil && *end > ld.End {
+		sh := phaseShade{from: ld.End * scale, to: *end * scale, color: trimmedShade}
+		p.Add(sh)
+		p.Legend.Add("load after the work ended (left out)", sh)
+	}
 }
+
+// trimmedShade marks the recorded load after the work had ended.
+var trimmedShade = color.NRGBA{R: 120, G: 120, B: 120, A: 50}
 
 // HeatIntervals draws each component's heat-accumulation interval as a
 // bar, with the band the analysis computed over the peak's variants as a
