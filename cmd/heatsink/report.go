@@ -29,7 +29,9 @@ the steepest sustained rise, the return to idle and the lead over the coolant;
 pump cycles with heat removed and pump energy; cooling energy; and thermal
 slowdown of the workload. The report states every definition and says why
 anything could not be computed. With --out it writes report.<format> and the
-figures (SVG and PNG) into that directory; otherwise it prints the report.`,
+figures (SVG and PNG) into that directory; otherwise it prints the report.
+HTML carries its figures inline, so report.html (or the page printed) stands
+alone.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("give one run directory: heatsink report RUN_DIR (got %s)", count(len(args), "argument"))
