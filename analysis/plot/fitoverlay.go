@@ -17,14 +17,21 @@ const fitSteps = 200
 // overlayFits draws c's fitted load rise and cooldown over its readings,
 // dotted black so that a reader sees where the model leaves the data; it
 // returns the last line drawn (for one legend entry), or nil when c has no
-// fit.
+// fit. A curve is drawn only over the stretch of its fit that has readings
+// (x in [first, last reading] of that stretch), never extrapolated before
+// or after them; the caller keeps the y axis to the readings, so a model
+// that strays from them is cut at the frame.
 func overlayFits(p *gplot.Plot, c analysis.ComponentResult, scale float64) (*plotter.Line, error) {
 	var last *plotter.Line
 	draw := func(from, to float64, at func(float64) float64) error {
+		from, to, ok := covered(c.Series, from, to)
+		if !ok {
+			return nil
+		}
 		pts := make(plotter.XYs, fitSteps+1)
 		for k := range pts {
 			t := from + (to-from)*float64(k)/fitSteps
-			pts[k] = plotter.XY{X: t / scale, Y: at(t)}
+			pts[k] = plotter.XY{X: t * scale, Y: at(t)}
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -48,4 +55,24 @@ func overlayFits(p *gplot.Plot, c analysis.ComponentResult, scale float64) (*plo
 		}
 	}
 	return last, nil
+}
+
+// covered narrows [from, to] to the first and last reading of s within
+// it; ok is false when fewer than minPoints readings lie there.
+func covered(s *analysis.Component, from, to float64) (lo, hi float64, ok bool) {
+	if s == nil {
+		return 0, 0, false
+	}
+	n := 0
+	for _, t := range s.T {
+		if t < from || t > to {
+			continue
+		}
+		if n == 0 {
+			lo = t
+		}
+		hi = t
+		n++
+	}
+	return lo, hi, n >= minPoints
 }

@@ -1,12 +1,12 @@
 package plot
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -38,10 +38,13 @@ func colour(i int) color.Color { return palette[i%len(palette)] }
 type drawable interface{ Draw(draw.Canvas) }
 
 // framed draws a plot with its legend beside the data, never over it, and
-// with an optional second y axis on the right.
+// with an optional second y axis on the right. legendW, when set, is the
+// room kept for the legend whatever its own width (stack aligns its panels
+// with it).
 type framed struct {
-	p     *gplot.Plot
-	right *rightAxis
+	p       *gplot.Plot
+	right   *rightAxis
+	legendW vg.Length
 }
 
 // rightAxis is a second quantity drawn against the plot's y axis after a
@@ -66,9 +69,9 @@ func (f framed) Draw(c draw.Canvas) {
 	f.p.Legend = gplot.NewLegend()
 	defer func() { f.p.Legend = leg }()
 	leg.Top, leg.Left = true, true
-	legW := vg.Length(0)
-	if r := leg.Rectangle(c); r.Size().X > 0 {
-		legW = min(r.Size().X+2*gap, c.Size().X*0.4)
+	legW := f.legendW
+	if legW == 0 {
+		legW = legendWidth(leg, c)
 	}
 	axisW := f.right.width(f.p)
 	plotC := draw.Crop(c, 0, -(legW + axisW), 0, 0)
@@ -83,6 +86,16 @@ func (f framed) Draw(c draw.Canvas) {
 		legC.Max.Y = data.Max.Y
 		leg.Draw(legC)
 	}
+}
+
+// legendWidth is the room a legend takes beside a plot on c: its own
+// width and a gap either side, at most 40 % of the figure.
+func legendWidth(leg gplot.Legend, c draw.Canvas) vg.Length {
+	leg.Top, leg.Left = true, true
+	if r := leg.Rectangle(c); r.Size().X > 0 {
+		return min(r.Size().X+2*gap, c.Size().X*0.4)
+	}
+	return 0
 }
 
 // width is the room the right axis takes: ticks, their labels, its title.
@@ -133,44 +146,74 @@ func (s stack) Draw(c draw.Canvas) {
 	}
 	cs := gplot.Align(rows, draw.Tiles{Rows: len(s), Cols: 1, PadY: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4),
 		PadLeft: vg.Points(4), PadRight: vg.Points(4)}, c)
+	// Every panel keeps the room of the widest legend, so that panels
+	// without one share the others' time axis.
+	legW := vg.Length(0)
 	for i, p := range s {
-		framed{p: p}.Draw(cs[i][0])
+		legW = max(legW, legendWidth(p.Legend, cs[i][0]))
+	}
+	for i, p := range s {
+		framed{p: p, legendW: legW}.Draw(cs[i][0])
 	}
 }
 
 // figureSize is every figure's size: wide enough for a legend beside it.
 const figureW, figureH = 28 * vg.Centimeter, 14 * vg.Centimeter
 
-// save writes d as name.svg and name.png in dir.
-func save(d drawable, dir, name, title string, h vg.Length) (report.Figure, error) {
-	f := report.Figure{Title: title, SVG: name + ".svg", PNG: name + ".png"}
-	for _, file := range []string{f.SVG, f.PNG} {
-		path := filepath.Join(dir, file)
-		cw, err := draw.NewFormattedCanvas(figureW, h, strings.TrimPrefix(filepath.Ext(file), "."))
+// render draws d as SVG (for the HTML report, inline) and PNG (for files
+// and everything else), on a white page of the figure's size.
+func render(d drawable, h vg.Length) (svg, png []byte, err error) {
+	for _, format := range []string{"svg", "png"} {
+		cw, err := draw.NewFormattedCanvas(figureW, h, format)
 		if err != nil {
-			return f, fmt.Errorf("save plot %s: %w", path, err)
+			return nil, nil, fmt.Errorf("render %s: %w", format, err)
 		}
 		dc := draw.New(cw)
 		dc.SetColor(color.White)
 		dc.Fill(dc.Rectangle.Path())
 		d.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(4), vg.Points(4), -vg.Points(4)))
-		if err := writeCanvas(cw, path); err != nil {
-			return f, fmt.Errorf("save plot %s: %w", path, err)
+		var buf bytes.Buffer
+		if _, err := cw.WriteTo(&buf); err != nil {
+			return nil, nil, fmt.Errorf("render %s: %w", format, err)
+		}
+		if format == "svg" {
+			svg = inlineSVG(buf.Bytes())
+		} else {
+			png = buf.Bytes()
 		}
 	}
-	return f, nil
+	return svg, png, nil
 }
 
-func writeCanvas(cw vg.CanvasWriterTo, path string) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
+// inlineSVG strips the XML declaration and the generator's comment, which
+// may not stand inside an HTML page, leaving the <svg> element. Its width
+// and height stay (the figure's size in points) and its viewBox lets the
+// page scale it.
+func inlineSVG(b []byte) []byte {
+	if i := bytes.Index(b, []byte("<svg")); i > 0 {
+		b = b[i:]
 	}
-	if _, err := cw.WriteTo(out); err != nil {
-		out.Close()
-		return err
+	return b
+}
+
+// save writes a rendered figure as name.svg and name.png in dir.
+func save(dir string, f report.Figure, png []byte) error {
+	for file, data := range map[string][]byte{f.SVG: f.Data, f.PNG: png} {
+		path := filepath.Join(dir, file)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("save plot %s: %w", path, err)
+		}
 	}
-	return out.Close()
+	return nil
+}
+
+// floor raises an axis's minimum to lo where it reaches below it (a
+// quantity that cannot be negative), keeping its span.
+func floor(a *gplot.Axis, lo float64) {
+	if a.Min < lo {
+		a.Max += lo - a.Min
+		a.Min = lo
+	}
 }
 
 // atLeast widens an axis that would zoom into a single value (one pump

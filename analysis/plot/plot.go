@@ -41,12 +41,19 @@ var kindColors = map[string]color.Color{
 	analysis.KindWater:   color.NRGBA{R: 23, G: 190, B: 207, A: 255},
 }
 
-// ErrNothingToPlot says a figure has no data (no component, no cycle).
+// minPoints is the fewest points a figure is drawn for: one or two points
+// make no picture a table does not give better (a single iteration, a
+// single pump cycle).
+const minPoints = 3
+
+// ErrNothingToPlot says a figure has no data (no component, no cycle), or
+// fewer than minPoints.
 var ErrNothingToPlot = errors.New("nothing to plot")
 
 // Temperatures draws every component's temperature over the run, CPU chips
 // as their mean with the band between their coolest and hottest sensor,
-// coolant and water dashed and heavier, and the phases shaded behind. Each
+// coolant and water dashed and heavier, the phases shaded behind and each
+// limit a device recorded (slowdown, memory maximum, ...) as a line. Each
 // GPU has its own colour, its memory dashed in the same colour; the legend
 // goes beside the plot (see framed).
 func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
@@ -67,10 +74,18 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	devices := map[string]int{}
 	n := 0
 	var fitLine *plotter.Line
+	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, c := range rep.Components {
 		s := c.Series
-		if s == nil || len(s.T) == 0 {
+		if s == nil || len(s.T) < minPoints {
 			continue
+		}
+		for i, v := range s.V {
+			lo, hi := v, v
+			if s.Min != nil {
+				lo, hi = min(lo, s.Min[i]), max(hi, s.Max[i])
+			}
+			ylo, yhi = min(ylo, lo), max(yhi, hi)
 		}
 		key := deviceKey(c)
 		if _, ok := devices[key]; !ok {
@@ -123,7 +138,19 @@ func Temperatures(rep *analysis.Report) (*gplot.Plot, error) {
 	if fitLine != nil {
 		p.Legend.Add("fitted model", fitLine)
 	}
+	// Each device's own limit is a line, and the axis reaches it: the
+	// margin to it is what a reader looks for first.
+	llo, lhi, err := addLimits(p, rep, rep.Run.EndS*scale)
+	if err != nil {
+		return nil, err
+	}
+	ylo, yhi = min(ylo, llo), max(yhi, lhi)
 	p.Add(plotter.NewGrid())
+	// The axes are the readings' and the limits': a fitted curve that
+	// strays from them is cut at the frame rather than stretching the axis.
+	pad := max(0.5, 0.03*(yhi-ylo))
+	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad
+	p.X.Min, p.X.Max = 0, rep.Run.EndS*scale
 	return p, nil
 }
 
@@ -227,6 +254,9 @@ func (s phaseShade) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.color, c.ClipPolygonXY(pts))
 }
 
+// loadShade is the load phase's shade, in every figure that shows it.
+var loadShade = color.NRGBA{R: 255, G: 120, B: 80, A: 45}
+
 func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 	for _, s := range []struct {
 		name string
@@ -234,7 +264,7 @@ func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 		col  color.Color
 	}{
 		{"baseline", ph.Baseline, color.NRGBA{R: 120, G: 160, B: 255, A: 40}},
-		{"load", ph.Load, color.NRGBA{R: 255, G: 120, B: 80, A: 45}},
+		{"load", ph.Load, loadShade},
 		{"cooldown", ph.Cooldown, color.NRGBA{R: 80, G: 200, B: 160, A: 40}},
 	} {
 		if s.sp == nil {
@@ -244,35 +274,128 @@ func shadePhases(p *gplot.Plot, ph analysis.Phases, scale float64) {
 		p.Add(sh)
 		p.Legend.Add(s.name+" phase", sh)
 	}
+	// A load trimmed to its powered span: the recorded tail, after the
+	// work had ended, is shaded apart so the reader sees what was left out.
+	if ld, end := ph.Load, ph.LoadRecordedEndS; ld != nil && end != nil && *end > ld.End {
+		sh := phaseShade{from: ld.End * scale, to: *end * scale, color: trimmedShade}
+		p.Add(sh)
+		p.Legend.Add("load after the work ended (left out)", sh)
+	}
 }
 
-// HeatIntervals draws each component's heat-accumulation interval as a bar;
-// components without one are left out, never drawn as zero.
+// trimmedShade marks the recorded load after the work had ended.
+var trimmedShade = color.NRGBA{R: 120, G: 120, B: 120, A: 50}
+
+// HeatIntervals draws each component's heat-accumulation interval as a
+// bar, with the band the analysis computed over the peak's variants as a
+// whisker; components without one are left out, never drawn as zero. Bars
+// stand one unit apart on a nominal axis with half a unit of margin at
+// either end, so none sits on the axis's edge, and the axis reaches above
+// the tallest bar and whisker.
 func HeatIntervals(rep *analysis.Report) (*gplot.Plot, error) {
-	var vals plotter.Values
+	var bars intervalBars
 	var names []string
 	for _, c := range rep.Components {
-		if c.HeatIntervalSPerC != nil {
-			vals = append(vals, *c.HeatIntervalSPerC)
-			names = append(names, c.ID)
+		if c.HeatIntervalSPerC == nil {
+			continue
 		}
+		b := bar{x: float64(len(names)), halfW: barHalfWidth, v: *c.HeatIntervalSPerC, lo: math.NaN(), hi: math.NaN(), color: colour(0)}
+		if band := c.HeatIntervalBand; band != nil {
+			b.lo, b.hi = band.LoSPerC, band.HiSPerC
+		}
+		bars.bars = append(bars.bars, b)
+		names = append(names, c.ID)
 	}
-	if len(vals) == 0 {
+	if len(bars.bars) == 0 {
 		return nil, fmt.Errorf("heat intervals: %w", ErrNothingToPlot)
 	}
+	bars.slots = len(names)
 	p := gplot.New()
 	p.Title.Text = "Heat-accumulation interval: run " + rep.Run.ID
 	p.Y.Label.Text = "heat-accumulation interval (s/°C; lower heats faster)"
-	bars, err := plotter.NewBarChart(vals, vg.Points(18))
-	if err != nil {
-		return nil, fmt.Errorf("heat intervals: %w", err)
-	}
-	bars.Color = colour(0)
-	p.Add(bars, plotter.NewGrid())
+	p.Add(plotter.NewGrid(), bars)
 	p.NominalX(names...)
-	p.X.Tick.Label.Rotation = math.Pi / 6
-	p.X.Tick.Label.XAlign = draw.XRight
+	p.Legend.Add("interval", swatch{colour(0)})
+	if bars.banded() {
+		p.Legend.Add("band over the peak's variants", whisker{})
+	}
+	p.Y.Min, p.Y.Max = 0, 1.08*p.Y.Max
+	if len(names) > 4 {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	}
 	return p, nil
+}
+
+// bar is one interval at x, halfW wide either side in data units, in its
+// colour, with its band (NaN: none).
+type bar struct {
+	x, halfW  float64
+	v, lo, hi float64
+	color     color.Color
+}
+
+// intervalBars draws bars in data units, so their spacing and width follow
+// the axis, whatever the figure's size; slots is the number of nominal
+// positions (0, 1, ...), each given half a unit of margin either side.
+type intervalBars struct {
+	bars  []bar
+	slots int
+}
+
+// barHalfWidth is half a bar's width in units of the spacing between
+// nominal positions.
+const barHalfWidth = 0.3
+
+func (b intervalBars) banded() bool {
+	for _, x := range b.bars {
+		if !math.IsNaN(x.lo) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b intervalBars) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	outline := draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}
+	for _, x := range b.bars {
+		x0, x1 := trX(x.x-x.halfW), trX(x.x+x.halfW)
+		y0, y1 := trY(0), trY(x.v)
+		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}}
+		c.FillPolygon(x.color, c.ClipPolygonXY(pts))
+		c.StrokeLines(outline, c.ClipLinesXY(pts)...)
+		if math.IsNaN(x.lo) {
+			continue
+		}
+		xm, cap := trX(x.x), (x1-x0)/4
+		lo, hi := trY(x.lo), trY(x.hi)
+		c.StrokeLines(whiskerStyle, c.ClipLinesXY([]vg.Point{{X: xm, Y: lo}, {X: xm, Y: hi}},
+			[]vg.Point{{X: xm - cap, Y: lo}, {X: xm + cap, Y: lo}}, []vg.Point{{X: xm - cap, Y: hi}, {X: xm + cap, Y: hi}})...)
+	}
+}
+
+// DataRange puts half a spacing beside the outer positions and takes the
+// bands into the height.
+func (b intervalBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	for _, x := range b.bars {
+		ymax = max(ymax, x.v)
+		if !math.IsNaN(x.hi) {
+			ymax = max(ymax, x.hi)
+		}
+	}
+	return -0.5, float64(b.slots) - 0.5, 0, ymax
+}
+
+var whiskerStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
+
+// whisker is the band's legend entry: an upright line with caps.
+type whisker struct{}
+
+func (whisker) Thumbnail(c *draw.Canvas) {
+	xm, w := (c.Min.X+c.Max.X)/2, (c.Max.X-c.Min.X)/4
+	c.StrokeLines(whiskerStyle, []vg.Point{{X: xm, Y: c.Min.Y}, {X: xm, Y: c.Max.Y}},
+		[]vg.Point{{X: xm - w, Y: c.Min.Y}, {X: xm + w, Y: c.Min.Y}}, []vg.Point{{X: xm - w, Y: c.Max.Y}, {X: xm + w, Y: c.Max.Y}})
 }
 
 // PumpCycles draws heat removed per complete cycle against the coolant
@@ -284,8 +407,8 @@ func PumpCycles(rep *analysis.Report) (*gplot.Plot, error) {
 			xy = append(xy, plotter.XY{X: *c.StartCoolantC, Y: *c.HeatRemovedKJ})
 		}
 	}
-	if len(xy) == 0 {
-		return nil, fmt.Errorf("pump cycles: %w", ErrNothingToPlot)
+	if len(xy) < minPoints {
+		return nil, fmt.Errorf("pump cycles: %d complete cycles: %w", len(xy), ErrNothingToPlot)
 	}
 	p := gplot.New()
 	p.Title.Text = "Heat removed per pump cycle: run " + rep.Run.ID
@@ -308,24 +431,29 @@ func PumpCycles(rep *analysis.Report) (*gplot.Plot, error) {
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("fit: %.0f kJ + %.1f kJ/°C·T (r² %.2f)", f.InterceptKJ, f.SlopeKJPerC, f.R2), line)
 	}
-	// One cycle, or cycles starting at one temperature, would zoom the axes
-	// into a point.
+	// Cycles starting at one temperature would zoom the axes into a point;
+	// heat removed is not negative when no cycle's is.
 	atLeast(&p.X, 2)
 	atLeast(&p.Y, max(1, 0.2*math.Abs((p.Y.Min+p.Y.Max)/2)))
+	if _, _, ymin, _ := plotter.XYRange(xy); ymin >= 0 {
+		floor(&p.Y, 0)
+	}
 	return p, nil
 }
 
 // CompareHeatIntervals draws, per component kind, one bar per run: the mean
-// heat interval of that kind's components. A kind with no interval in a run
-// has no bar there, and the run's legend entry says which and why.
+// heat interval of that kind's components, the runs side by side within
+// the kind's slot (as HeatIntervals, in data units, none on the axis's
+// edge). A kind with no interval in a run has no bar there, and the run's
+// legend entry says which and why.
 func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = "Heat-accumulation interval by component kind"
 	p.Y.Label.Text = "heat-accumulation interval (s/°C; lower heats faster)"
-	var kinds []string
-	w := vg.Points(14)
 	nRuns := len(cmp.Runs)
-	drawn := 0
+	bars := intervalBars{slots: len(cmp.Kinds)}
+	// The runs share 80 % of a slot; each bar takes 90 % of its share.
+	share := 0.8 / float64(max(nRuns, 1))
 	for r := 0; r < nRuns; r++ {
 		var missing []string
 		for k, kc := range cmp.Kinds {
@@ -334,15 +462,8 @@ func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 				missing = append(missing, analysis.KindName(kc.Kind))
 				continue
 			}
-			bar, err := plotter.NewBarChart(plotter.Values{*s.HeatIntervalSPerC}, w)
-			if err != nil {
-				return nil, fmt.Errorf("compare heat intervals: %w", err)
-			}
-			bar.XMin = float64(k)
-			bar.Offset = vg.Length(float64(r)-float64(nRuns-1)/2) * w
-			bar.Color = colour(r)
-			p.Add(bar)
-			drawn++
+			bars.bars = append(bars.bars, bar{x: float64(k) + (float64(r)-float64(nRuns-1)/2)*share, halfW: 0.45 * share,
+				v: *s.HeatIntervalSPerC, lo: math.NaN(), hi: math.NaN(), color: colour(r)})
 		}
 		label := fmt.Sprintf("%s: %s", cmp.Labels[r], cmp.Runs[r].Run.ID)
 		if len(missing) > 0 {
@@ -350,15 +471,16 @@ func CompareHeatIntervals(cmp *analysis.Comparison) (*gplot.Plot, error) {
 		}
 		p.Legend.Add(label, swatch{colour(r)})
 	}
-	if drawn == 0 {
+	if len(bars.bars) == 0 {
 		return nil, fmt.Errorf("compare heat intervals: %w", ErrNothingToPlot)
 	}
+	var kinds []string
 	for _, kc := range cmp.Kinds {
 		kinds = append(kinds, analysis.KindName(kc.Kind))
 	}
+	p.Add(plotter.NewGrid(), bars)
 	p.NominalX(kinds...)
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, 1.08*p.Y.Max
 	return p, nil
 }
 
@@ -387,9 +509,13 @@ func plain(f func() (*gplot.Plot, error)) func() (drawable, error) {
 	}
 }
 
+// writeAll draws figs; with dir set it also writes each as name.svg and
+// name.png there. A figure without data is skipped.
 func writeAll(dir string, figs []figure) ([]report.Figure, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
 	}
 	var out []report.Figure
 	var errs []error
@@ -406,30 +532,41 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 		if h == 0 {
 			h = figureH
 		}
-		fig, err := save(d, dir, f.name, f.title, h)
+		svg, png, err := render(d, h)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("plot %s: %w", f.name, err))
 			continue
+		}
+		fig := report.Figure{Title: f.title, Data: svg}
+		if dir != "" {
+			fig.SVG, fig.PNG = f.name+".svg", f.name+".png"
+			if err := save(dir, fig, png); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
 		out = append(out, fig)
 	}
 	return out, errors.Join(errs...)
 }
 
-// WriteReport writes the figures of rep into dir (temperatures.svg/.png,
-// throughput, heat-intervals, pump-cycles, host) and returns those it
-// drew; a figure without data is skipped.
+// WriteReport draws the figures of rep (temperatures, throughput,
+// heat-intervals, pump-cycles, host) and returns those it drew, each with
+// its SVG for inlining; with dir set it also writes them there as
+// name.svg and name.png. A figure without data is skipped.
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
-		{name: "throughput", title: "The workload's throughput per iteration over the load, the hottest temperature on the right axis when one was recorded", draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "blind-spot", title: "Immersion blind spot: the component nearest its limit (or that rose most) against the coolant the tank's controller sees", draw: func() (drawable, error) { return BlindSpot(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
 	})
 }
 
-// WriteComparison writes the comparison's heat-interval bars into dir.
+// WriteComparison draws the comparison's heat-interval bars, and with dir
+// set writes them there, as WriteReport does.
 func WriteComparison(dir string, cmp *analysis.Comparison) ([]report.Figure, error) {
 	return writeAll(dir, []figure{
 		{name: "heat-intervals-compared", title: "Heat-accumulation interval per component kind across runs", draw: plain(func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) })},

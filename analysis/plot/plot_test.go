@@ -88,8 +88,12 @@ func TestWriteReportDrawsEveryFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 3 {
-		t.Fatalf("%d figures, want temperatures, heat intervals and pump cycles: %+v", len(figs), figs)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.SVG)
+	}
+	if len(figs) != 4 {
+		t.Fatalf("figures %q, want temperatures, blind spot, heat intervals and pump cycles", names)
 	}
 	for _, fig := range figs {
 		checkPNG(t, filepath.Join(dir, fig.PNG))

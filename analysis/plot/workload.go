@@ -18,8 +18,8 @@ import (
 // NVMe temperature at each moment.
 func throughputFigure(rep *analysis.Report) (drawable, error) {
 	w := rep.Workload
-	if len(w.Timeline) == 0 {
-		return nil, fmt.Errorf("throughput: %w", ErrNothingToPlot)
+	if len(w.Timeline) < minPoints {
+		return nil, fmt.Errorf("throughput: %d iterations: %w", len(w.Timeline), ErrNothingToPlot)
 	}
 	from := w.Timeline[0].AtS
 	to := w.Timeline[len(w.Timeline)-1].AtS
@@ -28,7 +28,7 @@ func throughputFigure(rep *analysis.Report) (drawable, error) {
 	}
 	scale, prefix, unit := rateScale(w.Throughput, w.Timeline)
 	p := gplot.New()
-	p.Title.Text = "Throughput and temperature during the load: run " + rep.Run.ID
+	p.Title.Text = capitalise(quantity(w.Throughput)) + " during the load: run " + rep.Run.ID
 	p.X.Label.Text = "time since load start (s)"
 	p.Y.Label.Text = fmt.Sprintf("%s (%s%s)", quantity(w.Throughput), prefix, unit)
 	xy := make(plotter.XYs, len(w.Timeline))
@@ -45,7 +45,9 @@ func throughputFigure(rep *analysis.Report) (drawable, error) {
 	p.Legend.Add(quantity(w.Throughput)+" per iteration", line, points)
 	p.X.Min, p.X.Max = 0, to-from
 	// A steady rate would zoom into noise: show at least ±5 % around it.
+	// A rate or a runtime is never negative.
 	atLeast(&p.Y, 0.1*math.Abs((p.Y.Min+p.Y.Max)/2))
+	floor(&p.Y, 0)
 	f := framed{p: p}
 	if t, v, which := hottest(rep, from, to); len(t) > 0 {
 		lo, hi := v[0], v[0]
@@ -67,6 +69,7 @@ func throughputFigure(rep *analysis.Report) (drawable, error) {
 		tl.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(tl)
 		p.Legend.Add("hottest "+which+" (right axis)", tl)
+		p.Title.Text = capitalise(quantity(w.Throughput)) + " and hottest " + which + " temperature during the load: run " + rep.Run.ID
 	}
 	return f, nil
 }
@@ -117,6 +120,31 @@ func hottest(rep *analysis.Report, from, to float64) ([]float64, []float64, stri
 	return ts, vs, strings.Join(which, "/")
 }
 
+// throughputTitle is the caption of the throughput figure: it names the
+// temperature only when one was recorded over the load.
+func throughputTitle(rep *analysis.Report) string {
+	w := rep.Workload
+	title := fmt.Sprintf("The workload's %s per iteration over the load", quantity(w.Throughput))
+	if len(w.Timeline) == 0 {
+		return title
+	}
+	from, to := w.Timeline[0].AtS, w.Timeline[len(w.Timeline)-1].AtS
+	if ld := rep.Phases.Load; ld != nil {
+		from, to = ld.Start, max(ld.End, to)
+	}
+	if _, _, which := hottest(rep, from, to); which != "" {
+		title += ", with the hottest " + which + " temperature on the right axis"
+	}
+	return title
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // quantity names a metric for an axis: flop_per_s is "throughput",
 // triad_bytes_per_s "triad bandwidth", runtime_s "iteration runtime".
 func quantity(metric string) string {
@@ -158,15 +186,16 @@ func rateScale(metric string, tl []analysis.IterationValue) (float64, string, st
 }
 
 // hostFigure draws what the host source recorded of the machine as a
-// whole, one panel each: a VM without a temperature still gets a report
-// with figures of its run.
+// whole, one panel each on the run's time axis: a VM without a temperature
+// still gets a report with figures of its run. The phases are shaded in
+// every panel and named once, beside the first.
 func hostFigure(rep *analysis.Report) (drawable, error) {
-	if len(rep.Recorded) == 0 {
-		return nil, fmt.Errorf("host: %w", ErrNothingToPlot)
-	}
 	scale, unit := timeScale(rep.Run.EndS)
 	var st stack
-	for i, s := range rep.Recorded {
+	for _, s := range rep.Recorded {
+		if len(s.T) < minPoints {
+			continue
+		}
 		p := gplot.New()
 		div := 1.0
 		switch s.Measurement + "." + s.Field {
@@ -179,10 +208,13 @@ func hostFigure(rep *analysis.Report) (drawable, error) {
 		default:
 			p.Y.Label.Text = s.Field
 		}
-		if i == 0 {
+		if len(st) == 0 {
 			p.Title.Text = "Host: run " + rep.Run.ID
 		}
 		shadePhases(p, rep.Phases, scale)
+		if len(st) > 0 {
+			p.Legend = gplot.NewLegend()
+		}
 		v := make([]float64, len(s.V))
 		for k, x := range s.V {
 			v[k] = x / div
@@ -191,18 +223,22 @@ func hostFigure(rep *analysis.Report) (drawable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host %s: %w", s.Key(), err)
 		}
-		l.Color = colour(i)
+		l.Color = colour(len(st))
 		p.Add(plotter.NewGrid(), l)
 		if s.Measurement == "cpu" {
 			p.Y.Min, p.Y.Max = 0, 100
 		} else {
+			// Memory and load are never negative.
 			p.Y.Min = 0
 			atLeast(&p.Y, 1)
+			floor(&p.Y, 0)
 		}
-		if i == len(rep.Recorded)-1 {
-			p.X.Label.Text = "time since start (" + unit + ")"
-		}
+		p.X.Min, p.X.Max = 0, rep.Run.EndS*scale
 		st = append(st, p)
 	}
+	if len(st) == 0 {
+		return nil, fmt.Errorf("host: %w", ErrNothingToPlot)
+	}
+	st[len(st)-1].X.Label.Text = "time since start (" + unit + ")"
 	return st, nil
 }

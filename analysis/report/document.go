@@ -13,12 +13,14 @@ import (
 	"github.com/heatsink-hpc/heatsink/analysis"
 )
 
-// Figure is a plot written beside a report: SVG for the browser, PNG for
-// everything else, paths relative to the report.
+// Figure is a plot of a report: SVG and PNG name its files beside the
+// report (relative paths; empty when none were written), Data is the SVG
+// itself, which HTML inlines so that report.html is one file.
 type Figure struct {
 	Title string
 	SVG   string
 	PNG   string
+	Data  []byte
 }
 
 // document is what a human-readable report says, before formatting.
@@ -454,21 +456,24 @@ func comparisonDocumentWith(cmp *analysis.Comparison, figs []Figure, o Options) 
 		d.Sections = append(d.Sections, s)
 	}
 	ce := section{Title: "Cooling energy"}
-	ce.Table = &table{Head: []string{"run", "cooling", "energy kJ", "until", "method"}}
+	// The method and any reason go under the table, one line per run: in
+	// a cell they made the table 130 columns wide.
+	ce.Table = &table{Head: []string{"run", "cooling", "energy kJ", "until s"}}
 	for i, r := range cmp.Runs {
 		e := r.CoolingEnergy
 		until := dash
 		if e.ToS != nil && e.EnergyKJ != nil {
-			until = fmt.Sprintf("%.0f s", *e.ToS)
-			if !e.Normalised {
-				until += " (end of recording, lower bound)"
-			}
+			until = fmt.Sprintf("%.0f", *e.ToS)
 		}
-		method := e.Method
-		if e.EnergyKJ == nil {
-			method = "not computed: " + e.NotComputed
+		ce.Table.Rows = append(ce.Table.Rows, []string{cmp.Labels[i], e.Cooling, num(e.EnergyKJ, 1), until})
+		switch {
+		case e.EnergyKJ == nil:
+			ce.List = append(ce.List, fmt.Sprintf("%s: not computed: %s", cmp.Labels[i], e.NotComputed))
+		case !e.Normalised:
+			ce.List = append(ce.List, fmt.Sprintf("%s: %s; until the end of the recording, so a lower bound", cmp.Labels[i], e.Method))
+		default:
+			ce.List = append(ce.List, fmt.Sprintf("%s: %s", cmp.Labels[i], e.Method))
 		}
-		ce.Table.Rows = append(ce.Table.Rows, []string{cmp.Labels[i], e.Cooling, num(e.EnergyKJ, 1), until, method})
 	}
 	for _, q := range cmp.CoolingEnergy {
 		ce.List = append(ce.List, q.Text)

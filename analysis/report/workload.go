@@ -25,7 +25,7 @@ func workloadSection(rep *analysis.Report) section {
 	if w.Failed > 0 {
 		s.Title += fmt.Sprintf(", %d failed (left out below)", w.Failed)
 	}
-	s.Table = &table{Head: []string{"metric", "n", "median", "min", "max", "first 10 %", "last 10 %", "change"}}
+	s.Table = &table{Head: []string{"metric", "n", "median", "min", "max", "first 10 %", "last 10 %", "change %"}}
 	for _, m := range w.Metrics {
 		change := dash
 		if m.ChangePct != nil {
@@ -90,7 +90,7 @@ func workloadComparison(cmp *analysis.Comparison) (section, bool) {
 	for i, l := range cmp.Labels {
 		s.Table.Head = append(s.Table.Head, l+" median")
 		if i > 0 {
-			s.Table.Head = append(s.Table.Head, l+" change")
+			s.Table.Head = append(s.Table.Head, l+" change %")
 		}
 	}
 	for _, mc := range cmp.Workload {

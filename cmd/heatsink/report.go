@@ -29,7 +29,9 @@ the steepest sustained rise, the return to idle and the lead over the coolant;
 pump cycles with heat removed and pump energy; cooling energy; and thermal
 slowdown of the workload. The report states every definition and says why
 anything could not be computed. With --out it writes report.<format> and the
-figures (SVG and PNG) into that directory; otherwise it prints the report.`,
+figures (SVG and PNG) into that directory; otherwise it prints the report.
+HTML carries its figures inline, so report.html (or the page printed) stands
+alone.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("give one run directory: heatsink report RUN_DIR (got %s)", count(len(args), "argument"))
@@ -103,10 +105,19 @@ func addAnalysisFlags(fs *pflag.FlagSet, o *analysis.Options) {
 }
 
 // emit prints to stdout, or with out set writes name.<ext> and the figures
-// into out and says where.
+// into out and says where. HTML printed to stdout carries its figures
+// inline (figures("") draws them without writing files), so the page a
+// user redirects to a file is complete.
 func emit(cmd *cobra.Command, out, name string, f report.Format, write func(io.Writer, []report.Figure) error, figures func(string) ([]report.Figure, error)) error {
 	if out == "" {
-		return write(cmd.OutOrStdout(), nil)
+		var figs []report.Figure
+		if f == report.HTML {
+			var err error
+			if figs, err = figures(""); err != nil {
+				return err
+			}
+		}
+		return write(cmd.OutOrStdout(), figs)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
