@@ -252,6 +252,9 @@ type ComponentResult struct {
 	CooldownFit       *CoolFit          `json:"cooldown_fit"`
 	HeatIntervalBand  *HeatIntervalBand `json:"heat_interval_band"`
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
+	// Episodes are the component's results per load episode of its device
+	// (episodes.go), in a recording without phases.
+	Episodes []EpisodeResult `json:"episodes,omitempty"`
 	// Series holds the readings, for plots; it is not part of the JSON.
 	Series *Component `json:"-"`
 }
