@@ -17,6 +17,11 @@ type Comparison struct {
 	Kinds  []KindComparison `json:"kinds"`
 	// CoolingEnergy compares the runs' cooling energy with the reference.
 	CoolingEnergy []Ratio `json:"cooling_energy_ratios"`
+	// Verdicts compare every GPU of every run with its like peers across
+	// all runs and hosts; Coupling gathers the runs' neighbour heating,
+	// labelled by run (gpus.go).
+	Verdicts []Verdict  `json:"verdicts,omitempty"`
+	Coupling []Coupling `json:"coupling,omitempty"`
 }
 
 // KindComparison is one component kind across runs.
@@ -108,6 +113,7 @@ func Compare(reports []*Report) *Comparison {
 		}
 		cmp.Kinds = append(cmp.Kinds, kc)
 	}
+	cmp.compareGPUs()
 	for i, r := range reports[min(1, len(reports)):] {
 		ref := reports[0].CoolingEnergy
 		ce := r.CoolingEnergy

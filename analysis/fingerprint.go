@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -48,6 +49,10 @@ type Fingerprint struct {
 	// episode's iterations per watt of all the host's GPUs loaded then.
 	ThroughputPerW   *float64 `json:"throughput_per_w"`
 	ThroughputMetric string   `json:"throughput_metric,omitempty"`
+	// NeighboursLoaded are the other GPUs of the host with an episode
+	// overlapping this one's baseline or load: their heat is in this
+	// GPU's rise, so the verdicts prefer episodes without any.
+	NeighboursLoaded []string `json:"neighbours_loaded,omitempty"`
 }
 
 // episodes finds the load episodes of a recording without phases and runs
@@ -222,6 +227,15 @@ func gpuFingerprint(r *Run, e *Episode, res *ComponentResult, eps []*Episode, wl
 		why["sm_clock_median_mhz"] = "no SM clock readings during the load"
 	}
 	fp.throughput(e, eps, wl, why)
+	from := e.StartS
+	if e.Baseline != nil {
+		from = e.Baseline.Start
+	}
+	for _, o := range eps {
+		if o != e && o.Host == e.Host && o.GPU != "" && o.GPU != e.GPU && o.StartS < e.EndS && o.EndS > from && !slices.Contains(fp.NeighboursLoaded, o.GPU) {
+			fp.NeighboursLoaded = append(fp.NeighboursLoaded, o.GPU)
+		}
+	}
 	return fp
 }
 

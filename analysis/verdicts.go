@@ -64,6 +64,8 @@ type gpuSummary struct {
 	run, host, id, gpu, model string
 	powerW, idlePowerW        float64
 	values                    map[string]summaryValue
+	// alone says the values come from episodes with no neighbour loaded.
+	alone bool
 }
 
 type summaryValue struct {
@@ -146,9 +148,16 @@ func summarise1(run string, c ComponentResult) gpuSummary {
 	if len(pw) > 0 {
 		s.powerW, s.idlePowerW = median(pw), median(ipw)
 	}
+	// Episodes with a neighbour loaded carry its heat: they count only
+	// where the GPU has no episode alone.
+	eps := slices.DeleteFunc(slices.Clone(c.Episodes), func(e EpisodeResult) bool { return len(e.NeighboursLoaded) > 0 })
+	if len(eps) == 0 {
+		eps = c.Episodes
+	}
+	s.alone = len(eps) < len(c.Episodes) || len(c.Episodes[0].NeighboursLoaded) == 0
 	for name, f := range get {
 		var fitted, bounds [3][]float64
-		for _, e := range c.Episodes {
+		for _, e := range eps {
 			v, lo, hi, bound := f(e)
 			if v == nil {
 				continue
@@ -218,7 +227,7 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 	dp := median(dps)
 	scope := "the node's"
 	if len(hosts) > 1 {
-		scope = fmt.Sprintf("the %d nodes'", len(hosts))
+		scope = fmt.Sprintf("the %d hosts' and runs'", len(hosts))
 	}
 	var out []Verdict
 	for _, s := range g {
@@ -274,6 +283,9 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 		if v.RobustZ != nil {
 			v.Reason += fmt.Sprintf("; robust z %.2f", *v.RobustZ)
 		}
+		if !s.alone {
+			v.Reason += "; every episode of it had a neighbour loaded too"
+		}
 		v.Reason += "; " + v.Status
 		out = append(out, v)
 	}
@@ -282,5 +294,5 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 
 // verdictDefinitions state how GPUs are compared.
 func verdictDefinitions() []Definition {
-	return []Definition{{"verdicts", "each GPU's value of a metric is the median over its episodes (of the episodes with a load fit where it has any, else of the lower bounds, marked); GPUs are compared only with those of the same model whose median load power is within 20 % of the lowest of their group; peer_median and peer_mad are the group's median and median absolute deviation, robust_z = (value − peer_median)/(1.4826·peer_mad). Status: outlier where |robust_z| ≥ 3.5 among three or more GPUs; differs where the GPU's own interval excludes the peers' median and it lies 10 % or more from it; else typical. \"°C hotter at equal power\" = (value − peer_median) × the group's median power above idle. A verdict on a GPU's thermal resistance cannot tell apart its own cooling (heatsink, paste, fan), its slot in the airflow (inlet air already warmed by others) and its neighbours' heat while they were loaded too; the coupling matrix measures the last where single-GPU episodes exist"}}
+	return []Definition{{"verdicts", "each GPU's value of a metric is the median over its episodes in which no other GPU of the host was loaded (over all its episodes where it has none alone, said in the reason), of those with a load fit where it has any, else of the lower bounds (marked); GPUs are compared only with those of the same model whose median load power is within 20 % of the lowest of their group; peer_median and peer_mad are the group's median and median absolute deviation, robust_z = (value − peer_median)/(1.4826·peer_mad). Status: outlier where |robust_z| ≥ 3.5 among three or more GPUs; differs where the GPU's own interval excludes the peers' median and it lies 10 % or more from it; else typical. \"°C hotter at equal power\" = (value − peer_median) × the group's median power above idle. A verdict on a GPU's thermal resistance cannot tell apart its own cooling (heatsink, paste, fan), its slot in the airflow (inlet air already warmed by others) and its neighbours' heat while they were loaded too; the coupling matrix measures the last where single-GPU episodes exist"}}
 }

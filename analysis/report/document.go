@@ -63,6 +63,7 @@ func num(p *float64, prec int) string {
 func reportDocument(rep *analysis.Report, figs []Figure) document {
 	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
 	d.Sections = append(d.Sections, runSection(rep))
+	d.Sections = append(d.Sections, episodeSections(rep)...) // verdicts lead where episodes were found
 	// What is wrong with the input comes before the results it explains.
 	if len(rep.Notes) > 0 {
 		d.Sections = append(d.Sections, section{Title: "Notes on the input", List: rep.Notes})
@@ -350,6 +351,7 @@ func comparisonDocument(cmp *analysis.Comparison, figs []Figure) document {
 		runs.List = append(runs.List, fmt.Sprintf("%s: %s (%s, %s cooling, workload %s), %s", cmp.Labels[i], orDash(r.Run.ID), r.Run.Dir, r.Run.Cooling, orDash(r.Run.Workload), phases(r)))
 	}
 	d.Sections = append(d.Sections, runs)
+	d.Sections = append(d.Sections, comparedGPUSections(cmp)...)
 	for _, k := range cmp.Kinds {
 		s := section{Title: analysis.KindName(k.Kind)}
 		s.Table = &table{Head: []string{"run", "components", "idle mean °C", "max °C", "heat interval s/°C", "steepest s/°C", "return to idle s"}}
