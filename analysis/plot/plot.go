@@ -420,18 +420,18 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 // throughput, heat-intervals, pump-cycles, host) and returns those it
 // drew; a figure without data is skipped.
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
-	return writeAll(dir, []figure{
+	return writeAll(dir, append([]figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
 		{name: "throughput", title: "The workload's throughput per iteration over the load, the hottest temperature on the right axis when one was recorded", draw: func() (drawable, error) { return throughputFigure(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
-	})
+	}, gpuFigures(rep)...)) // gpus.go: episodes, fingerprints, coupling
 }
 
 // WriteComparison writes the comparison's heat-interval bars into dir.
 func WriteComparison(dir string, cmp *analysis.Comparison) ([]report.Figure, error) {
-	return writeAll(dir, []figure{
+	return writeAll(dir, append([]figure{
 		{name: "heat-intervals-compared", title: "Heat-accumulation interval per component kind across runs", draw: plain(func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) })},
-	})
+	}, comparedGPUFigures(cmp)...)) // gpus.go
 }
