@@ -255,3 +255,41 @@ func TestDetectEpisodesRejects(t *testing.T) {
 		t.Errorf("a 30 s burst: %v, %v; want no episode (under %.0f s)", spans, err, rule.MinLoadS)
 	}
 }
+
+// A CPU package's episodes come from its RAPL power; the chip's
+// temperature is analysed per episode, without a GPU fingerprint.
+func TestCPUEpisodesFromRAPL(t *testing.T) {
+	b := newRun(t)
+	temp := 40.0
+	for s := 0; s <= 3000; s++ {
+		ts := b.at(float64(s))
+		loaded := s >= 900 && s < 2100
+		w, target := 60.0, 40.0
+		if loaded {
+			w, target = 240, 75
+		}
+		temp += (target - temp) * (1 - math.Exp(-1.0/45))
+		rp := point.New("rapl", ts)
+		rp.AddTag("host", "node1").AddTag("zone", "package-0").AddTag("zone_id", "intel-rapl:0")
+		rp.AddFloat("power_w", w+3*math.Sin(float64(s)))
+		b.write(rp, hwmonPoint(ts, "platform_coretemp_0", "temp2", "Core 0", "cpu_core", math.Round(temp)))
+	}
+	rep := Analyze(b.done(), DefaultOptions())
+	if len(rep.Episodes) != 1 {
+		t.Fatalf("%d episodes, want 1", len(rep.Episodes))
+	}
+	e := rep.Episodes[0]
+	if e.Device != "cpu:platform_coretemp_0" || e.Signal != "rapl power_w" || math.Abs(e.StartS-900) > 2 || math.Abs(e.EndS-2100) > 2 {
+		t.Errorf("episode %+v", e)
+	}
+	c := rep.Components[0]
+	if len(c.Episodes) != 1 || c.Episodes[0].Fingerprint != nil {
+		t.Fatalf("cpu component episodes: %+v", c.Episodes)
+	}
+	if f := c.Episodes[0].LoadFit; f == nil {
+		t.Errorf("no load fit over the CPU's episode: %v", c.Episodes[0].NotComputed)
+	} else {
+		near(t, "rise_c", f.RiseC, 35, 1)
+		near(t, "tau_s", f.TauS, 45, 5)
+	}
+}

@@ -18,7 +18,8 @@ import (
 type EpisodeResult struct {
 	Episode int `json:"episode"`
 	ComponentResult
-	Fingerprint
+	// Fingerprint is nil for a component other than a GPU's.
+	*Fingerprint
 }
 
 // Fingerprint is how a GPU (core or memory) behaved thermally over one
@@ -173,13 +174,13 @@ func (r *Run) window(host string, from, to float64) *Run {
 
 // gpuFingerprint computes a GPU component's fingerprint over episode e
 // from its results res and the run view r of the episode.
-func gpuFingerprint(r *Run, e *Episode, res *ComponentResult, eps []*Episode, wl WorkloadResult) Fingerprint {
+func gpuFingerprint(r *Run, e *Episode, res *ComponentResult, eps []*Episode, wl WorkloadResult) *Fingerprint {
 	why := res.NotComputed
 	idx := res.ID[strings.LastIndex(res.ID, ":")+1:]
 	gpu := func(field string) []*Series {
 		return r.Find(schema.GPU, field, func(s *Series) bool { return s.Tag(schema.TagGPU) == idx })
 	}
-	fp := Fingerprint{PowerW: e.PowerW, IdlePowerW: e.IdlePowerW}
+	fp := &Fingerprint{PowerW: e.PowerW, IdlePowerW: e.IdlePowerW}
 	if ss := gpu(schema.FieldPowerW); len(ss) > 0 {
 		fp.Model = ss[0].Tag(schema.TagModel)
 	}

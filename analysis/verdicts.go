@@ -86,7 +86,7 @@ func Verdicts(reps []*Report, labels []string) []Verdict {
 			label = labels[i]
 		}
 		for _, c := range r.Components {
-			if (c.Kind == KindGPUCore || c.Kind == KindGPUMem) && len(c.Episodes) > 0 {
+			if (c.Kind == KindGPUCore || c.Kind == KindGPUMem) && len(c.Episodes) > 0 && c.Episodes[0].Fingerprint != nil {
 				sums = append(sums, summarise1(label, c))
 			}
 		}
