@@ -89,9 +89,11 @@ func couple(host, src, nb, kind string, c *Component, eps []*Episode) Coupling {
 		if e.Host != host || e.GPU != src || e.Baseline == nil || e.PowerW == nil || e.IdlePowerW == nil || *e.PowerW <= *e.IdlePowerW {
 			continue
 		}
-		// A neighbour loaded shortly before the baseline would still be
-		// cooling in it: five minutes of margin.
-		if busy(eps, host, nb, e.Baseline.Start-300, e.EndS) {
+		// Any other GPU loaded meanwhile (the neighbour, or a third that
+		// heats it too) would be counted as the source's heat; one loaded
+		// shortly before the baseline would still be cooling in it: five
+		// minutes of margin.
+		if busy(eps, host, src, e.Baseline.Start-300, e.EndS) {
 			continue
 		}
 		w := endRiseS(e.Load())
@@ -127,10 +129,11 @@ func couple(host, src, nb, kind string, c *Component, eps []*Episode) Coupling {
 	return cp
 }
 
-// busy reports whether GPU gpu of host has an episode overlapping from..to.
-func busy(eps []*Episode, host, gpu string, from, to float64) bool {
+// busy reports whether a GPU of host other than src has an episode
+// overlapping from..to.
+func busy(eps []*Episode, host, src string, from, to float64) bool {
 	for _, o := range eps {
-		if o.Host == host && o.GPU == gpu && o.StartS < to && o.EndS > from {
+		if o.Host == host && o.GPU != "" && o.GPU != src && o.StartS < to && o.EndS > from {
 			return true
 		}
 	}
@@ -173,5 +176,5 @@ func blockMean(t, v []float64, from, to float64) (mean, se float64, ok bool) {
 
 // couplingDefinitions state how the coupling is measured.
 func couplingDefinitions() []Definition {
-	return []Definition{{"coupling", "for each ordered pair of GPUs of a host (source, neighbour) and each of core and memory: over every episode of the source with a baseline during which the neighbour had no episode from 300 s before that baseline to the end of the load, the neighbour's mean over the last min(60 s, ¼ of the load) minus its mean over the source's baseline, over the source's power_w − idle_power_w; c_per_w is the mean over those episodes, lo..hi ±1.96 SE, SE the episodes' standard errors combined (each from 10 s block means and the sensor resolution r as r²/12 per mean), or the spread of the episodes' values where there are three or more and it is larger. A neighbour that had not settled by the end of a short load makes it an underestimate. \"not measured\" where no such episode exists"}}
+	return []Definition{{"coupling", "for each ordered pair of GPUs of a host (source, neighbour) and each of core and memory: over every episode of the source with a baseline during which no other GPU of the host (the neighbour or a third one) had an episode from 300 s before that baseline to the end of the load, the neighbour's mean over the last min(60 s, ¼ of the load) minus its mean over the source's baseline, over the source's power_w − idle_power_w; c_per_w is the mean over those episodes, lo..hi ±1.96 SE, SE the episodes' standard errors combined (each from 10 s block means and the sensor resolution r as r²/12 per mean), or the spread of the episodes' values where there are three or more and it is larger. A neighbour that had not settled by the end of a short load makes it an underestimate. \"not measured\" where no such episode exists"}}
 }

@@ -84,7 +84,7 @@ type EpisodeRule struct {
 // DefaultEpisodeRule returns the rule reports use.
 func DefaultEpisodeRule() EpisodeRule {
 	return EpisodeRule{SmoothN: 5, EnterFraction: 0.3, ExitFraction: 0.15, NoiseK: 4, MinRelRise: 0.25,
-		BridgeS: 30, MinLoadS: 60, BaselineS: 300, MinBaselineS: 30, CooldownS: 3600}
+		BridgeS: 30, MinLoadS: 60, BaselineS: 300, MinBaselineS: 20, CooldownS: 3600}
 }
 
 // Levels are the power levels episode detection found in one series.
@@ -284,10 +284,14 @@ func findEpisodes(r *Run, comps []*Component, endS float64, rule EpisodeRule) ([
 				prevEnd = spans[i-1].End
 			}
 			gap := sp.Start - prevEnd
-			if b := math.Min(rule.BaselineS, gap/2); b >= rule.MinBaselineS {
+			settled := gap / 2 // after a load, the first half of the gap is the device cooling
+			if i == 0 {
+				settled = gap
+			}
+			if b := math.Min(rule.BaselineS, settled); b >= rule.MinBaselineS {
 				e.Baseline = &Span{Start: sp.Start - b, End: sp.Start}
 			} else {
-				e.NotComputed["baseline"] = fmt.Sprintf("only %.0f s of idle before the load (the baseline is the later half of it, at least %.0f s)", gap, rule.MinBaselineS)
+				e.NotComputed["baseline"] = fmt.Sprintf("only %.0f s of idle before the load (the baseline is the later half of it after a load, at least %.0f s)", gap, rule.MinBaselineS)
 			}
 			if !sp.Open {
 				next := endS
@@ -336,7 +340,7 @@ func secs(s float64) time.Duration { return time.Duration(s * float64(time.Secon
 // episodeDefinitions state how episodes are found.
 func episodeDefinitions(rule EpisodeRule) []Definition {
 	return []Definition{
-		{"episodes", fmt.Sprintf("in a recording without phases, each device's loads, found in its own power: a GPU's power_w, a CPU package's RAPL power_w, else the host's CPU usage_pct. The readings' running median of %d splits, by Otsu's threshold (the split of the sorted values with the largest between-class variance), into idle and load; idle level = median of the lower class, σ = 1.4826·MAD of it, load level = median of the upper class. The series holds loads only when the load level is over max(%.3g σ, %.3g × idle level) above idle. A load starts where the running median exceeds idle + max(%.3g × (load − idle), %.3g σ) and ends where it falls under idle + max(%.3g × (load − idle), %.3g σ) (hysteresis), its edges moved out to the raw readings above the lower threshold; loads separated by less than %.0f s are joined and loads under %.0f s dropped. Baseline = the later half of the idle stretch before the load, at most %.0f s and at least %.0f s (else none); cooldown = from the end of the load to the device's next load or the end of the recording, at most %.0f s. Every per-component analysis then runs on each episode of its device with these phases; power_w and idle_power_w are the medians over load and baseline",
+		{"episodes", fmt.Sprintf("in a recording without phases, each device's loads, found in its own power: a GPU's power_w, a CPU package's RAPL power_w, else the host's CPU usage_pct. The readings' running median of %d splits, by Otsu's threshold (the split of the sorted values with the largest between-class variance), into idle and load; idle level = median of the lower class, σ = 1.4826·MAD of it, load level = median of the upper class. The series holds loads only when the load level is over max(%.3g σ, %.3g × idle level) above idle. A load starts where the running median exceeds idle + max(%.3g × (load − idle), %.3g σ) and ends where it falls under idle + max(%.3g × (load − idle), %.3g σ) (hysteresis), its edges moved out to the raw readings above the lower threshold; loads separated by less than %.0f s are joined and loads under %.0f s dropped. Baseline = the end of the idle stretch before the load: its later half (its whole before the device's first load), at most %.0f s and at least %.0f s (else none); cooldown = from the end of the load to the device's next load or the end of the recording, at most %.0f s. Every per-component analysis then runs on each episode of its device with these phases; power_w and idle_power_w are the medians over load and baseline",
 			rule.SmoothN, 2*rule.NoiseK, rule.MinRelRise, rule.EnterFraction, rule.NoiseK, rule.ExitFraction, rule.NoiseK/2, rule.BridgeS, rule.MinLoadS, rule.BaselineS, rule.MinBaselineS, rule.CooldownS)},
 	}
 }

@@ -17,7 +17,7 @@ go build -o "$work/genrun" ./bench/genrun
 "$work/genrun" -episodes "$episodes" -hours "$hours" -out "$work/run"
 echo "points.lp	$(du -h "$work/run/points.lp" | cut -f1)"
 /usr/bin/time -v "$work/heatsink" report "$work/run" --format json >"$work/report.json" 2>"$work/time.txt" || { cat "$work/time.txt" >&2; exit 1; }
-grep -E 'Elapsed \(wall|Maximum resident' "$work/time.txt" | sed 's/^[[:space:]]*//'
+grep -E 'Elapsed \(wall|Maximum resident|User time|System time' "$work/time.txt" | sed 's/^[[:space:]]*//'
 jq -r '"episodes found\t\(.episodes | length)",
   (.components[] | select(.kind == "gpu_core") |
     [.id, (.episodes | length),

@@ -44,11 +44,12 @@ func plantFleet(gpus, episodes, total int, rng *rand.Rand) fleetNode {
 		n.rMem = append(n.rMem, 0.032)
 		n.tauS = append(n.tauS, 60+5*float64(g))
 		var js [][3]float64
-		at := cycle * rng.Float64() / 2
-		for range per {
+		for k := range per {
+			// Each job somewhere in its slot, so the GPUs' jobs overlap
+			// at random and some run alone.
 			dur := cycle * (0.1 + 0.4*rng.Float64())
+			at := cycle * (float64(k) + (1-dur/cycle)*rng.Float64())
 			js = append(js, [3]float64{math.Round(at), math.Round(at + dur), 580 + 110*rng.Float64()})
-			at += cycle
 		}
 		n.jobs = append(n.jobs, js)
 	}
