@@ -36,11 +36,52 @@ type CouplingEpisode struct {
 	RiseC           float64 `json:"rise_c"`
 	CPerW           float64 `json:"c_per_w"`
 	SECPerW         float64 `json:"se_c_per_w"`
+	// BaselineExcessC is how far the neighbour was above its own rest in
+	// the source's baseline (still cooling from its own load), and
+	// DecayCorrectionC how much of that it would have lost by the end of
+	// the load at its own time constant, subtracted from the reference;
+	// both absent when it was at rest or its rest or τ is unknown.
+	BaselineExcessC  *float64 `json:"baseline_excess_c"`
+	DecayCorrectionC *float64 `json:"decay_correction_c"`
+}
+
+// neighbourRest returns a GPU's rest temperature before `before` (the idle
+// mean of its latest own episode that started earlier) and its time
+// constant (the median over its episodes of the cooldown fit's τ, else the
+// load fit's).
+func neighbourRest(own []EpisodeResult, eps []*Episode, before float64) (restC, tauS float64, ok bool) {
+	found := false
+	var cool, load []float64
+	for _, r := range own {
+		if eps[r.Episode].StartS < before && r.IdleMeanC != nil {
+			restC, found = *r.IdleMeanC, true
+		}
+		if r.CooldownFit != nil {
+			cool = append(cool, r.CooldownFit.CoolTauS)
+		}
+		if r.LoadFit != nil {
+			load = append(load, r.LoadFit.TauS)
+		}
+	}
+	switch {
+	case !found:
+		return 0, 0, false
+	case len(cool) > 0:
+		return restC, median(cool), true
+	case len(load) > 0:
+		return restC, median(load), true
+	}
+	return 0, 0, false
 }
 
 // NeighbourCoupling measures the coupling matrix of every host's GPUs from
-// the episodes and the components' readings.
-func NeighbourCoupling(eps []*Episode, comps []*Component) []Coupling {
+// the episodes, the components' readings and their results per episode
+// (rows, whose Episodes are filled).
+func NeighbourCoupling(eps []*Episode, comps []*Component, rows []ComponentResult) []Coupling {
+	results := map[string][]EpisodeResult{}
+	for _, r := range rows {
+		results[r.ID] = r.Episodes
+	}
 	byID := map[string]*Component{}
 	gpus := map[string][]string{} // host -> GPU indices
 	for _, c := range comps {
@@ -68,8 +109,8 @@ func NeighbourCoupling(eps []*Episode, comps []*Component) []Coupling {
 					continue
 				}
 				for _, kind := range []string{KindGPUCore, KindGPUMem} {
-					c := byID[prefix(h)+kind+":"+nb]
-					out = append(out, couple(h, src, nb, kind, c, eps))
+					id := prefix(h) + kind + ":" + nb
+					out = append(out, couple(h, src, nb, kind, byID[id], results[id], eps))
 				}
 			}
 		}
@@ -77,8 +118,9 @@ func NeighbourCoupling(eps []*Episode, comps []*Component) []Coupling {
 	return out
 }
 
-// couple measures one entry of the matrix.
-func couple(host, src, nb, kind string, c *Component, eps []*Episode) Coupling {
+// couple measures one entry of the matrix from the neighbour's readings c
+// and its own episodes' results own.
+func couple(host, src, nb, kind string, c *Component, own []EpisodeResult, eps []*Episode) Coupling {
 	cp := Coupling{Host: host, Source: src, Neighbour: nb, Kind: map[string]string{KindGPUCore: "core", KindGPUMem: "memory"}[kind], Episodes: []CouplingEpisode{}}
 	if c == nil || c.Err != nil || len(c.T) == 0 {
 		cp.NotComputed = fmt.Sprintf("not measured: GPU %s has no %s temperature readings", nb, cp.Kind)
@@ -90,10 +132,8 @@ func couple(host, src, nb, kind string, c *Component, eps []*Episode) Coupling {
 			continue
 		}
 		// Any other GPU loaded meanwhile (the neighbour, or a third that
-		// heats it too) would be counted as the source's heat; one loaded
-		// shortly before the baseline would still be cooling in it: five
-		// minutes of margin.
-		if busy(eps, host, src, e.Baseline.Start-300, e.EndS) {
+		// heats it too) would be counted as the source's heat.
+		if busy(eps, host, src, e.Baseline.Start, e.EndS) {
 			continue
 		}
 		w := endRiseS(e.Load())
@@ -102,9 +142,21 @@ func couple(host, src, nb, kind string, c *Component, eps []*Episode) Coupling {
 		if !okb || !okl {
 			continue
 		}
-		dp := *e.PowerW - *e.IdlePowerW
+		ce := CouplingEpisode{Episode: e.Index, PowerAboveIdleW: *e.PowerW - *e.IdlePowerW}
+		// A neighbour still cooling from its own load would have gone on
+		// cooling: its baseline's excess over its rest decays with its
+		// own time constant until the end of the source's load.
+		ref := mb
+		if rest, tau, ok := neighbourRest(own, eps, e.Baseline.Start); ok && mb > rest {
+			dt := (e.EndS - w/2) - (e.Baseline.Start+e.Baseline.End)/2
+			ce.BaselineExcessC = ptr(mb - rest)
+			ref = rest + (mb-rest)*math.Exp(-dt/tau)
+			ce.DecayCorrectionC = ptr(mb - ref)
+		}
 		se := math.Sqrt(sb*sb + sl*sl + res*res/6)
-		cp.Episodes = append(cp.Episodes, CouplingEpisode{Episode: e.Index, PowerAboveIdleW: dp, RiseC: ml - mb, CPerW: (ml - mb) / dp, SECPerW: se / dp})
+		ce.RiseC = ml - ref
+		ce.CPerW, ce.SECPerW = ce.RiseC/ce.PowerAboveIdleW, se/ce.PowerAboveIdleW
+		cp.Episodes = append(cp.Episodes, ce)
 	}
 	k := len(cp.Episodes)
 	if k == 0 {
@@ -176,5 +228,5 @@ func blockMean(t, v []float64, from, to float64) (mean, se float64, ok bool) {
 
 // couplingDefinitions state how the coupling is measured.
 func couplingDefinitions() []Definition {
-	return []Definition{{"coupling", "for each ordered pair of GPUs of a host (source, neighbour) and each of core and memory: over every episode of the source with a baseline during which no other GPU of the host (the neighbour or a third one) had an episode from 300 s before that baseline to the end of the load, the neighbour's mean over the last min(60 s, ¼ of the load) minus its mean over the source's baseline, over the source's power_w − idle_power_w; c_per_w is the mean over those episodes, lo..hi ±1.96 SE, SE the episodes' standard errors combined (each from 10 s block means and the sensor resolution r as r²/12 per mean), or the spread of the episodes' values where there are three or more and it is larger. A neighbour that had not settled by the end of a short load makes it an underestimate. \"not measured\" where no such episode exists"}}
+	return []Definition{{"coupling", "for each ordered pair of GPUs of a host (source, neighbour) and each of core and memory: over every episode of the source with a baseline during which no other GPU of the host (the neighbour or a third one) had an episode from the start of that baseline to the end of the load, the neighbour's mean over the last min(60 s, ¼ of the load) minus its reference, over the source's power_w − idle_power_w. The reference is the neighbour's mean over the source's baseline; where that lies above the neighbour's rest (the idle mean before its own latest load), the excess is taken to decay with the neighbour's own τ (median cool_tau_s of its episodes, else tau_s) from the middle of the baseline to the middle of the end window (baseline_excess_c, decay_correction_c); c_per_w is the mean over those episodes, lo..hi ±1.96 SE, SE the episodes' standard errors combined (each from 10 s block means and the sensor resolution r as r²/12 per mean), or the spread of the episodes' values where there are three or more and it is larger. A neighbour that had not settled by the end of a short load makes it an underestimate. \"not measured\" where no such episode exists"}}
 }

@@ -84,7 +84,7 @@ type EpisodeRule struct {
 // DefaultEpisodeRule returns the rule reports use.
 func DefaultEpisodeRule() EpisodeRule {
 	return EpisodeRule{SmoothN: 5, EnterFraction: 0.3, ExitFraction: 0.15, NoiseK: 4, MinRelRise: 0.25,
-		BridgeS: 30, MinLoadS: 60, BaselineS: 300, MinBaselineS: 20, CooldownS: 3600}
+		BridgeS: 30, MinLoadS: 30, BaselineS: 300, MinBaselineS: 20, CooldownS: 3600}
 }
 
 // Levels are the power levels episode detection found in one series.
@@ -263,7 +263,12 @@ func episodeSignals(r *Run, comps []*Component) []episodeSignal {
 // findEpisodes detects every device's episodes in r, with their phases,
 // ordered by start; notes say why a device had none.
 func findEpisodes(r *Run, comps []*Component, endS float64, rule EpisodeRule) ([]*Episode, []string) {
-	var eps []*Episode
+	type found struct {
+		sig   episodeSignal
+		t, v  []float64
+		spans []Span
+	}
+	var all []found
 	var notes []string
 	for _, sig := range episodeSignals(r, comps) {
 		if err := sig.s.CheckTimes(); err != nil {
@@ -275,34 +280,54 @@ func findEpisodes(r *Run, comps []*Component, endS float64, rule EpisodeRule) ([
 		if err != nil {
 			continue // an idle device is the normal case, not a problem with the input
 		}
-		first := t[0]
-		for i, sp := range spans {
-			e := &Episode{Host: sig.host, Device: sig.device, GPU: sig.gpu, Signal: sig.signal, StartS: sp.Start, EndS: sp.End,
-				Open: sp.Open, Start: r.Start.Add(secs(sp.Start)), End: r.Start.Add(secs(sp.End)), members: sig.members, NotComputed: map[string]string{}}
-			prevEnd := first
+		all = append(all, found{sig, t, v, spans})
+	}
+	// othersEnd is the end of the latest load of another device of the
+	// same host and kind before at: the host is at rest only after it.
+	othersEnd := func(f found, at float64) float64 {
+		end := math.Inf(-1)
+		for _, o := range all {
+			if o.sig.host != f.sig.host || o.sig.signal != f.sig.signal || o.sig.device == f.sig.device {
+				continue
+			}
+			for _, sp := range o.spans {
+				if sp.End <= at {
+					end = math.Max(end, sp.End)
+				}
+			}
+		}
+		return end
+	}
+	var eps []*Episode
+	for _, f := range all {
+		for i, sp := range f.spans {
+			e := &Episode{Host: f.sig.host, Device: f.sig.device, GPU: f.sig.gpu, Signal: f.sig.signal, StartS: sp.Start, EndS: sp.End,
+				Open: sp.Open, Start: r.Start.Add(secs(sp.Start)), End: r.Start.Add(secs(sp.End)), members: f.sig.members, NotComputed: map[string]string{}}
+			from := f.t[0]
 			if i > 0 {
-				prevEnd = spans[i-1].End
+				// After its own load, the first half of the gap is the
+				// device cooling.
+				from = (f.spans[i-1].End + sp.Start) / 2
 			}
-			gap := sp.Start - prevEnd
-			settled := gap / 2 // after a load, the first half of the gap is the device cooling
-			if i == 0 {
-				settled = gap
+			from = math.Max(from, sp.Start-rule.BaselineS)
+			if o := othersEnd(f, sp.Start); sp.Start-o >= rule.MinBaselineS && o > from {
+				from = o
 			}
-			if b := math.Min(rule.BaselineS, settled); b >= rule.MinBaselineS {
-				e.Baseline = &Span{Start: sp.Start - b, End: sp.Start}
+			if sp.Start-from >= rule.MinBaselineS {
+				e.Baseline = &Span{Start: from, End: sp.Start}
 			} else {
-				e.NotComputed["baseline"] = fmt.Sprintf("only %.0f s of idle before the load (the baseline is the later half of it after a load, at least %.0f s)", gap, rule.MinBaselineS)
+				e.NotComputed["baseline"] = fmt.Sprintf("only %.0f s of settled idle before the load (at least %.0f s)", sp.Start-from, rule.MinBaselineS)
 			}
 			if !sp.Open {
 				next := endS
-				if i+1 < len(spans) {
-					next = spans[i+1].Start
+				if i+1 < len(f.spans) {
+					next = f.spans[i+1].Start
 				}
 				e.Cooldown = &Span{Start: sp.End, End: math.Min(next, sp.End+rule.CooldownS)}
 			} else {
 				e.NotComputed["cooldown"] = "the load lasted until the end of the recording"
 			}
-			e.levels(t, v, sig.power)
+			e.levels(f.t, f.v, f.sig.power)
 			eps = append(eps, e)
 		}
 	}
@@ -340,7 +365,7 @@ func secs(s float64) time.Duration { return time.Duration(s * float64(time.Secon
 // episodeDefinitions state how episodes are found.
 func episodeDefinitions(rule EpisodeRule) []Definition {
 	return []Definition{
-		{"episodes", fmt.Sprintf("in a recording without phases, each device's loads, found in its own power: a GPU's power_w, a CPU package's RAPL power_w, else the host's CPU usage_pct. The readings' running median of %d splits, by Otsu's threshold (the split of the sorted values with the largest between-class variance), into idle and load; idle level = median of the lower class, σ = 1.4826·MAD of it, load level = median of the upper class. The series holds loads only when the load level is over max(%.3g σ, %.3g × idle level) above idle. A load starts where the running median exceeds idle + max(%.3g × (load − idle), %.3g σ) and ends where it falls under idle + max(%.3g × (load − idle), %.3g σ) (hysteresis), its edges moved out to the raw readings above the lower threshold; loads separated by less than %.0f s are joined and loads under %.0f s dropped. Baseline = the end of the idle stretch before the load: its later half (its whole before the device's first load), at most %.0f s and at least %.0f s (else none); cooldown = from the end of the load to the device's next load or the end of the recording, at most %.0f s. Every per-component analysis then runs on each episode of its device with these phases; power_w and idle_power_w are the medians over load and baseline",
+		{"episodes", fmt.Sprintf("in a recording without phases, each device's loads, found in its own power: a GPU's power_w, a CPU package's RAPL power_w, else the host's CPU usage_pct. The readings' running median of %d splits, by Otsu's threshold (the split of the sorted values with the largest between-class variance), into idle and load; idle level = median of the lower class, σ = 1.4826·MAD of it, load level = median of the upper class. The series holds loads only when the load level is over max(%.3g σ, %.3g × idle level) above idle. A load starts where the running median exceeds idle + max(%.3g × (load − idle), %.3g σ) and ends where it falls under idle + max(%.3g × (load − idle), %.3g σ) (hysteresis), its edges moved out to the raw readings above the lower threshold; loads separated by less than %.0f s are joined and loads under %.0f s dropped. Baseline = the end of the idle stretch before the load: its later half (its whole before the device's first load), and only after the latest load of any other device of the host and kind has ended where that leaves enough, at most %.0f s and at least %.0f s (else none); cooldown = from the end of the load to the device's next load or the end of the recording, at most %.0f s. Every per-component analysis then runs on each episode of its device with these phases; power_w and idle_power_w are the medians over load and baseline",
 			rule.SmoothN, 2*rule.NoiseK, rule.MinRelRise, rule.EnterFraction, rule.NoiseK, rule.ExitFraction, rule.NoiseK/2, rule.BridgeS, rule.MinLoadS, rule.BaselineS, rule.MinBaselineS, rule.CooldownS)},
 	}
 }

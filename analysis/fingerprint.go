@@ -111,7 +111,7 @@ func (a *analyzer) episodes(comps, coolants []*Component) {
 		i := rows[r.ID]
 		a.rep.Components[i].Episodes = append(a.rep.Components[i].Episodes, r)
 	}
-	a.rep.Coupling = NeighbourCoupling(eps, comps)
+	a.rep.Coupling = NeighbourCoupling(eps, comps, a.rep.Components)
 	a.rep.Verdicts = Verdicts([]*Report{a.rep}, nil)
 }
 
