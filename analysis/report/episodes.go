@@ -76,7 +76,7 @@ func couplingSections(cs []analysis.Coupling) []section {
 			}
 			v := "not measured"
 			if c.CPerW != nil {
-				v = fmt.Sprintf("%.4f [%.4f, %.4f] (%d)", *c.CPerW, *c.LoCPerW, *c.HiCPerW, len(c.Episodes))
+				v = fmt.Sprintf("%.4f ±%.4f (%d)", *c.CPerW, (*c.HiCPerW-*c.LoCPerW)/2, len(c.Episodes))
 			}
 			cell[[2]string{c.Source, c.Neighbour}] = v
 		}
@@ -97,7 +97,7 @@ func couplingSections(cs []analysis.Coupling) []section {
 			t.Rows = append(t.Rows, row)
 		}
 		out = append(out, section{Title: title, Table: t,
-			Paras: []string{"The neighbour's rise over its own baseline per watt the source drew above its idle, [95 % interval] (episodes behind it); \"not measured\" where no episode loaded the source while the neighbour stayed idle."}})
+			Paras: []string{"The neighbour's rise over its own baseline per watt the source drew above its idle, ± the half-width of its 95 % interval (episodes behind it); \"not measured\" where no episode loaded the source alone while the neighbour stayed idle."}})
 	}
 	return out
 }
@@ -167,11 +167,7 @@ func episodeTable(rep *analysis.Report) section {
 		if e.PowerW == nil && e.UsagePct != nil {
 			power = num(e.UsagePct, 0) + " %"
 		}
-		dev := e.Device
-		if e.Host != "" && !strings.Contains(dev, "/") {
-			dev = e.Host + "/" + dev
-		}
-		t.Rows = append(t.Rows, []string{fmt.Sprint(e.Index), dev, e.Start.UTC().Format("01-02 15:04:05"), load, power, num(e.IdlePowerW, 0), span(e.Baseline), span(e.Cooldown)})
+		t.Rows = append(t.Rows, []string{fmt.Sprint(e.Index), e.Device, e.Start.UTC().Format("01-02 15:04:05"), load, power, num(e.IdlePowerW, 0), span(e.Baseline), span(e.Cooldown)})
 	}
 	s := section{Title: "Load episodes", Table: t,
 		Paras: []string{fmt.Sprintf("%d load episodes found in the devices' own power (the rule is under Definitions); each component's results per episode are in the JSON report (components[].episodes).", len(rep.Episodes))}}

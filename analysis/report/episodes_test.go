@@ -43,7 +43,7 @@ func TestTextLeadsWithVerdicts(t *testing.T) {
 	if v < 0 || comp >= 0 && comp < v {
 		t.Errorf("verdicts at %d, components at %d: the verdicts must lead\n%s", v, comp, out)
 	}
-	for _, want := range []string{"0.0081 [0.0065, 0.0097] (1)", "not measured", "≥ 0.0500", "Load episodes", "GPU 0 of node1: thermal_resistance_c_per_w 0.0400"} {
+	for _, want := range []string{"0.0081 ±0.0016 (1)", "not measured", "≥ 0.0500", "Load episodes", "GPU 0 of node1: thermal_resistance_c_per_w 0.0400"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q\n%s", want, out)
 		}
