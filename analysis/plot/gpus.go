@@ -116,11 +116,11 @@ func Fingerprints(vs []analysis.Verdict) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = "Thermal resistance per GPU"
 	p.Y.Label.Text = "°C per W above idle"
-	w := vg.Points(8)
+	w := vg.Points(14)
 	for k, kind := range []string{"core", "memory"} {
 		bars := make(plotter.Values, len(names))
 		var ep errPoints
-		shift := 0.2 * float64(2*k-1) // core left of the GPU's tick, memory right
+		shift := 0.11 * float64(2*k-1) // core left of the GPU's tick, memory right
 		for i := range names {
 			v, ok := vals[kind][i]
 			if !ok {
