@@ -293,3 +293,35 @@ func TestCPUEpisodesFromRAPL(t *testing.T) {
 		near(t, "tau_s", f.TauS, 45, 5)
 	}
 }
+
+// compare sets the GPUs of several runs against each other: every GPU of
+// both runs is one peer group, each verdict names its run, and each run's
+// coupling comes along labelled.
+func TestCompareJudgesGPUsAcrossRuns(t *testing.T) {
+	var reps []*Report
+	for range 2 {
+		b := newRun(t)
+		fourGPUs().write(b)
+		reps = append(reps, Analyze(b.done(), DefaultOptions()))
+	}
+	cmp := Compare(reps)
+	n := 0
+	for _, v := range cmp.Verdicts {
+		if v.Metric != "thermal_resistance_c_per_w" || kindOf(v.Component) != KindGPUCore {
+			continue
+		}
+		n++
+		if v.Peers != 8 || (v.Run != "A" && v.Run != "B") {
+			t.Errorf("verdict %s %s: %d peers, run %q; want 8 peers in run A or B", v.Run, v.Component, v.Peers, v.Run)
+		}
+		if v.GPU == "1" && v.Status != "outlier" {
+			t.Errorf("run %s GPU 1: %s", v.Run, v.Reason)
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d core thermal-resistance verdicts, want 8", n)
+	}
+	if len(cmp.Coupling) != 48 || cmp.Coupling[0].Run != "A" || cmp.Coupling[47].Run != "B" {
+		t.Errorf("%d coupling entries, want 24 per run labelled A and B", len(cmp.Coupling))
+	}
+}

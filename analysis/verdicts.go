@@ -32,9 +32,8 @@ type Verdict struct {
 	PeerMAD float64  `json:"peer_mad"`
 	RobustZ *float64 `json:"robust_z"`
 	// Status is "outlier" (|z| ≥ 3.5 among three or more), "differs"
-	// (its own interval excludes the peers' median, 10 % or more away),
-	// "typical", or
-	// "no peers".
+	// (its own interval excludes the peers' median), "typical" (neither,
+	// or within 10 % of the median), or "no peers".
 	Status string `json:"status"`
 	Reason string `json:"reason"`
 }
@@ -263,9 +262,13 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 			v.Reason = fmt.Sprintf("%s: %s %s; no like GPU (same model, load power within 20 %%) to compare with", what, metric, val)
 			out = append(out, v)
 			continue
+		// A difference under 10 % of the median is no verdict however
+		// alike the peers are (a MAD near 0 makes any z large).
+		case math.Abs(sv.v-med) < 0.1*math.Abs(med):
+			v.Status = "typical"
 		case v.RobustZ != nil && len(g) >= 3 && math.Abs(*v.RobustZ) >= 3.5:
 			v.Status = "outlier"
-		case v.Lo != nil && v.Hi != nil && (med < *v.Lo || med > *v.Hi) && math.Abs(sv.v-med) >= 0.1*math.Abs(med):
+		case v.Lo != nil && v.Hi != nil && (med < *v.Lo || med > *v.Hi):
 			v.Status = "differs"
 		default:
 			v.Status = "typical"
@@ -294,5 +297,5 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 
 // verdictDefinitions state how GPUs are compared.
 func verdictDefinitions() []Definition {
-	return []Definition{{"verdicts", "each GPU's value of a metric is the median over its episodes in which no other GPU of the host was loaded (over all its episodes where it has none alone, said in the reason), of those with a load fit where it has any, else of the lower bounds (marked); GPUs are compared only with those of the same model whose median load power is within 20 % of the lowest of their group; peer_median and peer_mad are the group's median and median absolute deviation, robust_z = (value − peer_median)/(1.4826·peer_mad). Status: outlier where |robust_z| ≥ 3.5 among three or more GPUs; differs where the GPU's own interval excludes the peers' median and it lies 10 % or more from it; else typical. \"°C hotter at equal power\" = (value − peer_median) × the group's median power above idle. A verdict on a GPU's thermal resistance cannot tell apart its own cooling (heatsink, paste, fan), its slot in the airflow (inlet air already warmed by others) and its neighbours' heat while they were loaded too; the coupling matrix measures the last where single-GPU episodes exist"}}
+	return []Definition{{"verdicts", "each GPU's value of a metric is the median over its episodes in which no other GPU of the host was loaded (over all its episodes where it has none alone, said in the reason), of those with a load fit where it has any, else of the lower bounds (marked); GPUs are compared only with those of the same model whose median load power is within 20 % of the lowest of their group; peer_median and peer_mad are the group's median and median absolute deviation, robust_z = (value − peer_median)/(1.4826·peer_mad). Status: typical where the value lies within 10 % of the peers' median (however alike the peers, whose MAD near 0 makes any z large); else outlier where |robust_z| ≥ 3.5 among three or more GPUs; else differs where the GPU's own interval excludes the peers' median; else typical. \"°C hotter at equal power\" = (value − peer_median) × the group's median power above idle. A verdict on a GPU's thermal resistance cannot tell apart its own cooling (heatsink, paste, fan), its slot in the airflow (inlet air already warmed by others) and its neighbours' heat while they were loaded too; the coupling matrix measures the last where single-GPU episodes exist"}}
 }
