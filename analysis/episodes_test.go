@@ -325,3 +325,23 @@ func TestCompareJudgesGPUsAcrossRuns(t *testing.T) {
 		t.Errorf("%d coupling entries, want 24 per run labelled A and B", len(cmp.Coupling))
 	}
 }
+
+// A load still running when the recording stops is an open episode with
+// no cooldown, and a dip shorter than the bridge does not split a load.
+func TestDetectEpisodesOpenAndBridged(t *testing.T) {
+	var ts, p []float64
+	for i := range 1200 {
+		w := 70.0
+		if i >= 300 && i < 600 && (i < 400 || i >= 415) || i >= 900 {
+			w = 650
+		}
+		ts, p = append(ts, float64(i)), append(p, w+5*math.Sin(float64(i)))
+	}
+	spans, lv, err := DetectEpisodes(ts, p, DefaultEpisodeRule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != 2 || spans[0].Start != 300 || spans[0].End != 600 || spans[0].Open || spans[1].Start != 900 || !spans[1].Open {
+		t.Errorf("spans %+v (levels %+v), want [300, 600) bridged over the 15 s dip and [900, end) open", spans, lv)
+	}
+}
