@@ -41,6 +41,12 @@ type Report struct {
 	BlindSpot []BlindSpot `json:"blind_spot"`
 	// Workload is the job's own per-iteration results during the load.
 	Workload WorkloadResult `json:"workload"`
+	// Episodes, Coupling and Verdicts are the load episodes found in a
+	// recording without phases, the neighbour heating measured in them and
+	// the GPUs compared (episodes.go, coupling.go, verdicts.go).
+	Episodes []*Episode `json:"episodes,omitempty"`
+	Coupling []Coupling `json:"coupling,omitempty"`
+	Verdicts []Verdict  `json:"verdicts,omitempty"`
 	// Analyses are the registered extensions' results, by name (see
 	// Extension); one that could not be computed says why in NotComputed
 	// under its name.
@@ -194,6 +200,7 @@ func Analyze(r *Run, o Options) *Report {
 	}
 	wg.Wait()
 	rep.Components = append(rep.Components, rows...)
+	a.episodes(comps, coolantList)
 	if len(comps) == 0 && r.Points > 0 {
 		rep.Notes = append(rep.Notes, noTemperatureNotes(r)...)
 	}

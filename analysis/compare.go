@@ -20,6 +20,11 @@ type Comparison struct {
 	// Workload compares each workload metric's median across the runs,
 	// with or without temperatures.
 	Workload []MetricComparison `json:"workload"`
+	// Verdicts compare every GPU of every run with its like peers across
+	// all runs and hosts; Coupling gathers the runs' neighbour heating,
+	// labelled by run (gpus.go).
+	Verdicts []Verdict  `json:"verdicts,omitempty"`
+	Coupling []Coupling `json:"coupling,omitempty"`
 }
 
 // KindComparison is one component kind across runs.
@@ -111,6 +116,7 @@ func Compare(reports []*Report) *Comparison {
 		}
 		cmp.Kinds = append(cmp.Kinds, kc)
 	}
+	cmp.compareGPUs()
 	for i, r := range reports[min(1, len(reports)):] {
 		ref := reports[0].CoolingEnergy
 		ce := r.CoolingEnergy

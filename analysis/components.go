@@ -267,6 +267,9 @@ type ComponentResult struct {
 	// load, by reason (GPU cores only; the memory shares its GPU's).
 	Throttle    *Throttle         `json:"throttle"`
 	NotComputed map[string]string `json:"not_computed,omitempty"`
+	// Episodes are the component's results per load episode of its device
+	// (episodes.go), in a recording without phases.
+	Episodes []EpisodeResult `json:"episodes,omitempty"`
 	// Series holds the readings, for plots; it is not part of the JSON.
 	Series *Component `json:"-"`
 }

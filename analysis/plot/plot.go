@@ -555,20 +555,20 @@ func writeAll(dir string, figs []figure) ([]report.Figure, error) {
 // its SVG for inlining; with dir set it also writes them there as
 // name.svg and name.png. A figure without data is skipped.
 func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
-	return writeAll(dir, []figure{
+	return writeAll(dir, append([]figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
 		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
 		{name: "blind-spot", title: "Immersion blind spot: the component nearest its limit (or that rose most) against the coolant the tank's controller sees", draw: func() (drawable, error) { return BlindSpot(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},
 		{name: "host", title: "What the host recorded: CPU utilisation, memory used, load average", draw: func() (drawable, error) { return hostFigure(rep) }, height: 20 * vg.Centimeter},
-	})
+	}, gpuFigures(rep)...)) // gpus.go: episodes, fingerprints, coupling
 }
 
 // WriteComparison draws the comparison's heat-interval bars, and with dir
 // set writes them there, as WriteReport does.
 func WriteComparison(dir string, cmp *analysis.Comparison) ([]report.Figure, error) {
-	return writeAll(dir, []figure{
+	return writeAll(dir, append([]figure{
 		{name: "heat-intervals-compared", title: "Heat-accumulation interval per component kind across runs", draw: plain(func() (*gplot.Plot, error) { return CompareHeatIntervals(cmp) })},
-	})
+	}, comparedGPUFigures(cmp)...)) // gpus.go
 }

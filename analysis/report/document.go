@@ -76,7 +76,9 @@ func reportDocument(rep *analysis.Report, figs []Figure) document {
 // than filled with "not computed".
 func reportDocumentWith(rep *analysis.Report, figs []Figure, o Options) document {
 	d := document{Title: "heatsink report: run " + orDash(rep.Run.ID)}
-	d.Sections = append(d.Sections, summarySection(rep), runSection(rep))
+	d.Sections = append(d.Sections, summarySection(rep))
+	d.Sections = append(d.Sections, episodeSections(rep)...) // verdicts lead where episodes were found
+	d.Sections = append(d.Sections, runSection(rep))
 	// What is wrong with the input comes before the results it explains.
 	thermal := len(rep.Components) > 0
 	var notes []string
@@ -439,6 +441,7 @@ func comparisonDocumentWith(cmp *analysis.Comparison, figs []Figure, o Options) 
 		runs.List = append(runs.List, fmt.Sprintf("%s: %s (%s, %s cooling, workload %s), %s", cmp.Labels[i], orDash(r.Run.ID), r.Run.Dir, r.Run.Cooling, orDash(r.Run.Workload), phases(r)))
 	}
 	d.Sections = append(d.Sections, runs)
+	d.Sections = append(d.Sections, comparedGPUSections(cmp)...)
 	for _, k := range cmp.Kinds {
 		s := section{Title: analysis.KindName(k.Kind)}
 		s.Table = &table{Head: []string{"run", "components", "idle mean °C", "max °C", "heat interval s/°C", "steepest s/°C", "return to idle s"}}

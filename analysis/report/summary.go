@@ -55,6 +55,15 @@ func summarySection(rep *analysis.Report) section {
 		}
 		return s
 	}
+	if rep.Phases.Load == nil && len(rep.Episodes) > 0 {
+		s.Paras = append(s.Paras, episodeSummary(rep))
+		for _, c := range rep.Components {
+			if l := hottestEpisodeLine(c); l != "" {
+				s.List = append(s.List, l)
+			}
+		}
+		return s
+	}
 	if rep.Phases.Load == nil {
 		s.Paras = append(s.Paras, fmt.Sprintf("The run records no load phase, so nothing about heating, limits or throttling under load can be said of its %d temperatures: give it phases (heatsink import --phase NAME=START..END) or record with heatsink run.", len(rep.Components)))
 		return s
@@ -224,4 +233,39 @@ func noNegZero(x float64, prec int) float64 {
 		return 0
 	}
 	return x
+}
+
+// episodeSummary says, for a recording without phases, where its answers
+// come from: the load episodes found in each device's power.
+func episodeSummary(rep *analysis.Report) string {
+	devices := map[string]bool{}
+	for _, e := range rep.Episodes {
+		devices[e.Host+"/"+e.Device] = true
+	}
+	return fmt.Sprintf("The run records no phases; %d load episodes were found on %d devices from their own power draw, and each was analysed with its own baseline and cooldown. Per component, its hottest episode:",
+		len(rep.Episodes), len(devices))
+}
+
+// hottestEpisodeLine is the summary line of a component's hottest episode,
+// "" when none of its episodes has a peak.
+func hottestEpisodeLine(c analysis.ComponentResult) string {
+	var hot *analysis.EpisodeResult
+	for i := range c.Episodes {
+		e := &c.Episodes[i]
+		if e.MaxC != nil && (hot == nil || *e.MaxC > *hot.MaxC) {
+			hot = e
+		}
+	}
+	if hot == nil {
+		return ""
+	}
+	line := componentLine(hot.ComponentResult)
+	return fmt.Sprintf("%s (episode %d, the hottest of its %d)%s", strings.TrimSuffix(line, "."), hot.Episode, len(c.Episodes), suffixDot(line))
+}
+
+func suffixDot(s string) string {
+	if strings.HasSuffix(s, ".") {
+		return "."
+	}
+	return ""
 }

@@ -5,6 +5,12 @@
 // and tank points carry many fields each, as their sources write them).
 //
 //	go run ./bench/genrun -hours 24 -out /tmp/run
+//
+// With -episodes N it writes instead a recording of `heatsink collect` on a
+// shared 8-GPU node with no phases and at least N load episodes planted
+// (episodes.go), for measuring episode detection at scale:
+//
+//	go run ./bench/genrun -episodes 200 -hours 168 -out /tmp/week
 package main
 
 import (
@@ -24,9 +30,16 @@ import (
 func main() {
 	hours := flag.Float64("hours", 24, "length of the run")
 	out := flag.String("out", "", "run directory to create (required)")
+	episodes := flag.Int("episodes", 0, "write a recording without phases of an 8-GPU node with at least this many load episodes")
 	flag.Parse()
 	if *out == "" {
 		log.Fatal("genrun: -out DIR is required")
+	}
+	if *episodes > 0 {
+		if err := generateEpisodes(*out, *hours/24, 8, *episodes); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if err := generate(*out, *hours); err != nil {
 		log.Fatal(err)

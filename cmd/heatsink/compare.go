@@ -23,7 +23,10 @@ component kind, with the first run as the reference: heat-accumulation
 intervals and their ratios ("CPU accumulates heat 1.30x faster in B than in
 A"), return-to-idle times, cooling energy, each workload metric's median and
 its change against the first run (on any machine, temperatures or not), and
-each run's component table.
+each run's component table. Runs recorded without phases (heatsink collect on
+a shared node) are compared by their GPUs' load episodes: each GPU's thermal
+fingerprint against the like GPUs of every run and host (verdicts), and each
+run's neighbour heating.
 With --out it writes comparison.<format> and the heat-interval bar chart
 (SVG and PNG) into that directory.`,
 		Args: func(cmd *cobra.Command, args []string) error {
