@@ -1,6 +1,7 @@
 package influx
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ func TestFullSpoolDiskSendsDirectlyWhileInfluxDBIsUp(t *testing.T) {
 	o.SpoolDir = disk + "/spool"
 	o.SpoolSegmentBytes = 16 << 10
 	o.MetricsEvery = time.Nanosecond
+	var logBuf syncBuffer
+	o.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 	sink, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +70,11 @@ func TestFullSpoolDiskSendsDirectlyWhileInfluxDBIsUp(t *testing.T) {
 		t.Errorf("%d points lost and %d sent directly; want none lost, some direct", st.LostPoints, st.DirectPoints)
 	}
 	srv.AssertHolds(t, written, true)
+	// The shipper cannot commit its position while the disk is full: that
+	// is said once for the episode, not once a batch.
+	if n := strings.Count(logBuf.String(), "commit spool position"); n > 1 {
+		t.Errorf("the failing position commit was logged %d times during one full-disk episode; want once", n)
+	}
 	var sawDirect, sawAlert bool
 	for _, p := range report {
 		if p.Measurement == schema.InfluxSink {
@@ -83,3 +91,4 @@ func TestFullSpoolDiskSendsDirectlyWhileInfluxDBIsUp(t *testing.T) {
 		t.Errorf("self-report while the disk was full: direct points reported %v, influx_spool_full alert %v; want both", sawDirect, sawAlert)
 	}
 }
+

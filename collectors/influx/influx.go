@@ -488,6 +488,7 @@ func (s *Sink) ship() {
 	defer close(s.done)
 	batchSize := s.cfg.BatchSize
 	var buf []byte
+	commitFailing := false
 	sendNow := false
 	for {
 		select {
@@ -533,8 +534,19 @@ func (s *Sink) ship() {
 		case sendAborted:
 			return
 		}
+		// A full disk fails every commit until space comes back: say so
+		// once, and once when it is over, rather than once a batch. The
+		// points were delivered; an uncommitted position only means they
+		// may be sent again after a restart, which InfluxDB absorbs (same
+		// series, same times).
 		if err := s.spool.Commit(b); err != nil {
-			s.log.Error("influx: commit spool position", "err", err)
+			if !commitFailing {
+				s.log.Error("influx: commit spool position; delivered points may be sent again after a restart", "err", err)
+			}
+			commitFailing = true
+		} else if commitFailing {
+			s.log.Info("influx: spool position committed again")
+			commitFailing = false
 		}
 	}
 }
