@@ -91,4 +91,3 @@ func TestFullSpoolDiskSendsDirectlyWhileInfluxDBIsUp(t *testing.T) {
 		t.Errorf("self-report while the disk was full: direct points reported %v, influx_spool_full alert %v; want both", sawDirect, sawAlert)
 	}
 }
-
