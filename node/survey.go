@@ -26,7 +26,11 @@ type SurveyPlan struct {
 	LoadPerTau       float64
 	MinLoad, MaxLoad time.Duration
 	// After each load the survey waits until every GPU has been within
-	// ToleranceC of its baseline mean for Hold, at most MaxCooldown.
+	// ToleranceC of its baseline mean for Hold, at least MinReturn and at
+	// most MaxCooldown. MinReturn leaves the analysis a baseline for the
+	// next GPU's episode that starts after this load's end (the episode
+	// rule wants 20 s of one).
+	MinReturn   time.Duration
 	ToleranceC  float64
 	Hold        time.Duration
 	MaxCooldown time.Duration
@@ -41,7 +45,7 @@ type SurveyPlan struct {
 // the fit's interval on the rise, and so on °C/W, roughly as 1/√samples.
 func DefaultSurveyPlan() SurveyPlan {
 	return SurveyPlan{Baseline: 60 * time.Second, LoadPerTau: 3, MinLoad: 40 * time.Second, MaxLoad: 180 * time.Second,
-		ToleranceC: 2, Hold: 10 * time.Second, MaxCooldown: 180 * time.Second, Tick: time.Second}
+		MinReturn: 40 * time.Second, ToleranceC: 2, Hold: 10 * time.Second, MaxCooldown: 180 * time.Second, Tick: time.Second}
 }
 
 // Check refuses a plan that cannot make a survey.
@@ -55,6 +59,8 @@ func (p SurveyPlan) Check() error {
 		return fmt.Errorf("survey load from τ: want 0 < min-load (%v) ≤ max-load (%v) and a positive multiple of τ (%g)", p.MinLoad, p.MaxLoad, p.LoadPerTau)
 	case p.Tick <= 0:
 		return fmt.Errorf("survey tick %v: want a positive duration", p.Tick)
+	case p.MinReturn < 0 || p.MinReturn > p.MaxCooldown:
+		return fmt.Errorf("survey return: want 0 ≤ min-return (%v) ≤ max-cooldown (%v)", p.MinReturn, p.MaxCooldown)
 	case p.ToleranceC <= 0 || p.Hold <= 0 || p.MaxCooldown <= 0:
 		return fmt.Errorf("survey cooldown: want a positive tolerance (%g °C), hold (%v) and cap (%v)", p.ToleranceC, p.Hold, p.MaxCooldown)
 	}
@@ -336,7 +342,7 @@ func (s *surveyRun) returnStep(ctx context.Context, name string) error {
 			s.progress(fmt.Sprintf("survey: cooling down, GPU %s %.1f °C above its baseline (at most %v more)", wg, worst, (s.plan.MaxCooldown - time.Since(start)).Round(time.Second)))
 		case heldSince.IsZero():
 			heldSince = time.Now()
-		case time.Since(heldSince) >= s.plan.Hold:
+		case time.Since(heldSince) >= s.plan.Hold && time.Since(start) >= s.plan.MinReturn:
 			return nil
 		}
 		if err := sleepCtx(ctx, s.tick); err != nil {
