@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 // surveyNode plants what a survey records on a 4-GPU node: a 300 s idle
@@ -28,9 +31,24 @@ func surveyNode(rCore0 float64) plantedNode {
 	return n
 }
 
+// surveyOf records n with the phases heatsink survey writes in run.json
+// (names the analysis does not take for baseline, load and cooldown, so it
+// finds the episodes in each GPU's power) and judges it.
 func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
 	t.Helper()
 	b := newRun(t)
+	phase := func(name string, from, to float64) {
+		end := b.at(to)
+		b.meta.Phases = append(b.meta.Phases, rundir.Phase{Name: name, Start: b.at(from), End: &end})
+	}
+	phase("survey_baseline", 0, 300)
+	for _, l := range n.loads[:4] {
+		g := strconv.Itoa(int(l[0]))
+		phase("alone:"+g, l[1], l[2])
+		phase("return:"+g, l[2], l[2]+600)
+	}
+	phase("together", 3900, 4200)
+	phase("survey_cooldown", 4200, 4500)
 	n.write(b)
 	return JudgeSurvey(Analyze(b.done(), DefaultOptions()), against, DefaultSurveyRule())
 }
