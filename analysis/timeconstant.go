@@ -535,8 +535,9 @@ const steadySliceS = 10
 // one heat input, and a load in phases of different power (a workload
 // alternating compute and I/O, a script that goes on after its kernels)
 // fits one τ to several. The load is cut into steadySliceS stretches from
-// its end back to its first tenth (skipped: the ramp-up), and each
-// stretch's median must lie within 15 % of the median over all of them.
+// its end back to its first tenth (skipped: the ramp-up); the last
+// stretch's median, and all but a short recovered dip's, must lie within
+// 15 % of the median over all of them.
 // Comparing thirds missed a drop in the last tenth: it never moves a
 // third's median. Components other than GPUs, and GPUs without power
 // readings, pass.
@@ -556,6 +557,8 @@ func gpuPowerSteady(r *Run, c *Component, load Span) error {
 		return nil
 	}
 	m := median(v[i:j])
+	var first error
+	off := 0
 	for hi := load.End; hi > from; hi -= steadySliceS {
 		lo := math.Max(from, hi-steadySliceS)
 		a, b := window(t, lo, math.Nextafter(hi, math.Inf(1)))
@@ -563,8 +566,21 @@ func gpuPowerSteady(r *Run, c *Component, load Span) error {
 			continue
 		}
 		if x := median(v[a:b]); m > 0 && math.Abs(x-m) > 0.15*m {
-			return fmt.Errorf("the GPU's power changed during the load (median %.0f W over %.0f–%.0f s, %.0f W over the load): a first-order fit assumes one power", x, lo, hi, m)
+			err := fmt.Errorf("the GPU's power changed during the load (median %.0f W over %.0f–%.0f s, %.0f W over the load): a first-order fit assumes one power", x, lo, hi, m)
+			if hi == load.End {
+				return err // the load ends at another power: no recovery follows
+			}
+			if first == nil {
+				first = err
+			}
+			off++
 		}
+	}
+	// A dip the load recovers from (a checkpoint, a data load between
+	// iterations) is not a second heat input: refuse only a change that
+	// lasts, a tenth of the load or at least two stretches.
+	if first != nil && float64(off)*steadySliceS >= math.Max(2*steadySliceS, 0.1*(load.End-from)) {
+		return first
 	}
 	return nil
 }
