@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -91,15 +92,15 @@ func (g *GPUReadings) Write(ps []point.Point) error {
 	defer g.mu.Unlock()
 	for i := range ps {
 		p := &ps[i]
-		if p.Measurement != "gpu" || p.Tag("gpu") == "" {
+		if p.Measurement != schema.GPU || p.Tag(schema.TagGPU) == "" {
 			continue
 		}
-		t, ok := p.Float("temp_c")
+		t, ok := p.Float(schema.FieldTempC)
 		if !ok {
 			continue
 		}
-		w, _ := p.Float("power_w")
-		g.latest[p.Tag("gpu")] = GPUReading{At: p.Time, TempC: t, PowerW: w}
+		w, _ := p.Float(schema.FieldPowerW)
+		g.latest[p.Tag(schema.TagGPU)] = GPUReading{At: p.Time, TempC: t, PowerW: w}
 	}
 	return nil
 }
