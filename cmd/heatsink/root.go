@@ -40,6 +40,7 @@ takes to return to idle, and what cooling cost.
 		newImportCmd(),
 		newExportCmd(),
 		newRunCmd(),
+		newSurveyCmd(),
 		newTuneCmd(),
 		newTuneEvalCmd(),
 		newWorkloadsCmd(),

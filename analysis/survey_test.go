@@ -1,0 +1,147 @@
+package analysis
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// surveyNode plants what a survey records on a 4-GPU node: a 300 s idle
+// baseline, each GPU alone for 300 s with 600 s (8 τ) of cooldown after it, so that
+// no GPU starts its turn still warm from its neighbour's, then
+// all four together for 300 s and a 300 s cooldown. GPU 1 is 30 % worse
+// cooled than the others (7.4 °C at equal power) and GPU 2 heats GPU 3 by
+// 0.025 °C/W; rCore0 is GPU 0's core °C/W (0.040 like the healthy ones).
+func surveyNode(rCore0 float64) plantedNode {
+	n := plantedNode{idleW: 70, loadW: 690, endS: 4500,
+		rCore: []float64{rCore0, 0.052, 0.040, 0.040}, rMem: []float64{0.030, 0.030, 0.030, 0.030},
+		tau:    []float64{70, 80, 70, 75},
+		couple: [][]float64{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0.025}, {0, 0, 0, 0}},
+	}
+	for g := range 4 {
+		at := 300 + 900*float64(g)
+		n.loads = append(n.loads, [3]float64{float64(g), at, at + 300})
+	}
+	for g := range 4 {
+		n.loads = append(n.loads, [3]float64{float64(g), 3900, 4200})
+	}
+	return n
+}
+
+// surveyOf records n with the phases heatsink survey writes in run.json
+// (names the analysis does not take for baseline, load and cooldown, so it
+// finds the episodes in each GPU's power) and judges it.
+func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
+	t.Helper()
+	b := newRun(t)
+	phase := func(name string, from, to float64) {
+		end := b.at(to)
+		b.meta.Phases = append(b.meta.Phases, rundir.Phase{Name: name, Start: b.at(from), End: &end})
+	}
+	phase("survey_baseline", 0, 300)
+	for _, l := range n.loads[:4] {
+		g := strconv.Itoa(int(l[0]))
+		phase("alone:"+g, l[1], l[2])
+		phase("return:"+g, l[2], l[2]+600)
+	}
+	phase("together", 3900, 4200)
+	phase("survey_cooldown", 4200, 4500)
+	n.write(b)
+	return JudgeSurvey(Analyze(b.done(), DefaultOptions()), against, DefaultSurveyRule())
+}
+
+// flagKeys names each flag by kind, GPU and component, sorted.
+func flagKeys(s Survey) []string {
+	var out []string
+	for _, f := range s.Flags {
+		k := f.Kind + " " + f.Component
+		if f.Neighbour != "" {
+			k += "→" + f.Neighbour
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSurveyFlagsThePlantedGPUsAndNothingElse(t *testing.T) {
+	first := surveyOf(t, surveyNode(0.040), nil)
+	if len(first.GPUs) != 4 {
+		t.Fatalf("%d GPUs, want 4", len(first.GPUs))
+	}
+	for _, g := range first.GPUs {
+		if g.UUID != "GPU-"+g.Index || g.Model == "" || g.AloneCore == nil || g.AloneMem == nil || g.TogetherCore == nil {
+			t.Errorf("GPU %s: uuid %q model %q alone %v/%v together %v", g.Index, g.UUID, g.Model, g.AloneCore != nil, g.AloneMem != nil, g.TogetherCore != nil)
+			continue
+		}
+		if len(g.TogetherCore.NeighboursLoaded) != 3 {
+			t.Errorf("GPU %s together with %v, want the 3 others", g.Index, g.TogetherCore.NeighboursLoaded)
+		}
+	}
+	want := []string{"neighbour gpu_core:2→3", "peers gpu_core:1"}
+	if got := flagKeys(first); !slices.Equal(got, want) {
+		t.Errorf("flags %q, want %q", got, want)
+		for _, f := range first.Flags {
+			t.Log(f.Reason)
+		}
+	}
+	if first.Status != "flagged" || first.ExitCode() != 1 {
+		t.Errorf("status %s, exit %d", first.Status, first.ExitCode())
+	}
+	if first.NotComputed["drift"] == "" {
+		t.Error("no earlier survey, yet drift not said to be not computed")
+	}
+
+	// The same node later: GPU 0's cooling lost 15 % (3.7 °C at its
+	// power): under the peer rule's 20 %, over the drift rule's 10 %.
+	later := surveyOf(t, surveyNode(0.046), &first)
+	want = []string{"drift gpu_core:0", "neighbour gpu_core:2→3", "peers gpu_core:1"}
+	if got := flagKeys(later); !slices.Equal(got, want) {
+		t.Errorf("flags %q, want %q", got, want)
+		for _, f := range later.Flags {
+			t.Log(f.Reason)
+		}
+	}
+	for _, f := range later.Flags {
+		if f.Kind == "drift" && (!strings.Contains(f.Reason, "GPU-0") || f.Reference > 0.0415 || f.Value < 0.044) {
+			t.Errorf("drift: %s", f.Reason)
+		}
+	}
+	if later.Against != first.RunID || later.NotComputed["drift"] != "" {
+		t.Errorf("against %q, drift not computed: %q", later.Against, later.NotComputed["drift"])
+	}
+}
+
+// The real 4×H100 node is healthy: its spread (GPU 3's memory 19 % below
+// the median at robust z −5.4, the 2→3 neighbour heating of 0.0104 °C/W)
+// is what the rule's thresholds were chosen beyond.
+func TestSurveyFlagsNothingOnTheHealthyRealNode(t *testing.T) {
+	hs, smi, _ := h100x4(t)
+	for _, rep := range []*Report{hs, smi} {
+		s := JudgeSurvey(rep, nil, DefaultSurveyRule())
+		if len(s.GPUs) != 4 {
+			t.Errorf("%d GPUs, want 4", len(s.GPUs))
+		}
+		for _, f := range s.Flags {
+			t.Errorf("false flag: %s", f.Reason)
+		}
+		if s.ExitCode() != 0 {
+			t.Errorf("exit %d on a healthy node", s.ExitCode())
+		}
+	}
+}
+
+func TestSurveyOfARecordingWithoutGPUsCannotJudge(t *testing.T) {
+	b := newRun(t)
+	b.phases(60, 60, 60)
+	for s := range 180 {
+		b.write(hwmonPoint(b.at(float64(s)), "platform_coretemp_0", "temp1", "Package id 0", "cpu", 40))
+	}
+	s := JudgeSurvey(Analyze(b.done(), DefaultOptions()), nil, DefaultSurveyRule())
+	if s.ExitCode() != 2 || s.NotComputed["gpus"] == "" {
+		t.Errorf("exit %d, not computed %q", s.ExitCode(), s.NotComputed["gpus"])
+	}
+}

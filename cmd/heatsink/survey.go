@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/node"
+	"github.com/heatsink-hpc/heatsink/tune"
+	"github.com/heatsink-hpc/heatsink/workloads"
+	"github.com/spf13/cobra"
+)
+
+// surveyFlags are heatsink survey's flags.
+type surveyFlags struct {
+	configPath, out, workload, against string
+	sets                               []string
+	plan                               node.SurveyPlan
+}
+
+func newSurveyCmd() *cobra.Command {
+	sf := surveyFlags{plan: node.DefaultSurveyPlan()}
+	cmd := &cobra.Command{
+		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR]",
+		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
+		Long:  surveyLong,
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyCmd(cmd, &sf, args) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&sf.configPath, "config", "", "configuration file (YAML)")
+	f.StringVar(&sf.out, "out", "", "write the survey's run directory here (required)")
+	f.StringVar(&sf.workload, "workload", "", "built-in workload to load each GPU with (default dgemm; its device parameter is set to each GPU)")
+	f.StringArrayVar(&sf.sets, "set", nil, "workload parameter key=value (repeatable)")
+	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory: flag GPUs (by UUID) whose cooling degraded since")
+	f.DurationVar(&sf.plan.Baseline, "baseline", sf.plan.Baseline, "idle baseline before the first load")
+	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ, τ measured on the first GPU, within --min-load and --max-load)")
+	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ")
+	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ")
+	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load")
+	addRootFlags(cmd)
+	return cmd
+}
+
+const surveyLong = `survey measures every GPU of this node in minutes and judges it: an idle
+baseline; each GPU loaded alone in turn (the fixed-seed dgemm by default, any
+built-in workload with a device parameter, or a command after --, which gets
+CUDA_VISIBLE_DEVICES), each load 3 τ long (τ measured on the first GPU, 40 s
+to 3 min; --load fixes it), followed by a wait until every GPU is back within
+2 °C of its baseline (at most --max-cooldown); then all GPUs together; then a
+cooldown.
+
+DIR is a run directory (heatsink report DIR reads it). DIR/survey.json holds
+each GPU (host, index, UUID, model), its fingerprint alone and together, the
+neighbour-heating matrix, the verdicts against like GPUs and the flags of the
+rule it states (docs/survey.md): a GPU much hotter per watt than its peers,
+one that heats a neighbour, and with --against one whose cooling degraded.
+
+Exit status: 0 nothing flagged, 1 something flagged, 2 the survey could not
+run or judge.`
+
+// runSurveyCmd is heatsink survey: every failure before a judgement is
+// exit status 2.
+func runSurveyCmd(cmd *cobra.Command, sf *surveyFlags, args []string) error {
+	s, err := survey(cmd, sf, args)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	for _, f := range s.Flags {
+		fmt.Fprintln(cmd.OutOrStdout(), "flagged:", f.Reason)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: survey %s: %d GPUs, %s -> %s\n", s.RunID, len(s.GPUs), s.Status, filepath.Join(absDir(sf.out), analysis.SurveyFile))
+	if code := s.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey, error) {
+	var none analysis.Survey
+	if sf.out == "" {
+		return none, errors.New("--out DIR is required: the survey is a run directory")
+	}
+	if err := errors.Join(checkNewRunDir(sf.out), sf.plan.Check()); err != nil {
+		return none, err
+	}
+	var against *analysis.Survey
+	if sf.against != "" {
+		a, err := analysis.ReadSurvey(sf.against)
+		if err != nil {
+			return none, fmt.Errorf("--against: %w", err)
+		}
+		against = &a
+	}
+	cfg, err := loadConfig(cmd, sf.configPath)
+	if err != nil {
+		return none, err
+	}
+	load, err := surveyLoad(sf, args)
+	if err != nil {
+		return none, err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	o := node.SurveyOptions{Options: node.Options{OutDir: sf.out, Command: os.Args, Versions: versions()},
+		Plan: sf.plan, Load: load, Progress: node.SurveyPrinter(cmd.ErrOrStderr(), progressEvery)}
+	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
+		return none, err
+	}
+	rep, err := analyseRun(sf.out, analysis.DefaultOptions())
+	if err != nil {
+		return none, fmt.Errorf("analyse the survey: %w", err)
+	}
+	s := analysis.JudgeSurvey(rep, against, analysis.DefaultSurveyRule())
+	if err := analysis.WriteSurvey(sf.out, s); err != nil {
+		return s, err
+	}
+	if len(s.GPUs) == 0 {
+		return s, fmt.Errorf("no GPU could be judged: %s", s.NotComputed["gpus"])
+	}
+	return s, nil
+}
+
+// surveyLoad is the load of each step: the built-in workload (dgemm when
+// neither it nor a command is given) or the command.
+func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, error) {
+	name := sf.workload
+	if name == "" && len(args) == 0 {
+		name = "dgemm"
+	}
+	job, err := tune.TunedJob("", name, sf.sets, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) > 0 {
+		if name != "" {
+			return nil, fmt.Errorf("give either --workload %s or a command, not both", name)
+		}
+		return node.SurveyCommand(args)
+	}
+	w, err := workloads.Find(builtinWorkloads(), job.Workload)
+	if err != nil {
+		return nil, err
+	}
+	return node.SurveyWorkload(w, job.Layers)
+}

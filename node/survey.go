@@ -1,0 +1,366 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// SurveyPlan is how long each step of `heatsink survey` lasts.
+type SurveyPlan struct {
+	// Baseline is the idle recording before the first load.
+	Baseline time.Duration
+	// Load fixes every load's length; 0 measures it: the first GPU is
+	// loaded until its temperature is steady (at most MaxLoad), its time
+	// constant τ is the time its rise took to cover 63 %, and each load
+	// then lasts LoadPerTau·τ within [MinLoad, MaxLoad].
+	Load             time.Duration
+	LoadPerTau       float64
+	MinLoad, MaxLoad time.Duration
+	// After each load the survey waits until every GPU has been within
+	// ToleranceC of its baseline mean for Hold, at least MinReturn and at
+	// most MaxCooldown. MinReturn leaves the analysis a baseline for the
+	// next GPU's episode that starts after this load's end (the episode
+	// rule wants 20 s of one).
+	MinReturn   time.Duration
+	ToleranceC  float64
+	Hold        time.Duration
+	MaxCooldown time.Duration
+	// Tick is how often the survey reads the GPUs: the sampling interval.
+	Tick time.Duration
+}
+
+// DefaultSurveyPlan keeps an 8-GPU node's loads near five minutes: an
+// H100's τ is 10-15 s, so 3 τ is under the 40 s floor, which the episode
+// detection (loads of 30 s or more) and the load fit (three time
+// constants) both need; 9 loads of 40 s are 6 minutes. Shorter loads widen
+// the fit's interval on the rise, and so on °C/W, roughly as 1/√samples.
+func DefaultSurveyPlan() SurveyPlan {
+	return SurveyPlan{Baseline: 60 * time.Second, LoadPerTau: 3, MinLoad: 40 * time.Second, MaxLoad: 180 * time.Second,
+		MinReturn: 40 * time.Second, ToleranceC: 2, Hold: 10 * time.Second, MaxCooldown: 180 * time.Second, Tick: time.Second}
+}
+
+// Check refuses a plan that cannot make a survey.
+func (p SurveyPlan) Check() error {
+	switch {
+	case p.Baseline <= 0:
+		return fmt.Errorf("survey baseline %v: want a positive duration", p.Baseline)
+	case p.Load < 0:
+		return fmt.Errorf("survey load %v: want 0 (from τ) or a positive duration", p.Load)
+	case p.Load == 0 && (p.MinLoad <= 0 || p.MaxLoad < p.MinLoad || p.LoadPerTau <= 0):
+		return fmt.Errorf("survey load from τ: want 0 < min-load (%v) ≤ max-load (%v) and a positive multiple of τ (%g)", p.MinLoad, p.MaxLoad, p.LoadPerTau)
+	case p.Tick <= 0:
+		return fmt.Errorf("survey tick %v: want a positive duration", p.Tick)
+	case p.MinReturn < 0 || p.MinReturn > p.MaxCooldown:
+		return fmt.Errorf("survey return: want 0 ≤ min-return (%v) ≤ max-cooldown (%v)", p.MinReturn, p.MaxCooldown)
+	case p.ToleranceC <= 0 || p.Hold <= 0 || p.MaxCooldown <= 0:
+		return fmt.Errorf("survey cooldown: want a positive tolerance (%g °C), hold (%v) and cap (%v)", p.ToleranceC, p.Hold, p.MaxCooldown)
+	}
+	return nil
+}
+
+// GPUReading is a GPU's latest sample.
+type GPUReading struct {
+	At     time.Time
+	TempC  float64
+	PowerW float64
+}
+
+// GPUReadings keeps each GPU's latest reading: a sink of the collection
+// that the survey's steps read.
+type GPUReadings struct {
+	mu     sync.Mutex
+	latest map[string]GPUReading
+}
+
+// NewGPUReadings returns an empty store.
+func NewGPUReadings() *GPUReadings { return &GPUReadings{latest: map[string]GPUReading{}} }
+
+// Write implements collectors.Sink: it keeps the gpu points' temp_c and
+// power_w by GPU index.
+func (g *GPUReadings) Write(ps []point.Point) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := range ps {
+		p := &ps[i]
+		if p.Measurement != schema.GPU || p.Tag(schema.TagGPU) == "" {
+			continue
+		}
+		t, ok := p.Float(schema.FieldTempC)
+		if !ok {
+			continue
+		}
+		w, _ := p.Float(schema.FieldPowerW)
+		g.latest[p.Tag(schema.TagGPU)] = GPUReading{At: p.Time, TempC: t, PowerW: w}
+	}
+	return nil
+}
+
+// Flush implements collectors.Sink.
+func (g *GPUReadings) Flush() error { return nil }
+
+// Close implements collectors.Sink.
+func (g *GPUReadings) Close() error { return nil }
+
+// GPUs returns the indices of the GPUs seen, in numeric order.
+func (g *GPUReadings) GPUs() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.latest))
+	for k := range g.latest {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ia, _ := strconv.Atoi(a)
+		ib, _ := strconv.Atoi(b)
+		return ia - ib
+	})
+	return out
+}
+
+// Latest returns a GPU's latest reading.
+func (g *GPUReadings) Latest(gpu string) (GPUReading, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.latest[gpu]
+	return r, ok
+}
+
+// SurveyLoad loads the given GPUs (one or all) for as long as ctx lives.
+type SurveyLoad func(ctx context.Context, gpus []string) error
+
+// ErrNoGPU means the survey found no GPU to load.
+var ErrNoGPU = errors.New("no GPU reported a temperature")
+
+// Survey performs the survey's protocol on gpus: the idle baseline, each
+// GPU loaded alone with a return to baseline after it, all together, and a
+// final return. Every step is appended to phases (named
+// survey_baseline, alone:N, return:N, together, survey_cooldown: not the
+// protocol names of `heatsink run`, so the analysis finds each GPU's load
+// episodes in its own power) and told to progress.
+func Survey(ctx context.Context, plan SurveyPlan, gpus []string, r *GPUReadings, load SurveyLoad, phase func(rundir.Phase), progress func(string)) error {
+	if err := plan.Check(); err != nil {
+		return err
+	}
+	if len(gpus) == 0 {
+		return ErrNoGPU
+	}
+	s := &surveyRun{plan: plan, r: r, phase: phase, progress: progress, gpus: gpus, tick: plan.Tick}
+	return s.run(ctx, load)
+}
+
+type surveyRun struct {
+	plan     SurveyPlan
+	r        *GPUReadings
+	phase    func(rundir.Phase)
+	progress func(string)
+	gpus     []string
+	tick     time.Duration
+	base     map[string]float64
+	loadLen  time.Duration
+	tauS     float64
+}
+
+func (s *surveyRun) record(name string, start time.Time) {
+	end := time.Now()
+	s.phase(rundir.Phase{Name: name, Start: start, End: &end})
+}
+
+// left estimates the survey's remaining time after step k of the 2n+1
+// steps (n alone loads, their returns, together), from the load length.
+func (s *surveyRun) left(loadsDone int) time.Duration {
+	l := s.loadLen
+	if l == 0 {
+		l = s.plan.MaxLoad
+	}
+	loads := len(s.gpus) + 1 - loadsDone
+	return time.Duration(loads) * (l + l) // a return lasts about as long as its load
+}
+
+func (s *surveyRun) run(ctx context.Context, load SurveyLoad) error {
+	start := time.Now()
+	s.progress(fmt.Sprintf("survey: idle baseline for %v", s.plan.Baseline))
+	means, err := s.meanOver(ctx, s.plan.Baseline)
+	s.record("survey_baseline", start)
+	if err != nil {
+		return err
+	}
+	s.base = means
+	s.loadLen = s.plan.Load
+	for i, g := range s.gpus {
+		if err := s.loadStep(ctx, "alone:"+g, []string{g}, i, load); err != nil {
+			return err
+		}
+		if err := s.returnStep(ctx, "return:"+g); err != nil {
+			return err
+		}
+	}
+	if err := s.loadStep(ctx, "together", s.gpus, len(s.gpus), load); err != nil {
+		return err
+	}
+	return s.returnStep(ctx, "survey_cooldown")
+}
+
+// meanOver waits d and returns each GPU's mean temperature over it.
+func (s *surveyRun) meanOver(ctx context.Context, d time.Duration) (map[string]float64, error) {
+	sum, n := map[string]float64{}, map[string]int{}
+	seen := map[string]time.Time{}
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if err := sleepCtx(ctx, s.tick); err != nil {
+			return nil, err
+		}
+		for _, g := range s.gpus {
+			if r, ok := s.r.Latest(g); ok && r.At.After(seen[g]) {
+				seen[g] = r.At
+				sum[g] += r.TempC
+				n[g]++
+			}
+		}
+	}
+	out := map[string]float64{}
+	for _, g := range s.gpus {
+		if n[g] == 0 {
+			return nil, fmt.Errorf("survey baseline: GPU %s reported no temperature in %v", g, d)
+		}
+		out[g] = sum[g] / float64(n[g])
+	}
+	return out, nil
+}
+
+// loadStep loads gpus. Without a fixed length the first load measures τ.
+func (s *surveyRun) loadStep(ctx context.Context, name string, gpus []string, k int, load SurveyLoad) error {
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- load(lctx, gpus) }()
+	defer func() {
+		stop()
+		<-done
+		s.record(name, start)
+	}()
+	measuring := s.loadLen == 0
+	limit := s.loadLen
+	if measuring {
+		limit = s.plan.MaxLoad
+	}
+	var temps []float64
+	var times []float64
+	for {
+		el := time.Since(start)
+		if el >= limit {
+			break
+		}
+		who := "all GPUs together"
+		if len(gpus) == 1 {
+			who = fmt.Sprintf("GPU %s alone (%d of %d)", gpus[0], k+1, len(s.gpus))
+		}
+		s.progress(fmt.Sprintf("survey: %s under load, %v of this load left, about %v of the survey left",
+			who, (limit - el).Round(time.Second), ((limit - el) + s.left(k+1)).Round(time.Second)))
+		select {
+		case err := <-done:
+			done <- err // for the deferred wait
+			if err != nil {
+				return fmt.Errorf("%s: the load ended after %v: %w", name, el.Round(time.Second), err)
+			}
+			return fmt.Errorf("%s: the load ended by itself after %v, before its %v", name, el.Round(time.Second), limit)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.tick):
+		}
+		if measuring {
+			if r, ok := s.r.Latest(gpus[0]); ok {
+				temps, times = append(temps, r.TempC), append(times, time.Since(start).Seconds())
+				if tau, ok := steadyTau(times, temps, s.base[gpus[0]], 10*s.tick.Seconds()); ok {
+					s.tauS = tau
+					s.loadLen = time.Duration(math.Min(math.Max(s.plan.LoadPerTau*tau, s.plan.MinLoad.Seconds()), s.plan.MaxLoad.Seconds()) * float64(time.Second))
+					limit, measuring = s.loadLen, false
+					s.progress(fmt.Sprintf("survey: GPU %s τ ≈ %.1f s: every load lasts %v", gpus[0], tau, s.loadLen))
+				}
+			}
+		}
+	}
+	if measuring { // never steady: every load as long as this one
+		s.loadLen = s.plan.MaxLoad
+	}
+	return nil
+}
+
+// steadyTau reports the time constant of a rise once it is steady: the
+// last windowS (ten readings) changed less than 3 % of the rise over the
+// baseline (of at least 2 °C); τ is when the rise first covered 63 % of it.
+func steadyTau(t, v []float64, baseC, windowS float64) (float64, bool) {
+	n := len(v)
+	if n < 12 {
+		return 0, false
+	}
+	rise := v[n-1] - baseC
+	if rise < 2 {
+		return 0, false
+	}
+	j := n - 1
+	for j > 0 && t[n-1]-t[j] < windowS {
+		j--
+	}
+	if math.Abs(v[n-1]-v[j]) > 0.03*rise {
+		return 0, false
+	}
+	for i := range v {
+		if v[i]-baseC >= 0.63*rise {
+			return t[i], true
+		}
+	}
+	return 0, false
+}
+
+// returnStep waits until every GPU is back within tolerance of its
+// baseline for the hold time, at most MaxCooldown.
+func (s *surveyRun) returnStep(ctx context.Context, name string) error {
+	start := time.Now()
+	defer s.record(name, start)
+	var heldSince time.Time
+	for time.Since(start) < s.plan.MaxCooldown {
+		worst, wg := 0.0, ""
+		for _, g := range s.gpus {
+			if r, ok := s.r.Latest(g); ok {
+				if d := r.TempC - s.base[g]; d > worst {
+					worst, wg = d, g
+				}
+			}
+		}
+		switch {
+		case worst > s.plan.ToleranceC:
+			heldSince = time.Time{}
+			s.progress(fmt.Sprintf("survey: cooling down, GPU %s %.1f °C above its baseline (at most %v more)", wg, worst, (s.plan.MaxCooldown - time.Since(start)).Round(time.Second)))
+		case heldSince.IsZero():
+			heldSince = time.Now()
+		case time.Since(heldSince) >= s.plan.Hold && time.Since(start) >= s.plan.MinReturn:
+			return nil
+		}
+		if err := sleepCtx(ctx, s.tick); err != nil {
+			return err
+		}
+	}
+	s.progress(fmt.Sprintf("survey: %s: not back to baseline after %v, going on", name, s.plan.MaxCooldown))
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,170 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/collectors"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/rundir"
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+// SurveyOptions shape `heatsink survey` beyond its configuration.
+type SurveyOptions struct {
+	Options
+	Plan     SurveyPlan
+	Load     SurveyLoad
+	Progress func(string)
+}
+
+// RecordSurvey records the survey's protocol into o.OutDir: the collection
+// runs for the whole survey and the steps are run.json's phases. The GPUs
+// surveyed are those that report a temperature within the first five
+// samples; with none, it returns ErrNoGPU (wrapped) and run.json says
+// failed.
+func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) error {
+	readings := NewGPUReadings()
+	o.Sinks = append(o.Sinks, readings)
+	c, err := Start(cfg, o.Options)
+	if err != nil {
+		return err
+	}
+	collCtx, stopCollector := context.WithCancel(context.WithoutCancel(ctx))
+	collDone := make(chan error, 1)
+	go func() { collDone <- c.Collector().Run(collCtx) }()
+	var gpus []string
+	for range 5 {
+		if sleepCtx(ctx, c.Collector().Interval()) != nil {
+			break
+		}
+		if gpus = readings.GPUs(); len(gpus) > 0 {
+			break
+		}
+	}
+	var phases []rundir.Phase
+	err = Survey(ctx, o.Plan, gpus, readings, o.Load, func(p rundir.Phase) { phases = append(phases, p) }, o.Progress)
+	stopCollector()
+	collErr := <-collDone
+	if m := c.Meta(); m != nil {
+		m.Phases = append(m.Phases, phases...)
+		if m.Labels == nil {
+			m.Labels = map[string]string{}
+		}
+		m.Labels["experiment"] = "survey"
+	}
+	status := workloads.StatusComplete
+	switch {
+	case ctx.Err() != nil:
+		status = workloads.StatusInterrupted
+	case err != nil:
+		status = workloads.StatusFailed
+	}
+	if errors.Is(err, ErrNoGPU) {
+		err = fmt.Errorf("nothing to survey: %w (heatsink sensors shows what this machine exposes)", err)
+	}
+	return errors.Join(err, collErr, c.Finish(status))
+}
+
+// SurveyWorkload is the load of each survey step from a built-in
+// workload: started per GPU with its device parameter set to the GPU's
+// index (where it has one), iterated until the step ends. Every layer is
+// checked now, before the baseline.
+func SurveyWorkload(w workloads.Workload, layers []workloads.Layer) (SurveyLoad, error) {
+	hasDevice := slices.ContainsFunc(w.Params(), func(p workloads.ParamSpec) bool { return p.Name == "device" })
+	if _, _, err := workloads.Resolve(w, layers...); err != nil {
+		return nil, err
+	}
+	return perGPU(func(ctx context.Context, gpu string) error {
+		ls := layers
+		if hasDevice {
+			ls = append(slices.Clone(layers), workloads.Layer{Source: "survey", Values: map[string]string{"device": gpu}})
+		}
+		v, _, err := workloads.Resolve(w, ls...)
+		if err != nil {
+			return err
+		}
+		j, err := w.Start(ctx, v)
+		if err != nil {
+			return fmt.Errorf("workload %s on GPU %s: %w", w.Name(), gpu, err)
+		}
+		defer j.Close()
+		for ctx.Err() == nil {
+			if _, err := j.Iterate(ctx); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("workload %s on GPU %s: %w", w.Name(), gpu, err)
+			}
+		}
+		return nil
+	}), nil
+}
+
+// SurveyCommand is the load of each survey step from a command: run
+// repeatedly per GPU with CUDA_VISIBLE_DEVICES set to the GPU's index,
+// until the step ends; a failing run ends the survey.
+func SurveyCommand(argv []string) (SurveyLoad, error) {
+	if _, err := workloads.NewCommand(argv); err != nil {
+		return nil, err
+	}
+	return perGPU(func(ctx context.Context, gpu string) error {
+		for ctx.Err() == nil {
+			c, err := workloads.NewCommand(argv)
+			if err != nil {
+				return err
+			}
+			code, err := c.Run(ctx, append(os.Environ(), "CUDA_VISIBLE_DEVICES="+gpu))
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s on GPU %s: %w", c.Name(), gpu, err)
+			}
+			if code != 0 {
+				return fmt.Errorf("%s on GPU %s: exit status %d", c.Name(), gpu, code)
+			}
+		}
+		return nil
+	}), nil
+}
+
+// perGPU runs one load per GPU at once and returns their errors.
+func perGPU(one func(ctx context.Context, gpu string) error) SurveyLoad {
+	return func(ctx context.Context, gpus []string) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		errs := make([]error, len(gpus))
+		var wg sync.WaitGroup
+		for i, g := range gpus {
+			wg.Go(func() {
+				if errs[i] = one(ctx, g); errs[i] != nil {
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+// SurveyPrinter prints the survey's progress to w: each new step at once,
+// the same step again at most every `every`.
+func SurveyPrinter(w io.Writer, every time.Duration) func(string) {
+	var last string
+	var at time.Time
+	return func(msg string) {
+		step, _, _ := strings.Cut(msg, ",")
+		if step == last && time.Since(at) < every {
+			return
+		}
+		last, at = step, time.Now()
+		fmt.Fprintln(w, "heatsink:", msg)
+	}
+}
+
+var _ collectors.Sink = (*GPUReadings)(nil)
