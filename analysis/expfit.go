@@ -180,39 +180,54 @@ func newSSEProfile(b basis, x, y []float64) *sseProfile {
 }
 
 // orthonormal makes p.v, the column of τ, orthonormal to q0 and, with two
-// time constants, to q1, and reports false where it is (numerically)
-// dependent on them.
-func (p *sseProfile) orthonormal(tau float64, withSlow bool) bool {
-	v := p.v
+// time constants, to q1, and returns its product with res; ok is false
+// where the column is (numerically) dependent on the others. The loops are
+// lsq's steps fused into fewer passes over the readings, each sum taken in
+// lsq's order, so the numbers are lsq's.
+func (p *sseProfile) orthonormal(tau float64, withSlow bool, res []float64) (qy float64, ok bool) {
+	v, q0, q1 := p.v, p.q0, p.q1[:len(p.v)]
 	p.b(v, p.x, tau)
-	n0 := norm(v)
-	qs := [][]float64{p.q0, p.q1}
-	if !withSlow {
-		qs = qs[:1]
+	var n0, d0 float64
+	for i, c := range v {
+		n0 += c * c
+		d0 += q0[i] * c
 	}
-	for _, q := range qs {
-		d := dot(q, v)
+	nk := 0.0
+	if withSlow {
+		d1 := 0.0
 		for i := range v {
-			v[i] -= d * q[i]
+			v[i] -= d0 * q0[i]
+			d1 += q1[i] * v[i]
+		}
+		for i := range v {
+			v[i] -= d1 * q1[i]
+			nk += v[i] * v[i]
+		}
+	} else {
+		for i := range v {
+			v[i] -= d0 * q0[i]
+			nk += v[i] * v[i]
 		}
 	}
-	nk := norm(v)
+	n0, nk = math.Sqrt(n0), math.Sqrt(nk)
 	if n0 == 0 || nk <= 1e-9*n0 {
-		return false
+		return 0, false
 	}
+	res = res[:len(v)]
 	for i := range v {
 		v[i] /= nk
+		qy += v[i] * res[i]
 	}
-	return true
+	return qy, true
 }
 
 // sse returns the residual sum of squares left in res after removing its
-// projection on p.v.
-func (p *sseProfile) sse(res []float64) float64 {
-	qy := dot(p.v, res)
+// projection qy on p.v.
+func (p *sseProfile) sse(res []float64, qy float64) float64 {
+	v := p.v[:len(res)]
 	s := 0.0
 	for i, r := range res {
-		r -= qy * p.v[i]
+		r -= qy * v[i]
 		s += r * r
 	}
 	if math.IsNaN(s) {
@@ -223,29 +238,34 @@ func (p *sseProfile) sse(res []float64) float64 {
 
 // one is the SSE of the model with the single time constant tau.
 func (p *sseProfile) one(tau float64) float64 {
-	if !p.orthonormal(tau, false) {
+	qy, ok := p.orthonormal(tau, false, p.res0)
+	if !ok {
 		return math.Inf(1)
 	}
-	return p.sse(p.res0)
+	return p.sse(p.res0, qy)
 }
 
 // two is the SSE of the model with time constants slow and fast.
 func (p *sseProfile) two(slow, fast float64) float64 {
 	if slow != p.slow || p.slow == 0 {
+		var qy float64
 		p.slow = slow
-		p.slowOK = p.orthonormal(slow, false)
+		qy, p.slowOK = p.orthonormal(slow, false, p.res0)
 		if p.slowOK {
 			copy(p.q1, p.v)
-			qy := dot(p.q1, p.res0)
 			for i, r := range p.res0 {
 				p.res1[i] = r - qy*p.q1[i]
 			}
 		}
 	}
-	if !p.slowOK || !p.orthonormal(fast, true) {
+	if !p.slowOK {
 		return math.Inf(1)
 	}
-	return p.sse(p.res1)
+	qy, ok := p.orthonormal(fast, true, p.res1)
+	if !ok {
+		return math.Inf(1)
+	}
+	return p.sse(p.res1, qy)
 }
 
 // minimise1D finds the minimum of f over log τ in [lo, hi] with a grid of
