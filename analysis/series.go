@@ -205,6 +205,11 @@ func loadStretches(path string, size int64, parts int, start time.Time) ([]*load
 	for i := range ls {
 		ls[i] = newLoader(start)
 		ls[i].size = bounds[i+1] - bounds[i]
+		if i == 0 {
+			// The later stretches are appended to the first's series:
+			// foreseen for the whole file, they need not be copied again.
+			ls[i].size = size
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
