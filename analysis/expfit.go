@@ -47,37 +47,34 @@ type ExpFit struct {
 	TQuant float64
 }
 
-// basis returns the model's columns for time constants taus: a constant
-// then one column per τ.
-type basis func(x []float64, taus []float64) [][]float64
+// basis writes into dst the model's column for one time constant τ; the
+// model is a constant plus one such column per τ.
+type basis func(dst, x []float64, tau float64)
 
 // riseBasis is T(x) = T0 + Σ ΔT_k·(1 − e^(−x/τ_k)).
-func riseBasis(x, taus []float64) [][]float64 {
-	cols := [][]float64{make([]float64, len(x))}
-	for i := range x {
-		cols[0][i] = 1
+func riseBasis(dst, x []float64, tau float64) {
+	for i, v := range x {
+		dst[i] = -math.Expm1(-v / tau)
 	}
-	for _, tau := range taus {
-		c := make([]float64, len(x))
-		for i, v := range x {
-			c[i] = -math.Expm1(-v / tau)
-		}
-		cols = append(cols, c)
-	}
-	return cols
 }
 
 // decayBasis is T(x) = T∞ + Σ A_k·e^(−x/τ_k).
-func decayBasis(x, taus []float64) [][]float64 {
+func decayBasis(dst, x []float64, tau float64) {
+	for i, v := range x {
+		dst[i] = math.Exp(-v / tau)
+	}
+}
+
+// columns returns the model's columns for time constants taus: a constant
+// then one column per τ.
+func columns(b basis, x, taus []float64) [][]float64 {
 	cols := [][]float64{make([]float64, len(x))}
 	for i := range x {
 		cols[0][i] = 1
 	}
 	for _, tau := range taus {
 		c := make([]float64, len(x))
-		for i, v := range x {
-			c[i] = math.Exp(-v / tau)
-		}
+		b(c, x, tau)
 		cols = append(cols, c)
 	}
 	return cols
@@ -139,14 +136,136 @@ func dot(a, b []float64) float64 {
 
 func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }
 
-// sseAt is the residual sum of squares of the best linear coefficients for
-// time constants taus, +Inf where they cannot be solved.
-func sseAt(b basis, x, y, taus []float64) float64 {
-	_, s, ok := lsq(b(x, taus), y)
-	if !ok || math.IsNaN(s) {
+// sseProfile evaluates the residual sum of squares of the best linear
+// coefficients at given time constants, +Inf where they cannot be solved:
+// the same modified Gram-Schmidt steps as lsq, in the same order, so the
+// same numbers. A fit evaluates it thousands of times (a grid and a golden
+// section over τ, the interval's walk and bisections, and with two time
+// constants a search over the fast one at each slow one), so it keeps what
+// successive evaluations share instead of allocating every column each
+// time, which was a fifth of a report's time: the constant column and y's
+// part orthogonal to it are made once per fit, the slow column and y's
+// part orthogonal to both once per slow τ, and only the new column is
+// computed at each evaluation, into a reused buffer.
+type sseProfile struct {
+	b    basis
+	x    []float64
+	q0   []float64 // the constant column, normalised
+	res0 []float64 // y less its projection on q0
+	// slow is the τ that q1 and res1 were made for; slowOK whether its
+	// column is independent of the constant.
+	slow     float64
+	slowOK   bool
+	q1, res1 []float64 // slow column orthonormalised against q0; res0 less its projection on q1
+	v        []float64 // the column being evaluated
+}
+
+func newSSEProfile(b basis, x, y []float64) *sseProfile {
+	n := len(x)
+	buf := make([]float64, 5*n)
+	p := &sseProfile{b: b, x: x, q0: buf[:n:n], res0: buf[n : 2*n : 2*n], q1: buf[2*n : 3*n : 3*n], res1: buf[3*n : 4*n : 4*n], v: buf[4*n:]}
+	for i := range p.q0 {
+		p.q0[i] = 1
+	}
+	nk := norm(p.q0)
+	for i := range p.q0 {
+		p.q0[i] /= nk
+	}
+	copy(p.res0, y)
+	qy := dot(p.q0, p.res0)
+	for i := range p.res0 {
+		p.res0[i] -= qy * p.q0[i]
+	}
+	return p
+}
+
+// orthonormal makes p.v, the column of τ, orthonormal to q0 and, with two
+// time constants, to q1, and returns its product with res; ok is false
+// where the column is (numerically) dependent on the others. The loops are
+// lsq's steps fused into fewer passes over the readings, each sum taken in
+// lsq's order, so the numbers are lsq's.
+func (p *sseProfile) orthonormal(tau float64, withSlow bool, res []float64) (qy float64, ok bool) {
+	v, q0, q1 := p.v, p.q0, p.q1[:len(p.v)]
+	p.b(v, p.x, tau)
+	var n0, d0 float64
+	for i, c := range v {
+		n0 += c * c
+		d0 += q0[i] * c
+	}
+	nk := 0.0
+	if withSlow {
+		d1 := 0.0
+		for i := range v {
+			v[i] -= d0 * q0[i]
+			d1 += q1[i] * v[i]
+		}
+		for i := range v {
+			v[i] -= d1 * q1[i]
+			nk += v[i] * v[i]
+		}
+	} else {
+		for i := range v {
+			v[i] -= d0 * q0[i]
+			nk += v[i] * v[i]
+		}
+	}
+	n0, nk = math.Sqrt(n0), math.Sqrt(nk)
+	if n0 == 0 || nk <= 1e-9*n0 {
+		return 0, false
+	}
+	res = res[:len(v)]
+	for i := range v {
+		v[i] /= nk
+		qy += v[i] * res[i]
+	}
+	return qy, true
+}
+
+// sse returns the residual sum of squares left in res after removing its
+// projection qy on p.v.
+func (p *sseProfile) sse(res []float64, qy float64) float64 {
+	v := p.v[:len(res)]
+	s := 0.0
+	for i, r := range res {
+		r -= qy * v[i]
+		s += r * r
+	}
+	if math.IsNaN(s) {
 		return math.Inf(1)
 	}
 	return s
+}
+
+// one is the SSE of the model with the single time constant tau.
+func (p *sseProfile) one(tau float64) float64 {
+	qy, ok := p.orthonormal(tau, false, p.res0)
+	if !ok {
+		return math.Inf(1)
+	}
+	return p.sse(p.res0, qy)
+}
+
+// two is the SSE of the model with time constants slow and fast.
+func (p *sseProfile) two(slow, fast float64) float64 {
+	if slow != p.slow || p.slow == 0 {
+		var qy float64
+		p.slow = slow
+		qy, p.slowOK = p.orthonormal(slow, false, p.res0)
+		if p.slowOK {
+			copy(p.q1, p.v)
+			for i, r := range p.res0 {
+				p.res1[i] = r - qy*p.q1[i]
+			}
+		}
+	}
+	if !p.slowOK {
+		return math.Inf(1)
+	}
+	qy, ok := p.orthonormal(fast, true, p.res1)
+	if !ok {
+		return math.Inf(1)
+	}
+	return p.sse(p.res1, qy)
 }
 
 // minimise1D finds the minimum of f over log τ in [lo, hi] with a grid of
@@ -210,15 +329,16 @@ func fitExp(b basis, x, y []float64, nTau int, tauMin, tauMax, level float64) (*
 	const sep = 2.0
 	// profile returns the SSE minimised over every time constant but the
 	// first (slow) one, and the fast one it chose.
+	sp := newSSEProfile(b, x, y)
 	profile := func(tau float64) (float64, float64) {
 		if nTau == 1 {
-			return sseAt(b, x, y, []float64{tau}), 0
+			return sp.one(tau), 0
 		}
 		hi := tau / sep
 		if hi <= tauMin {
 			return math.Inf(1), 0
 		}
-		fast, v, _ := minimise1D(func(tf float64) float64 { return sseAt(b, x, y, []float64{tau, tf}) }, tauMin, hi, 16)
+		fast, v, _ := minimise1D(func(tf float64) float64 { return sp.two(tau, tf) }, tauMin, hi, 16)
 		return v, fast
 	}
 	prof := func(tau float64) float64 { v, _ := profile(tau); return v }
@@ -238,7 +358,7 @@ func fitExp(b basis, x, y []float64, nTau int, tauMin, tauMax, level float64) (*
 		_, fast := profile(tau)
 		taus = append(taus, fast)
 	}
-	cols := b(x, taus)
+	cols := columns(b, x, taus)
 	coef, sse, ok := lsq(cols, y)
 	if !ok {
 		return nil, errors.New("the fitted model's columns are dependent")
@@ -334,7 +454,7 @@ func fitExp(b basis, x, y []float64, nTau int, tauMin, tauMax, level float64) (*
 		h := t * 1e-5
 		up := append([]float64(nil), taus...)
 		up[j] = t + h
-		cu := b(x, up)
+		cu := columns(b, x, up)
 		for i := range n {
 			d := 0.0
 			for k := range cu {

@@ -123,10 +123,10 @@ const parallelBytes = 32 << 20
 // are left out. A missing run.json is an error; a missing points.lp is an
 // empty run, with a note.
 //
-// A small points.lp is streamed through rundir.ForEachPoint. A large one is
-// cut at line boundaries into one stretch per CPU, each decoded by the same
-// point.Reader in its own goroutine and the stretches joined in file order,
-// which gives the same Run in a fraction of the time.
+// A small points.lp is streamed in one stretch. A large one is cut at line
+// boundaries into one stretch per CPU, each decoded in its own goroutine
+// and the stretches joined in file order, which gives the same Run in a
+// fraction of the time.
 func Load(dir string) (*Run, error) { return load(dir, runtime.GOMAXPROCS(0), parallelBytes) }
 
 func load(dir string, workers int, minParallel int64) (*Run, error) {
@@ -155,9 +155,7 @@ func load(dir string, workers int, minParallel int64) (*Run, error) {
 	if workers > 1 && fi.Size() >= minParallel {
 		parts, err = loadStretches(path, fi.Size(), min(workers, 8), run.Start)
 	} else {
-		l := newLoader(run.Start)
-		err = rundir.ForEachPoint(dir, l.add, l.badLine)
-		parts = []*loader{l}
+		parts, err = loadStretches(path, fi.Size(), 1, run.Start)
 	}
 	if err != nil {
 		return nil, err
@@ -206,6 +204,12 @@ func loadStretches(path string, size int64, parts int, start time.Time) ([]*load
 	var wg sync.WaitGroup
 	for i := range ls {
 		ls[i] = newLoader(start)
+		ls[i].size = bounds[i+1] - bounds[i]
+		if i == 0 {
+			// The later stretches are appended to the first's series:
+			// foreseen for the whole file, they need not be copied again.
+			ls[i].size = size
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -256,6 +260,37 @@ type group struct {
 	firstBck float64
 }
 
+// addTime appends a point's time t, counting it if it goes backwards. When
+// the group's slices are full they grow to room for want points at once,
+// so a day's columns are not copied at every doubling (most of loading
+// went to growing them).
+func (g *group) addTime(t float64, want func(n int) int) {
+	if n := len(g.times); n == cap(g.times) {
+		m := want(n)
+		g.times = slices.Grow(g.times, m-n)
+		for _, c := range g.cols {
+			c.v = slices.Grow(c.v, m-len(c.v))
+		}
+	}
+	if n := len(g.times); n > 0 && t < g.times[n-1] {
+		if g.back == 0 {
+			g.firstBck = t
+		}
+		g.back++
+	}
+	g.times = append(g.times, t)
+}
+
+// fillNaN gives the columns the latest point lacked a NaN for it.
+func (g *group) fillNaN() {
+	n := len(g.times)
+	for _, c := range g.cols {
+		if len(c.v) < n {
+			c.v = append(c.v, math.NaN())
+		}
+	}
+}
+
 type column struct {
 	field string
 	v     []float64
@@ -268,7 +303,7 @@ func (g *group) column(field string) int {
 		return ci
 	}
 	ci := len(g.cols)
-	c := &column{field: field, v: make([]float64, len(g.times)-1, len(g.times))}
+	c := &column{field: field, v: make([]float64, len(g.times)-1, cap(g.times))}
 	for j := range c.v {
 		c.v[j] = math.NaN()
 	}
@@ -292,13 +327,36 @@ type loader struct {
 	key    []byte
 	points int
 	lines  int // lines read, for numbering the next stretch's lines
-	nbad   int
-	bad    []*point.LineError
-	events []phaseEvent
+	// raw maps the text of a line up to its first unescaped space to the
+	// group add filed that line under, for fast; pending is that text of
+	// the line fast declined for want of it; fields is fast's scratch.
+	raw     map[string]*group
+	pending []byte
+	fields  []fastField
+	slow    bool // decode every line through point.Reader (the tests' reference)
+	nfast   int  // lines decoded by fast
+	nbad    int
+	bad     []*point.LineError
+	events  []phaseEvent
+	// size is the stretch's length in bytes and seen the bytes of the lines
+	// fast has seen, from which want foresees how many points a group
+	// will hold.
+	size, seen int64
+}
+
+// want returns the room for points a group that holds n (and is full)
+// should grow to: what the rest of the stretch will bring at the rate so
+// far, and at least a quarter more.
+func (l *loader) want(n int) int {
+	if n < 256 || l.seen <= 0 || l.size <= l.seen {
+		return max(2*n, 16)
+	}
+	est := int(float64(n)*float64(l.size)/float64(l.seen)*1.01) + 16
+	return max(est, n+n/4)
 }
 
 func newLoader(start time.Time) *loader {
-	return &loader{start: start.UnixNano(), groups: map[string]*group{}}
+	return &loader{start: start.UnixNano(), groups: map[string]*group{}, raw: map[string]*group{}}
 }
 
 func (l *loader) badLine(e *point.LineError) {
@@ -308,9 +366,16 @@ func (l *loader) badLine(e *point.LineError) {
 	}
 }
 
-// read decodes a stretch of points.lp.
+// read decodes a stretch of points.lp: the usual line by fast, the others
+// through point.Reader and add.
 func (l *loader) read(r io.Reader, name string) error {
 	pr := point.NewReader(r, name)
+	// heatsink ends every line it writes: a last line without a newline is
+	// a write torn by a crash, as rundir.ForEachPoint says.
+	pr.RequireNewline(true)
+	if !l.slow {
+		pr.Intercept(l.fast)
+	}
 	for {
 		p, lerr, ok := pr.Next()
 		if !ok {
@@ -347,13 +412,11 @@ func (l *loader) add(p *point.Point) error {
 		l.groups[g.key] = g
 		l.order = append(l.order, g)
 	}
-	if n := len(g.times); n > 0 && t < g.times[n-1] {
-		if g.back == 0 {
-			g.firstBck = t
-		}
-		g.back++
+	if l.pending != nil {
+		l.raw[string(l.pending)] = g
+		l.pending = nil
 	}
-	g.times = append(g.times, t)
+	g.addTime(t, l.want)
 	n := len(g.times)
 	for i, f := range p.Fields {
 		v, ok := point.Float(f.Value)
@@ -378,11 +441,7 @@ func (l *loader) add(p *point.Point) error {
 		}
 		c.v = append(c.v, v)
 	}
-	for _, c := range g.cols {
-		if len(c.v) < n {
-			c.v = append(c.v, math.NaN())
-		}
-	}
+	g.fillNaN()
 	return nil
 }
 
@@ -403,7 +462,9 @@ func (l *loader) event(p *point.Point) {
 }
 
 // absorb appends the points of o, the stretch of the file after l's, to l.
-func (l *loader) absorb(o *loader) {
+// total holds each group's points over all stretches, so its slices are
+// grown once, to their final length.
+func (l *loader) absorb(o *loader, total map[string]int) {
 	for _, og := range o.order {
 		g, ok := l.groups[og.key]
 		if !ok {
@@ -412,6 +473,12 @@ func (l *loader) absorb(o *loader) {
 			continue
 		}
 		n, m := len(g.times), len(og.times)
+		if all := total[og.key]; cap(g.times) < all {
+			g.times = slices.Grow(g.times, all-n)
+			for _, c := range g.cols {
+				c.v = slices.Grow(c.v, all-len(c.v))
+			}
+		}
 		if n > 0 && m > 0 && og.times[0] < g.times[n-1] {
 			if g.back == 0 {
 				g.firstBck = og.times[0]
@@ -429,7 +496,7 @@ func (l *loader) absorb(o *loader) {
 			ci, ok := g.colIdx[oc.field]
 			if !ok {
 				ci = len(g.cols)
-				c := &column{field: oc.field, v: make([]float64, n, n+m)}
+				c := &column{field: oc.field, v: make([]float64, n, max(n+m, total[og.key]))}
 				for j := range c.v {
 					c.v[j] = math.NaN()
 				}
@@ -452,6 +519,12 @@ func (l *loader) absorb(o *loader) {
 // join puts the stretches together, in file order, into run.
 func join(run *Run, parts []*loader) {
 	l := parts[0]
+	total := map[string]int{}
+	for _, p := range parts {
+		for _, g := range p.order {
+			total[g.key] += len(g.times)
+		}
+	}
 	lineOffset := l.lines
 	bad := l.bad
 	for _, o := range parts[1:] {
@@ -461,7 +534,7 @@ func join(run *Run, parts []*loader) {
 			bad = append(bad, &e2)
 		}
 		lineOffset += o.lines
-		l.absorb(o)
+		l.absorb(o, total)
 	}
 	run.Points, run.BadLines = l.points, l.nbad
 	for _, e := range bad[:min(len(bad), maxBadLineErrors)] {

@@ -465,3 +465,37 @@ func TestH100LikeRiseRecordingsAgreeWithinTheirIntervals(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEProfileMatchesLsq holds the fits' reusing SSE evaluation to the
+// plain least squares it stands in for: the same number, bit for bit, at
+// every time constant of a grid, for one and two exponentials, rising and
+// falling, including τ where the columns are dependent (+Inf).
+func TestSSEProfileMatchesLsq(t *testing.T) {
+	x := make([]float64, 600)
+	y := make([]float64, len(x))
+	for i := range x {
+		x[i] = float64(i) + 0.25*float64(i%3)
+		y[i] = 30 + 12*math.Exp(-x[i]/90) + 3*math.Exp(-x[i]/9) + 0.3*math.Sin(float64(i)*1.7)
+	}
+	sseAt := func(b basis, taus []float64) float64 {
+		_, s, ok := lsq(columns(b, x, taus), y)
+		if !ok || math.IsNaN(s) {
+			return math.Inf(1)
+		}
+		return s
+	}
+	taus := []float64{1e-3, 0.05, 0.3, 2, 9, 40, 90, 400, 5000, 1e7}
+	for name, b := range map[string]basis{"rise": riseBasis, "decay": decayBasis} {
+		p := newSSEProfile(b, x, y)
+		for _, slow := range taus {
+			if got, want := p.one(slow), sseAt(b, []float64{slow}); got != want {
+				t.Errorf("%s one τ=%g: SSE %v, lsq %v", name, slow, got, want)
+			}
+			for _, fast := range taus {
+				if got, want := p.two(slow, fast), sseAt(b, []float64{slow, fast}); got != want {
+					t.Errorf("%s two τ=%g,%g: SSE %v, lsq %v", name, slow, fast, got, want)
+				}
+			}
+		}
+	}
+}
