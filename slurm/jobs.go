@@ -36,6 +36,11 @@ type Job struct {
 	User      string    `json:"user,omitempty"`
 	Partition string    `json:"partition,omitempty"`
 	Start     time.Time `json:"start"`
+	// GPUs are the GPUs the job holds on the node, as GPUSource (see
+	// JobGPUs) told; with no source, nothing is known and the job counts
+	// on every GPU of the node.
+	GPUs      []GPU  `json:"gpus,omitempty"`
+	GPUSource string `json:"gpu_source,omitempty"`
 }
 
 var jobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?(\+[0-9]+)?$`)
@@ -169,9 +174,10 @@ func NewWatcher(dir string) *Watcher { return &Watcher{dir: dir, known: map[stri
 type Change struct {
 	// Jobs are the jobs running now, by id.
 	Jobs []Job
-	// Tag is the job tag to put on every point: the job id, or the ids
-	// joined by commas when several jobs share the node; empty when none.
+	// Tag is the ids of the jobs joined by commas; empty when none.
 	Tag string
+	// Tags tags each point with the jobs it belongs to.
+	Tags *JobTags
 	// Events mark the jobs that started and ended since the last Poll:
 	// event points of kind job_start and job_end, tagged with the job (and
 	// the run, for `heatsink run --launcher slurm`).
@@ -210,6 +216,7 @@ func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 		ch.Jobs = append(ch.Jobs, w.known[id])
 	}
 	ch.Tag = strings.Join(ids, ",")
+	ch.Tags = NewJobTags(ch.Jobs)
 	return ch, true, err
 }
 

@@ -37,7 +37,7 @@ type Readings struct {
 
 // Gather appends the hosts' readings to the points.lp of the run
 // directory dir (created if need be) and returns how many it wrote. The
-// job tag is dropped: analysis keys a series by all its tags, and a GPU
+// job and jobs tags are dropped: analysis keys a series by all its tags, and a GPU
 // must be one series across the job's start, not an idle series and a busy
 // one.
 func Gather(ctx context.Context, r Readings, dir string) (int, error) {
@@ -77,7 +77,7 @@ func Gather(ctx context.Context, r Readings, dir string) (int, error) {
 	}
 	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
 		q := *p
-		q.Tags = slices.DeleteFunc(slices.Clone(p.Tags), func(t point.Tag) bool { return t.Key == "job" })
+		q.Tags = slices.DeleteFunc(slices.Clone(p.Tags), func(t point.Tag) bool { return t.Key == schema.TagJob || t.Key == schema.TagJobs })
 		batch = append(batch, q)
 		if len(batch) == cap(batch) {
 			return flush()

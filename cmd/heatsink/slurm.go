@@ -22,8 +22,9 @@ func newSlurmCmd() *cobra.Command {
 		Short: "Slurm integration: Prolog and Epilog for per-job tagging, per-job thermal summaries",
 		Long: `The slurm commands plug heatsink into Slurm (see deploy/slurm/):
 
-  prolog    Slurm's Prolog: records the job in the node agent's jobs directory,
-            so the agent tags every point with the job id while it runs
+  prolog    Slurm's Prolog: records the job and its GPUs (SLURM_JOB_GPUS) in the
+            node agent's jobs directory, so the agent tags the job's GPUs'
+            points with job=ID, and the node's shared readings with jobs=ID,...
   epilog    Slurm's Epilog: removes the record
   summary   EpilogSlurmctld (or by hand): the job's thermal summary, from the
             nodes' readings in InfluxDB, written beside the job's output as
@@ -58,6 +59,12 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 							job.Name, job.Run = name, slurm.RunOf(name)
 						}
 						cancel()
+					}
+					var gerr error
+					job.GPUs, job.GPUSource, gerr = slurm.JobGPUs(os.Getenv)
+					if gerr != nil {
+						// Recorded all the same, counted on every GPU.
+						fmt.Fprintf(cmd.ErrOrStderr(), "heatsink slurm prolog: %v (job %s counted on every GPU)\n", gerr, job.ID)
 					}
 					err = slurm.StartJob(jobsDir, job)
 				} else {
