@@ -1,0 +1,134 @@
+package slurm_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/slurm"
+	"github.com/heatsink-hpc/heatsink/slurm/slurmtest"
+)
+
+// prologArg and epilogArg make this test binary Slurm's Prolog and Epilog,
+// doing what `heatsink slurm prolog` and `epilog` do.
+const (
+	prologArg = "heatsink-test-prolog"
+	epilogArg = "heatsink-test-epilog"
+)
+
+func prologOrEpilog(start bool, dir string) error {
+	j, err := slurm.JobFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if !start {
+		return slurm.EndJob(dir, j.ID)
+	}
+	if j.GPUs, j.GPUSource, err = slurm.JobGPUs(os.Getenv); err != nil {
+		return err
+	}
+	return slurm.StartJob(dir, j)
+}
+
+// Two jobs on one node of four GPU gres, each holding two: the Prolog
+// slurmd runs learns each job's own GPUs, and each GPU's points are tagged
+// with the job holding it alone; the node's shared readings with both.
+func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "heatsink-sharedgpu-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	jobs := filepath.Join(dir, "jobs")
+	script := func(name, arg string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\nexec "+self+" "+arg+" "+jobs+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c := slurmtest.Start(t, slurmtest.Options{Nodes: 1, GPUs: 4, Prolog: script("prolog.sh", prologArg), Epilog: script("epilog.sh", epilogArg)})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	var allocs []*slurm.Allocation
+	for range 2 {
+		a, err := c.Client.Allocate(ctx, slurm.AllocOptions{Nodes: 1, Extra: []string{"--gres=gpu:2", "--ntasks=1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs = append(allocs, a)
+		defer a.Release(context.Background())
+	}
+	recs, err := slurm.ReadJobs(jobs)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("job records after two allocations: %+v %v", recs, err)
+	}
+	holder := map[string]string{} // GPU index -> job
+	for _, j := range recs {
+		if j.GPUSource != slurm.GPUsFromSlurm || len(j.GPUs) != 2 {
+			t.Errorf("job %s: GPUs %v from %q, want two from SLURM_JOB_GPUS", j.ID, j.GPUs, j.GPUSource)
+		}
+		for _, g := range j.GPUs {
+			if other, ok := holder[g.Index]; ok {
+				t.Errorf("GPU %s recorded for jobs %s and %s", g.Index, other, j.ID)
+			}
+			holder[g.Index] = j.ID
+		}
+	}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for k := range holder {
+			if !yield(k) {
+				return
+			}
+		}
+	}); strings.Join(got, ",") != "0,1,2,3" {
+		t.Fatalf("GPUs held %v, want 0-3 between the two jobs", got)
+	}
+
+	ch, _, err := slurm.NewWatcher(jobs).Poll(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := allocs[0].Job.ID + "," + allocs[1].Job.ID
+	if allocs[1].Job.ID < allocs[0].Job.ID {
+		both = allocs[1].Job.ID + "," + allocs[0].Job.ID
+	}
+	for i := range 4 {
+		p := point.New(schema.GPU, time.Now())
+		p.AddTag(schema.TagGPU, fmt.Sprint(i)).AddTag(schema.TagUUID, fmt.Sprintf("GPU-%d", i))
+		tags := ch.Tags.TagsFor(&p)
+		want := []point.Tag{{Key: "job", Value: holder[fmt.Sprint(i)]}, {Key: "jobs", Value: holder[fmt.Sprint(i)]}}
+		if !slices.Equal(tags, want) {
+			t.Errorf("GPU %d tagged %v, want %v", i, tags, want)
+		}
+	}
+	pdu := point.New(schema.PDU, time.Now())
+	if tags := ch.Tags.TagsFor(&pdu); !slices.Equal(tags, []point.Tag{{Key: "jobs", Value: both}}) {
+		t.Errorf("the PDU's reading tagged %v, want jobs=%s alone", tags, both)
+	}
+
+	// The Epilog removes each record.
+	for _, a := range allocs {
+		if err := a.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitIdle(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := slurm.ReadJobs(jobs); err != nil || len(recs) != 0 {
+		t.Errorf("records left after the Epilog: %+v %v", recs, err)
+	}
+}
