@@ -110,9 +110,11 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 // user (see slurm.UserWriterFor).
 func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, w *slurm.UserWriter) (string, error) {
 	if r != nil {
-		if _, err := slurm.Gather(ctx, *r, dir); err != nil {
+		held, err := slurm.GatherJob(ctx, *r, dir, job.Job, job.Start)
+		if err != nil {
 			return "", err
 		}
+		job.Held = held
 	}
 	run, err := analysis.Load(dir)
 	if err != nil {
