@@ -2,6 +2,7 @@ package slurm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,6 +120,42 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 		t.Errorf("the PDU's reading tagged %v, want jobs=%s alone", tags, both)
 	}
 
+	// The first job's summary goes into its AdminComment (through
+	// scontrol: this cluster keeps no accounting, where sacctmgr would
+	// write a finished job's); the second's already holds another
+	// tool's, which is kept.
+	first, second := allocs[0].Job.ID, allocs[1].Job.ID
+	e, peak := 36000.0, 71.0
+	s := &slurm.Summary{Job: first, RuntimeS: 120, GPUs: []slurm.Energy{{Host: "n1", GPU: "0", UUID: "GPU-a", EnergyJ: &e}},
+		Components: []slurm.ComponentSummary{{Host: "n1", ID: "gpu_core:0", Kind: "gpu_core", PeakC: &peak}},
+		NodeEnergy: []slurm.NodeEnergy{{Host: "n1", EnergyJ: &e, SharedCPUEnergyJ: &e, SharedWith: []string{second}}}}
+	text, err := s.Admin("/home/ana/job-" + first + "-thermal.json").Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Client.SetAdminComment(ctx, first, text); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Client.AdminComment(ctx, first)
+	if err != nil || got != text {
+		t.Fatalf("AdminComment read back %q (%v), want %q", got, err, text)
+	}
+	a, ok := slurm.ParseAdminSummary(got)
+	var out strings.Builder
+	if !ok || a.Print(&out) != nil || !strings.Contains(out.String(), "n1           0          36.0     71.0  GPU-a") ||
+		!strings.Contains(out.String(), "shared with other jobs") {
+		t.Errorf("printed for a person:\n%s", out.String())
+	}
+	if _, err := c.Client.Run(ctx, "scontrol", "update", "JobId="+second, "AdminComment=JS1:abc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Client.SetAdminComment(ctx, second, text); !errors.Is(err, slurm.ErrAdminCommentTaken) {
+		t.Errorf("over another tool's AdminComment: %v", err)
+	}
+	if got, _ := c.Client.AdminComment(ctx, second); got != "JS1:abc" {
+		t.Errorf("another tool's AdminComment became %q", got)
+	}
+
 	// The Epilog removes each record.
 	for _, a := range allocs {
 		if err := a.Release(ctx); err != nil {
@@ -131,4 +168,19 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	if recs, err := slurm.ReadJobs(jobs); err != nil || len(recs) != 0 {
 		t.Errorf("records left after the Epilog: %+v %v", recs, err)
 	}
+
+	// A job holding no GPU gres, whose name poses as an AdminComment:
+	// the Prolog knows nothing of its GPUs, and the pose is not read.
+	forger, err := c.Client.Allocate(ctx, slurm.AllocOptions{Nodes: 1, Name: `x AdminComment={"heatsink":1,"job":"0"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forger.Release(context.Background())
+	if recs, err := slurm.ReadJobs(jobs); err != nil || len(recs) != 1 || recs[0].GPUSource != "" || recs[0].GPUs != nil {
+		t.Errorf("the record of a job without GPU gres: %+v %v", recs, err)
+	}
+	if got, err := c.Client.AdminComment(ctx, forger.Job.ID); got != "" || err != nil {
+		t.Errorf("a job's name read as its AdminComment: %q %v", got, err)
+	}
+
 }

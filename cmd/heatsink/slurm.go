@@ -88,8 +88,8 @@ func newSlurmSummaryCmd() *cobra.Command {
 		promURL                   string
 	)
 	cmd := &cobra.Command{
-		Use:   "summary [--job ID]",
-		Short: "Write a job's thermal summary beside its output and into InfluxDB",
+		Use:   "summary [--job ID | JOB]",
+		Short: "Write a job's thermal summary beside its output, into InfluxDB and its AdminComment; or print a job's",
 		Long: `summary reads the readings of the job's nodes from InfluxDB (the node agents
 record them there), from --baseline before the job's start to its end, and
 computes per component the idle mean over that baseline, the peak and the heat
@@ -99,9 +99,26 @@ job_summary points into InfluxDB. As root, the job's working directory is
 written by heatsink run as the job's user, through no symbolic link: what the
 user cannot write gets no summary. --out is written as the operator. The job id defaults to
 $SLURM_JOB_ID, so it runs as EpilogSlurmctld. It waits up to --wait for the
-nodes' readings to reach the job's end.`,
-		Args: cobra.NoArgs,
+nodes' readings to reach the job's end. It also puts the summary, as one line
+of JSON (energy and peak per GPU, the job's energy, the file's path), into the
+job's AdminComment, where sacct -o AdminComment shows it; another tool's
+AdminComment is left alone.
+
+Given a job id as its argument, summary prints that job's summary from its
+AdminComment for a person instead.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				text, err := (slurm.Client{}).AdminComment(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				a, ok := slurm.ParseAdminSummary(text)
+				if !ok {
+					return fmt.Errorf("job %s has no heatsink summary in its AdminComment (did EpilogSlurmctld run heatsink slurm summary?)", args[0])
+				}
+				return a.Print(cmd.OutOrStdout())
+			}
 			cfg := configs.Default()
 			if configPath != "" {
 				var err error
