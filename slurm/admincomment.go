@@ -47,6 +47,8 @@ type AdminGPU struct {
 	UUID    string   `json:"uuid,omitempty"`
 	EnergyJ *float64 `json:"energy_j,omitempty"`
 	PeakC   *float64 `json:"peak_c,omitempty"`
+	// ThermalThrottleS is how long the GPU slowed for heat during the job.
+	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
 }
 
 // Admin returns the AdminComment form of the summary, whose whole is in
@@ -62,7 +64,8 @@ func (s *Summary) Admin(path string) AdminSummary {
 		}
 	}
 	for _, g := range s.GPUs {
-		a.GPUs = append(a.GPUs, AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU]})
+		a.GPUs = append(a.GPUs, AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU],
+			ThermalThrottleS: g.ThermalThrottleS})
 	}
 	for _, n := range s.NodeEnergy {
 		if n.EnergyJ != nil {
@@ -184,7 +187,7 @@ func (a AdminSummary) Print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	if len(a.GPUs) > 0 {
-		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s  %s\n", "host", "gpu", "energy_kj", "peak_c", "uuid")
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", "host", "gpu", "energy_kj", "peak_c", "hot_throttle", "uuid")
 	}
 	num := func(v *float64, scale float64, prec int) string {
 		if v == nil {
@@ -193,7 +196,11 @@ func (a AdminSummary) Print(w io.Writer) error {
 		return fmt.Sprintf("%.*f", prec, *v/scale)
 	}
 	for _, g := range a.GPUs {
-		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), g.UUID)
+		throttle := "-"
+		if g.ThermalThrottleS != nil {
+			throttle = fmt.Sprintf("%.0f s", *g.ThermalThrottleS)
+		}
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), throttle, g.UUID)
 	}
 	if a.GPUsLeftOut > 0 {
 		fmt.Fprintf(&b, "  (%d more GPUs in the file)\n", a.GPUsLeftOut)

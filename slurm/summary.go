@@ -48,7 +48,7 @@ type ComponentSummary struct {
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
 }
 
-// Energy is one GPU's energy over the job.
+// Energy is one GPU's energy over the job, and how long it throttled.
 type Energy struct {
 	Host        string   `json:"host"`
 	GPU         string   `json:"gpu"`
@@ -56,6 +56,11 @@ type Energy struct {
 	EnergyJ     *float64 `json:"energy_j"`
 	Method      string   `json:"method,omitempty"`
 	NotComputed string   `json:"not_computed,omitempty"`
+	// ThermalThrottleS and PowerThrottleS are the seconds of the job NVML
+	// reported the GPU slowed for heat (throttle_thermal) or held to its
+	// power cap (throttle_power); absent where the GPU reports neither.
+	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
+	PowerThrottleS   *float64 `json:"power_throttle_s,omitempty"`
 }
 
 // NodeEnergy is one node's measured energy over the job: the job's GPUs
@@ -159,6 +164,14 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		e := Energy{Host: host, GPU: sr.Tag(schema.TagGPU), UUID: sr.Tag(schema.TagUUID)}
 		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagGPU) == e.GPU }
+		for _, f := range []struct {
+			field string
+			out   **float64
+		}{{schema.FieldThrottleThermal, &e.ThermalThrottleS}, {schema.FieldThrottlePower, &e.PowerThrottleS}} {
+			if sr := run.Find(schema.GPU, f.field, match); len(sr) > 0 {
+				*f.out = ptr(timeSet(sr[0], from, to, maxGap))
+			}
+		}
 		v, method, err := energy(run.Find(schema.GPU, schema.FieldEnergyJ, match), run.Find(schema.GPU, schema.FieldPowerW, match), from, to, maxGap)
 		if err != nil {
 			e.NotComputed = err.Error()
@@ -249,6 +262,24 @@ func energy(counter, power []*analysis.Series, from, to, maxGap float64) (float6
 		return 0, "", fmt.Errorf("no energy counter and no power readings")
 	}
 	return 0, "", fmt.Errorf("%s", strings.Join(why, "; "))
+}
+
+// timeSet is the time within [from, to] a 0/1 series was 1: each reading
+// holds until the next one, if that comes within maxGap (a longer gap
+// counts nothing).
+func timeSet(sr *analysis.Series, from, to, maxGap float64) float64 {
+	t, v := analysis.Finite(sr.T, sr.V)
+	var s float64
+	for i := 0; i+1 < len(t); i++ {
+		if v[i] == 0 || t[i+1]-t[i] > maxGap {
+			continue
+		}
+		a, b := max(t[i], from), min(t[i+1], to)
+		if b > a {
+			s += b - a
+		}
+	}
+	return s
 }
 
 // valueAt interpolates a counter linearly at x between the readings around

@@ -15,7 +15,8 @@ import (
 // writeSharedNode records a node of four GPUs shared by job 101 (GPUs 0
 // and 1) and job 102 (GPUs 2 and 3) from 60 s to 180 s, tagged as the
 // agent tags them (JobTags): GPU i draws 100·(i+1) W while the jobs run,
-// 50 W before, and its energy counter counts it; the CPU package draws
+// 50 W before, and its energy counter counts it; GPU 1 slows for heat
+// from 100 s to 150 s; the CPU package draws
 // 100 W throughout. It returns the run directory and what each job held,
 // as GatherJob learns it from the tags.
 func writeSharedNode(t *testing.T) (string, time.Time, time.Time, map[string]map[string]Holding) {
@@ -49,6 +50,7 @@ func writeSharedNode(t *testing.T) (string, time.Time, time.Time, map[string]map
 			p := point.New("gpu", at)
 			p.AddTag("gpu", string(rune('0'+i))).AddTag("uuid", "GPU-"+string(rune('a'+i))).AddTag("host", "n1")
 			p.AddFloat("temp_c", temp).AddFloat("power_w", power).AddFloat("energy_j", energy[i])
+			p.AddBool("throttle_thermal", i == 1 && s >= 100 && s < 150) // GPU 1 slows for 50 s
 			energy[i] += power
 			pts = append(pts, p)
 		}
@@ -111,6 +113,13 @@ func TestSummaryOfJobsSharingANodeCountsOnlyTheirGPUs(t *testing.T) {
 				t.Errorf("job %s GPU %s: %v J, want %v", id, g.GPU, *g.EnergyJ, want)
 			}
 			gpuJ += *g.EnergyJ
+			want := 0.0
+			if g.GPU == "1" {
+				want = 50
+			}
+			if g.ThermalThrottleS == nil || *g.ThermalThrottleS != want || g.PowerThrottleS != nil {
+				t.Errorf("job %s GPU %s: thermal throttle %v s, power %v, want %v s and none", id, g.GPU, deref(g.ThermalThrottleS), deref(g.PowerThrottleS), want)
+			}
 		}
 		if !slices.Equal(gpus, own) {
 			t.Errorf("job %s summarises GPUs %v, want %v", id, gpus, own)
