@@ -1,6 +1,8 @@
 package slurm
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -29,6 +31,10 @@ const (
 	// its numbers count the GPUs the job's cgroup lets it see (0..n-1
 	// under ConstrainDevices=yes), so they name no GPU of the node.
 	GPUsFromCUDA = "CUDA_VISIBLE_DEVICES"
+	// GPUsNone is a job given no GPU on a node whose GPUs are Slurm gres
+	// (NodeInfo.HasGPUGres): slurmd sets no SLURM_JOB_GPUS for it, and it
+	// holds none of them.
+	GPUsNone = "no GPU gres"
 )
 
 // JobGPUs returns the GPUs the job holds on this node and the variable
@@ -64,6 +70,25 @@ func JobGPUs(getenv func(string) string) ([]GPU, string, error) {
 		return gpus, GPUsFromCUDA, nil
 	}
 	return nil, "", nil
+}
+
+// NoGPUsOnGresNode settles a job JobGPUs found no GPUs for: on a node
+// whose GPUs are Slurm gres it holds none (GPUsNone), so that a CPU job
+// sharing a GPU node is neither tagged on the GPUs nor charged their
+// energy; elsewhere nothing is known and j is left as it is. It asks
+// the controller for the node (one scontrol call, for such jobs only).
+func NoGPUsOnGresNode(ctx context.Context, c Client, node string, j *Job) error {
+	if node == "" {
+		return errors.New("SLURMD_NODENAME is not set: cannot tell whether the node's GPUs are gres")
+	}
+	n, err := c.Node(ctx, node)
+	if err != nil {
+		return fmt.Errorf("whether node %s's GPUs are gres: %w", node, err)
+	}
+	if n.HasGPUGres() {
+		j.GPUs, j.GPUSource = []GPU{}, GPUsNone
+	}
+	return nil
 }
 
 // indexList parses Slurm's list of GPU indices: "0,1", "0-3" or "0-1,4".

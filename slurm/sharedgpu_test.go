@@ -35,6 +35,12 @@ func prologOrEpilog(start bool, dir string) error {
 	if j.GPUs, j.GPUSource, err = slurm.JobGPUs(os.Getenv); err != nil {
 		return err
 	}
+	if j.GPUSource == "" {
+		c := slurm.Client{Env: []string{"SLURM_CONF=" + os.Getenv("SLURM_CONF")}}
+		if err := slurm.NoGPUsOnGresNode(context.Background(), c, os.Getenv("SLURMD_NODENAME"), &j); err != nil {
+			return err
+		}
+	}
 	return slurm.StartJob(dir, j)
 }
 
@@ -169,15 +175,21 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 		t.Errorf("records left after the Epilog: %+v %v", recs, err)
 	}
 
-	// A job holding no GPU gres, whose name poses as an AdminComment:
-	// the Prolog knows nothing of its GPUs, and the pose is not read.
+	// A job holding no GPU gres, whose name poses as an AdminComment: on
+	// this node of GPU gres it holds no GPU, and the pose is not read.
 	forger, err := c.Client.Allocate(ctx, slurm.AllocOptions{Nodes: 1, Name: `x AdminComment={"heatsink":1,"job":"0"}`})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer forger.Release(context.Background())
-	if recs, err := slurm.ReadJobs(jobs); err != nil || len(recs) != 1 || recs[0].GPUSource != "" || recs[0].GPUs != nil {
+	if recs, err := slurm.ReadJobs(jobs); err != nil || len(recs) != 1 || recs[0].GPUSource != slurm.GPUsNone || len(recs[0].GPUs) != 0 {
 		t.Errorf("the record of a job without GPU gres: %+v %v", recs, err)
+	} else {
+		p := point.New(schema.GPU, time.Now())
+		p.AddTag(schema.TagGPU, "0")
+		if tags := slurm.NewJobTags(recs).TagsFor(&p); tags != nil {
+			t.Errorf("a GPU tagged with the job holding none: %v", tags)
+		}
 	}
 	if got, err := c.Client.AdminComment(ctx, forger.Job.ID); got != "" || err != nil {
 		t.Errorf("a job's name read as its AdminComment: %q %v", got, err)

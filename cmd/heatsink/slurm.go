@@ -62,6 +62,9 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 					}
 					var gerr error
 					job.GPUs, job.GPUSource, gerr = slurm.JobGPUs(os.Getenv)
+					if gerr == nil && job.GPUSource == "" {
+						gerr = slurm.NoGPUsOnGresNode(cmd.Context(), slurm.Client{Timeout: 10 * time.Second}, os.Getenv("SLURMD_NODENAME"), &job)
+					}
 					if gerr != nil {
 						// Recorded all the same, counted on every GPU.
 						fmt.Fprintf(cmd.ErrOrStderr(), "heatsink slurm prolog: %v (job %s counted on every GPU)\n", gerr, job.ID)
