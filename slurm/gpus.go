@@ -40,8 +40,8 @@ const (
 // JobGPUs returns the GPUs the job holds on this node and the variable
 // that told, from the environment slurmd gives the Prolog. No source ("")
 // means nothing is known: a node whose GPUs are not Slurm gres, or a job
-// that holds none of them; the agent then counts the job on every GPU of
-// the node, as for a node the job holds whole. The job's cgroup is no
+// that holds none of them (NoGPUsOnGresNode tells which); the agent
+// counts such a job on every GPU of the node, as for a node it holds whole. The job's cgroup is no
 // source: the Prolog runs before slurmstepd creates it, and cgroup v2
 // keeps its device list in an eBPF program nothing can read back.
 func JobGPUs(getenv func(string) string) ([]GPU, string, error) {
