@@ -194,5 +194,21 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	if got, err := c.Client.AdminComment(ctx, forger.Job.ID); got != "" || err != nil {
 		t.Errorf("a job's name read as its AdminComment: %q %v", got, err)
 	}
+	// A job of 64 GPUs: its AdminComment keeps within the bound, leaving
+	// GPUs out, and Slurm keeps it whole.
+	big := &slurm.Summary{Job: forger.Job.ID}
+	for i := range 64 {
+		big.GPUs = append(big.GPUs, slurm.Energy{Host: fmt.Sprintf("node%03d", i/8), GPU: fmt.Sprint(i % 8), UUID: fmt.Sprintf("GPU-%036d", i), EnergyJ: &e})
+	}
+	text, err = big.Admin("/home/ana/job-" + forger.Job.ID + "-thermal.json").Encode()
+	if a, _ := slurm.ParseAdminSummary(text); err != nil || len(text) > slurm.AdminCommentMaxBytes || a.GPUsLeftOut == 0 || len(a.GPUs)+a.GPUsLeftOut != 64 {
+		t.Fatalf("64 GPUs encoded in %d bytes, %d left out: %v", len(text), a.GPUsLeftOut, err)
+	}
+	if err := c.Client.SetAdminComment(ctx, forger.Job.ID, text); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Client.AdminComment(ctx, forger.Job.ID); got != text || err != nil {
+		t.Errorf("a %d-byte AdminComment read back as %d bytes (%v)", len(text), len(got), err)
+	}
 
 }
