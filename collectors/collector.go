@@ -69,10 +69,11 @@ type Collector struct {
 	sinks   []Sink
 	results chan result
 
-	mu   sync.Mutex
-	tags []point.Tag // Options.Tags, replaced by SetTags
-	next *reconfig   // set by Reconfigure, applied by the tick loop
-	snap snapshot    // what Stats and SourceStatus report while Run runs
+	mu     sync.Mutex
+	tags   []point.Tag // Options.Tags, replaced by SetTags
+	tagger Tagger      // set by SetTagger
+	next   *reconfig   // set by Reconfigure, applied by the tick loop
+	snap   snapshot    // what Stats and SourceStatus report while Run runs
 
 	stats Stats
 	batch []point.Point
@@ -159,6 +160,22 @@ func New(opts Options, sources []Source, sinks []Sink) *Collector {
 func (c *Collector) SetTags(tags ...point.Tag) {
 	c.mu.Lock()
 	c.tags = append([]point.Tag(nil), tags...)
+	c.mu.Unlock()
+}
+
+// Tagger gives each point the tags it lacks that depend on the point
+// itself: a node agent tags a GPU's points with the Slurm jobs holding
+// that GPU, and the node's shared readings with every job on the node.
+type Tagger interface {
+	TagsFor(p *point.Point) []point.Tag
+}
+
+// SetTagger replaces the tagger (nil: none) from the next tick on, like
+// SetTags; the tags it gives a point go after SetTags's, and neither
+// replaces a tag the point has. Safe for concurrent use.
+func (c *Collector) SetTagger(t Tagger) {
+	c.mu.Lock()
+	c.tagger = t
 	c.mu.Unlock()
 }
 
@@ -592,6 +609,7 @@ func (c *Collector) write(batch []point.Point) {
 	host := c.opts.Host
 	c.mu.Lock()
 	extra := c.tags // replaced, never modified, by SetTags
+	tagger := c.tagger
 	c.mu.Unlock()
 	for i := range batch {
 		if host != "" && batch[i].Tag("host") == "" {
@@ -601,6 +619,15 @@ func (c *Collector) write(batch []point.Point) {
 			batch[i].Tags = append(t[:len(t):len(t)], point.Tag{Key: "host", Value: host})
 		}
 		for _, x := range extra {
+			if x.Value != "" && batch[i].Tag(x.Key) == "" {
+				t := batch[i].Tags
+				batch[i].Tags = append(t[:len(t):len(t)], x)
+			}
+		}
+		if tagger == nil {
+			continue
+		}
+		for _, x := range tagger.TagsFor(&batch[i]) {
 			if x.Value != "" && batch[i].Tag(x.Key) == "" {
 				t := batch[i].Tags
 				batch[i].Tags = append(t[:len(t):len(t)], x)

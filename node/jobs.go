@@ -4,13 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/slurm"
 )
 
 // watchJobs follows the jobs directory the Prolog and Epilog maintain: the
-// job tag goes on every point from the next tick, job_start and job_end
-// events mark the job's span.
+// job and jobs tags go on the points from the next tick (a GPU's points
+// carry only the jobs holding that GPU; see slurm.JobTags), job_start and
+// job_end events mark the job's span.
 func (a *Agent) watchJobs(ctx context.Context) {
 	w := slurm.NewWatcher(a.o.JobsDir)
 	iv := a.c.collector.Interval()
@@ -38,11 +38,11 @@ func (a *Agent) watchJobs(ctx context.Context) {
 }
 
 func (a *Agent) jobsChanged(ch slurm.Change) {
-	var tags []point.Tag
-	if ch.Tag != "" {
-		tags = []point.Tag{{Key: "job", Value: ch.Tag}}
+	if len(ch.Jobs) == 0 {
+		a.c.collector.SetTagger(nil)
+	} else {
+		a.c.collector.SetTagger(ch.Tags)
 	}
-	a.c.collector.SetTags(tags...)
 	a.c.outbox.Emit(ch.Events...)
 	ids := make([]string, len(ch.Jobs))
 	for i, j := range ch.Jobs {

@@ -99,7 +99,20 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 			return "", err
 		}
 	}
-	return WriteJobSummary(ctx, cfg, tmp, outDir, span, &readings, w)
+	s, path, err := writeJobSummary(ctx, cfg, tmp, outDir, span, &readings, w)
+	if s == nil {
+		return path, err
+	}
+	// Where admins look (sacct -o AdminComment): the controller's copy,
+	// written whatever became of the InfluxDB points.
+	text, aerr := s.Admin(path).Encode()
+	if aerr == nil {
+		aerr = client.SetAdminComment(ctx, jobID, text)
+	}
+	if aerr != nil {
+		slog.Warn("job summary not put into the job's AdminComment", "job", jobID, "err", aerr)
+	}
+	return path, err
 }
 
 // WriteJobSummary gathers the readings r selects (none when r is nil: dir
@@ -109,27 +122,36 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 // returns the file's path. w, when set, writes the file as the job's
 // user (see slurm.UserWriterFor).
 func WriteJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, w *slurm.UserWriter) (string, error) {
+	_, path, err := writeJobSummary(ctx, cfg, dir, outDir, job, r, w)
+	return path, err
+}
+
+// writeJobSummary is WriteJobSummary, also returning the summary once its
+// file is written (nil before).
+func writeJobSummary(ctx context.Context, cfg *configs.Config, dir, outDir string, job slurm.Span, r *slurm.Readings, w *slurm.UserWriter) (*slurm.Summary, string, error) {
 	if r != nil {
-		if _, err := slurm.Gather(ctx, *r, dir); err != nil {
-			return "", err
+		held, err := slurm.GatherJob(ctx, *r, dir, job.Job, job.Start)
+		if err != nil {
+			return nil, "", err
 		}
+		job.Held = held
 	}
 	run, err := analysis.Load(dir)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	s := slurm.Summarize(run, analysis.DefaultOptions(), job)
 	path, err := s.WriteFile(outDir, w)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if !influx.ConfigOf(cfg).Enabled() {
-		return path, nil
+		return s, path, nil
 	}
 	if err := sendPoints(cfg, "job-"+job.Job, s.Points()); err != nil {
-		return path, fmt.Errorf("job summary written to %s, but not to InfluxDB: %w", path, err)
+		return s, path, fmt.Errorf("job summary written to %s, but not to InfluxDB: %w", path, err)
 	}
-	return path, nil
+	return s, path, nil
 }
 
 // sendPoints writes a few points to InfluxDB through a spool of their own

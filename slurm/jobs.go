@@ -36,6 +36,11 @@ type Job struct {
 	User      string    `json:"user,omitempty"`
 	Partition string    `json:"partition,omitempty"`
 	Start     time.Time `json:"start"`
+	// GPUs are the GPUs the job holds on the node, as GPUSource (see
+	// JobGPUs) told; with no source, nothing is known and the job counts
+	// on every GPU of the node.
+	GPUs      []GPU  `json:"gpus,omitempty"`
+	GPUSource string `json:"gpu_source,omitempty"`
 }
 
 var jobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?(\+[0-9]+)?$`)
@@ -169,9 +174,10 @@ func NewWatcher(dir string) *Watcher { return &Watcher{dir: dir, known: map[stri
 type Change struct {
 	// Jobs are the jobs running now, by id.
 	Jobs []Job
-	// Tag is the job tag to put on every point: the job id, or the ids
-	// joined by commas when several jobs share the node; empty when none.
+	// Tag is the ids of the jobs joined by commas; empty when none.
 	Tag string
+	// Tags tags each point with the jobs it belongs to.
+	Tags *JobTags
 	// Events mark the jobs that started and ended since the last Poll:
 	// event points of kind job_start and job_end, tagged with the job (and
 	// the run, for `heatsink run --launcher slurm`).
@@ -179,17 +185,31 @@ type Change struct {
 }
 
 // Poll reads the directory and reports whether the set of jobs changed
-// since the last call. now stamps the events.
+// since the last call. now stamps the events, except a job_start the
+// agent sees late (it was down, or busy, when the Prolog ran): that is
+// stamped at the job's start as the Prolog recorded it, so a job
+// started while heatsink was down has its start once heatsink is back.
+// A record whose start or GPUs changed under the same id is a requeued
+// job starting again: it ends the old run and starts the new.
 func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 	jobs, err := ReadJobs(w.dir)
 	seen := map[string]bool{}
 	var ch Change
 	for _, j := range jobs {
 		seen[j.ID] = true
-		if _, ok := w.known[j.ID]; !ok {
-			w.known[j.ID] = j
-			ch.Events = append(ch.Events, jobEvent(now, schema.KindJobStart, j))
+		old, ok := w.known[j.ID]
+		if ok && sameRun(old, j) {
+			continue
 		}
+		at := now
+		if !j.Start.IsZero() && j.Start.Before(now) {
+			at = j.Start
+		}
+		if ok { // the old run ended before the new one started
+			ch.Events = append(ch.Events, jobEvent(at, schema.KindJobEnd, old))
+		}
+		w.known[j.ID] = j
+		ch.Events = append(ch.Events, jobEvent(at, schema.KindJobStart, j))
 	}
 	for id, j := range w.known {
 		if !seen[id] {
@@ -200,7 +220,8 @@ func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 	if len(ch.Events) == 0 {
 		return Change{}, false, err
 	}
-	slices.SortFunc(ch.Events, func(a, b point.Point) int { return strings.Compare(a.Tag(schema.TagJob), b.Tag(schema.TagJob)) })
+	// By job, a requeued job's end before its new start.
+	slices.SortStableFunc(ch.Events, func(a, b point.Point) int { return strings.Compare(a.Tag(schema.TagJob), b.Tag(schema.TagJob)) })
 	ids := make([]string, 0, len(w.known))
 	for id := range w.known {
 		ids = append(ids, id)
@@ -210,7 +231,14 @@ func (w *Watcher) Poll(now time.Time) (Change, bool, error) {
 		ch.Jobs = append(ch.Jobs, w.known[id])
 	}
 	ch.Tag = strings.Join(ids, ",")
+	ch.Tags = NewJobTags(ch.Jobs)
 	return ch, true, err
+}
+
+// sameRun reports whether two records of one job id are of the same run
+// of it: a requeued job's Prolog records a new start, and maybe other GPUs.
+func sameRun(a, b Job) bool {
+	return a.Start.Equal(b.Start) && a.GPUSource == b.GPUSource && slices.Equal(a.GPUs, b.GPUs)
 }
 
 func jobEvent(now time.Time, kind string, j Job) point.Point {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -90,5 +93,66 @@ func TestReadJobsSkipsWhatIsNotARecord(t *testing.T) {
 	}
 	if err := StartJob(dir, Job{ID: "x/../../y"}); err == nil {
 		t.Error("a job id with a path in it was recorded")
+	}
+}
+
+// A Prolog that ran while the agent was down: once the agent is back, the
+// job is tagged and its job_start event carries the start the Prolog
+// recorded, not the time the agent came back.
+func TestWatcherStartedAfterThePrologKeepsTheJobsStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobs")
+	now := time.Now()
+	start := now.Add(-10 * time.Minute).Truncate(time.Second)
+	if err := StartJob(dir, Job{ID: "42", Start: start, GPUs: []GPU{{Index: "1"}}, GPUSource: GPUsFromSlurm}); err != nil {
+		t.Fatal(err)
+	}
+	ch, changed, err := NewWatcher(dir).Poll(now) // the agent, started now
+	if !changed || err != nil || len(ch.Events) != 1 {
+		t.Fatalf("%+v %v %v", ch, changed, err)
+	}
+	if ev := ch.Events[0]; ev.Tag("kind") != "job_start" || !ev.Time.Equal(start) {
+		t.Errorf("start event %s at %s, want job_start at the Prolog's %s", ev.Tag("kind"), ev.Time, start)
+	}
+	gpu := func(i string) *point.Point {
+		p := point.New(schema.GPU, now)
+		p.AddTag(schema.TagGPU, i)
+		return &p
+	}
+	if tags := ch.Tags.TagsFor(gpu("1")); len(tags) != 2 || tags[0].Value != "42" {
+		t.Errorf("the job's GPU tagged %v", tags)
+	}
+	if tags := ch.Tags.TagsFor(gpu("0")); tags != nil {
+		t.Errorf("another GPU tagged %v", tags)
+	}
+}
+
+// A requeued job runs again under the same id, maybe on other GPUs; its
+// Epilog and new Prolog can both fall between two polls. The new record's
+// start tells: the old run ends, the new starts, and the tags follow.
+func TestWatcherSeesARequeuedJobStartAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobs")
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	w := NewWatcher(dir)
+	StartJob(dir, Job{ID: "42", Start: t0, GPUs: []GPU{{Index: "0"}}, GPUSource: GPUsFromSlurm})
+	if _, changed, _ := w.Poll(t0.Add(time.Second)); !changed {
+		t.Fatal("first run not seen")
+	}
+	t1 := t0.Add(30 * time.Minute)
+	EndJob(dir, "42")
+	StartJob(dir, Job{ID: "42", Start: t1, GPUs: []GPU{{Index: "3"}}, GPUSource: GPUsFromSlurm})
+	ch, changed, err := w.Poll(t1.Add(time.Second))
+	if !changed || err != nil || len(ch.Events) != 2 {
+		t.Fatalf("after the requeue: %+v %v %v", ch, changed, err)
+	}
+	if ch.Events[0].Tag("kind") != "job_end" || ch.Events[1].Tag("kind") != "job_start" || !ch.Events[1].Time.Equal(t1) {
+		t.Errorf("events %v", ch.Events)
+	}
+	p := point.New(schema.GPU, t1)
+	p.AddTag(schema.TagGPU, "0")
+	if tags := ch.Tags.TagsFor(&p); tags != nil {
+		t.Errorf("the first run's GPU still tagged %v", tags)
+	}
+	if _, changed, _ := w.Poll(t1.Add(2 * time.Second)); changed {
+		t.Error("the same run seen as a change again")
 	}
 }

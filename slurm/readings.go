@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -37,10 +38,76 @@ type Readings struct {
 
 // Gather appends the hosts' readings to the points.lp of the run
 // directory dir (created if need be) and returns how many it wrote. The
-// job tag is dropped: analysis keys a series by all its tags, and a GPU
+// job and jobs tags are dropped: analysis keys a series by all its tags, and a GPU
 // must be one series across the job's start, not an idle series and a busy
 // one.
 func Gather(ctx context.Context, r Readings, dir string) (int, error) {
+	return gather(ctx, r, dir, nil)
+}
+
+// Holding is what a job held on one node, as the node's agent tagged its
+// readings while the job ran (see JobTags).
+type Holding struct {
+	// GPUs are the indices of the GPUs whose points carried the job.
+	GPUs []string `json:"gpus"`
+	// SharedWith are the other jobs on the node's shared readings (CPU,
+	// memory, PDU) while the job ran.
+	SharedWith []string `json:"shared_with,omitempty"`
+}
+
+// GatherJob is Gather for the summary of job, which started at start: it
+// also returns, per node whose readings carried the job, what the job
+// held there. A node whose readings never carried the job (its agent had
+// no jobs directory, or was down throughout) is absent: nothing is known
+// of it. Readings from Prometheus carry no job tags: the map is empty.
+func GatherJob(ctx context.Context, r Readings, dir, job string, start time.Time) (map[string]Holding, error) {
+	observe, held := holdings(job, start)
+	_, err := gather(ctx, r, dir, observe)
+	return held(), err
+}
+
+// holdings learns what job held on each node from the tags of the
+// readings observe is given; held returns it.
+func holdings(job string, start time.Time) (observe func(*point.Point), held func() map[string]Holding) {
+	gpus := map[string]map[string]bool{}
+	others := map[string]map[string]bool{}
+	observe = func(p *point.Point) {
+		if p.Time.Before(start) {
+			return
+		}
+		ids := slices.Concat(strings.Split(p.Tag(schema.TagJob), ","), strings.Split(p.Tag(schema.TagJobs), ","))
+		if !slices.Contains(ids, job) {
+			return
+		}
+		host := p.Tag(schema.TagHost)
+		if gpus[host] == nil {
+			gpus[host], others[host] = map[string]bool{}, map[string]bool{}
+		}
+		if g := p.Tag(schema.TagGPU); g != "" && p.Measurement == schema.GPU {
+			gpus[host][g] = true
+			return
+		}
+		for _, id := range ids {
+			if id != "" && id != job {
+				others[host][id] = true
+			}
+		}
+	}
+	held = func() map[string]Holding {
+		out := map[string]Holding{}
+		for host, g := range gpus {
+			h := Holding{GPUs: slices.Sorted(maps.Keys(g)), SharedWith: slices.Sorted(maps.Keys(others[host]))}
+			if h.GPUs == nil {
+				h.GPUs = []string{}
+			}
+			out[host] = h
+		}
+		return out
+	}
+	return observe, held
+}
+
+func gather(ctx context.Context, r Readings, dir string, observe func(*point.Point)) (int, error) {
 	if len(r.Hosts) == 0 {
 		return 0, errors.New("gather readings: no hosts")
 	}
@@ -76,8 +143,11 @@ func Gather(ctx context.Context, r Readings, dir string) (int, error) {
 		return err
 	}
 	err = rundir.ForEachPoint(tmp, func(p *point.Point) error {
+		if observe != nil {
+			observe(p)
+		}
 		q := *p
-		q.Tags = slices.DeleteFunc(slices.Clone(p.Tags), func(t point.Tag) bool { return t.Key == "job" })
+		q.Tags = slices.DeleteFunc(slices.Clone(p.Tags), func(t point.Tag) bool { return t.Key == schema.TagJob || t.Key == schema.TagJobs })
 		batch = append(batch, q)
 		if len(batch) == cap(batch) {
 			return flush()

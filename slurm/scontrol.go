@@ -225,6 +225,20 @@ type NodeInfo struct {
 	// Reason is the admin's or heatsink's reason, without the
 	// [user@time] Slurm appends.
 	Reason string
+	// Gres is the node's configured generic resources (gpu:4, or
+	// gpu:h100:8(S:0-1)), "(null)" for none.
+	Gres string
+}
+
+// HasGPUGres reports whether the node's GPUs are Slurm gres, so that a
+// job given none of them holds none.
+func (n NodeInfo) HasGPUGres() bool {
+	for g := range strings.SplitSeq(n.Gres, ",") {
+		if name, _, _ := strings.Cut(g, ":"); name == "gpu" {
+			return true
+		}
+	}
+	return false
 }
 
 // Drained reports whether the node is drained or draining.
@@ -242,7 +256,7 @@ func (c Client) Node(ctx context.Context, name string) (NodeInfo, error) {
 	if kv["NodeName"] != name {
 		return NodeInfo{}, fmt.Errorf("scontrol show node %s: answer is about node %q", name, kv["NodeName"])
 	}
-	return NodeInfo{Name: name, State: kv["State"], Reason: reasonStamp.ReplaceAllString(kv["Reason"], "")}, nil
+	return NodeInfo{Name: name, State: kv["State"], Reason: reasonStamp.ReplaceAllString(kv["Reason"], ""), Gres: kv["Gres"]}, nil
 }
 
 // Drain drains the node with a reason: running jobs finish, no new job

@@ -48,7 +48,7 @@ type ComponentSummary struct {
 	NotComputed       map[string]string `json:"not_computed,omitempty"`
 }
 
-// Energy is one GPU's energy over the job.
+// Energy is one GPU's energy over the job, and how long it throttled.
 type Energy struct {
 	Host        string   `json:"host"`
 	GPU         string   `json:"gpu"`
@@ -56,17 +56,28 @@ type Energy struct {
 	EnergyJ     *float64 `json:"energy_j"`
 	Method      string   `json:"method,omitempty"`
 	NotComputed string   `json:"not_computed,omitempty"`
+	// ThermalThrottleS and PowerThrottleS are the seconds of the job NVML
+	// reported the GPU slowed for heat (throttle_thermal) or held to its
+	// power cap (throttle_power); absent where the GPU reports neither.
+	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
+	PowerThrottleS   *float64 `json:"power_throttle_s,omitempty"`
 }
 
-// NodeEnergy is one node's measured energy over the job: its GPUs and its
-// CPU packages (RAPL), the parts a node reports itself.
+// NodeEnergy is one node's measured energy over the job: the job's GPUs
+// and the node's CPU packages (RAPL), the parts a node reports itself.
+// While other jobs shared the node, the CPU packages' energy is theirs as
+// much as this job's: it is left at node level (SharedCPUEnergyJ, with
+// the jobs in SharedWith), in no job's energy_j, so that summing the
+// jobs' energy_j counts nothing twice.
 type NodeEnergy struct {
-	Host        string   `json:"host"`
-	EnergyJ     *float64 `json:"energy_j"`
-	GPUEnergyJ  *float64 `json:"gpu_energy_j"`
-	CPUEnergyJ  *float64 `json:"cpu_energy_j"`
-	Parts       []string `json:"parts,omitempty"`
-	NotComputed string   `json:"not_computed,omitempty"`
+	Host             string   `json:"host"`
+	EnergyJ          *float64 `json:"energy_j"`
+	GPUEnergyJ       *float64 `json:"gpu_energy_j"`
+	CPUEnergyJ       *float64 `json:"cpu_energy_j"`
+	SharedCPUEnergyJ *float64 `json:"shared_cpu_energy_j,omitempty"`
+	SharedWith       []string `json:"shared_with,omitempty"`
+	Parts            []string `json:"parts,omitempty"`
+	NotComputed      string   `json:"not_computed,omitempty"`
 }
 
 // Span is the job being summarised.
@@ -74,6 +85,16 @@ type Span struct {
 	Job, Run, Name string
 	Nodes          []string
 	Start, End     time.Time
+	// Held is, per node, what the job held there (see GatherJob); a node
+	// absent, or a nil map, is not known: all its GPUs count, its CPU
+	// energy is the job's.
+	Held map[string]Holding
+}
+
+// ownsGPU reports whether the job held GPU index gpu of host.
+func (j Span) ownsGPU(host, gpu string) bool {
+	h, ok := j.Held[host]
+	return !ok || slices.Contains(h.GPUs, gpu)
 }
 
 // Summarize computes the summary of the job over a run loaded by
@@ -97,6 +118,9 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 	for _, c := range rep.Components {
 		if !onNode(c.Host) {
 			continue
+		}
+		if gpu, ok := gpuOf(c.ID); ok && strings.HasPrefix(c.Kind, "gpu") && !job.ownsGPU(c.Host, gpu) {
+			continue // another job's GPU
 		}
 		cs := ComponentSummary{Host: c.Host, ID: strings.TrimPrefix(c.ID, c.Host+"/"), Kind: c.Kind, Name: c.Name,
 			IdleMeanC: c.IdleMeanC, PeakC: c.LoadPeakC, HeatIntervalSPerC: c.HeatIntervalSPerC, NotComputed: map[string]string{}}
@@ -135,11 +159,19 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 	}
 	for _, sr := range run.Find(schema.GPU, schema.FieldTempC, nil) {
 		host := sr.Tag(schema.TagHost)
-		if !onNode(host) {
+		if !onNode(host) || !job.ownsGPU(host, sr.Tag(schema.TagGPU)) {
 			continue
 		}
 		e := Energy{Host: host, GPU: sr.Tag(schema.TagGPU), UUID: sr.Tag(schema.TagUUID)}
 		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagGPU) == e.GPU }
+		for _, f := range []struct {
+			field string
+			out   **float64
+		}{{schema.FieldThrottleThermal, &e.ThermalThrottleS}, {schema.FieldThrottlePower, &e.PowerThrottleS}} {
+			if sr := run.Find(schema.GPU, f.field, match); len(sr) > 0 {
+				*f.out = ptr(timeSet(sr[0], from, to, maxGap))
+			}
+		}
 		v, method, err := energy(run.Find(schema.GPU, schema.FieldEnergyJ, match), run.Find(schema.GPU, schema.FieldPowerW, match), from, to, maxGap)
 		if err != nil {
 			e.NotComputed = err.Error()
@@ -167,14 +199,26 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s rapl %s: %v", host, zone, err))
 			continue
 		}
+		if others := job.Held[host].SharedWith; len(others) > 0 {
+			add(&n.SharedCPUEnergyJ, v)
+			n.SharedWith = others
+			continue
+		}
 		add(&n.CPUEnergyJ, v)
 		add(&n.EnergyJ, v)
 		n.Parts = append(n.Parts, "rapl "+zone)
 	}
 	for _, h := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[h]
-		if n.EnergyJ == nil {
+		if held, ok := job.Held[h]; ok && len(held.GPUs) == 0 && n.EnergyJ == nil {
+			n.EnergyJ, n.GPUEnergyJ = ptr(0), ptr(0) // it held no GPU there
+		}
+		if n.EnergyJ == nil && n.SharedCPUEnergyJ == nil {
 			n.NotComputed = "the node recorded neither GPU energy nor RAPL energy over the job"
+		}
+		if n.SharedCPUEnergyJ != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: the CPU packages' %.0f J are shared with jobs %s and counted in no job's energy_j",
+				h, *n.SharedCPUEnergyJ, strings.Join(n.SharedWith, ",")))
 		}
 		s.NodeEnergy = append(s.NodeEnergy, *n)
 	}
@@ -220,6 +264,24 @@ func energy(counter, power []*analysis.Series, from, to, maxGap float64) (float6
 	return 0, "", fmt.Errorf("%s", strings.Join(why, "; "))
 }
 
+// timeSet is the time within [from, to] a 0/1 series was 1: each reading
+// holds until the next one, if that comes within maxGap (a longer gap
+// counts nothing).
+func timeSet(sr *analysis.Series, from, to, maxGap float64) float64 {
+	t, v := analysis.Finite(sr.T, sr.V)
+	var s float64
+	for i := 0; i+1 < len(t); i++ {
+		if v[i] == 0 || t[i+1]-t[i] > maxGap {
+			continue
+		}
+		a, b := max(t[i], from), min(t[i+1], to)
+		if b > a {
+			s += b - a
+		}
+	}
+	return s
+}
+
 // valueAt interpolates a counter linearly at x between the readings around
 // it, which must lie within maxGap of x.
 func valueAt(t, v []float64, x, maxGap float64) (float64, error) {
@@ -248,12 +310,18 @@ func valueAt(t, v []float64, x, maxGap float64) (float64, error) {
 
 func ptr(v float64) *float64 { return &v }
 
+// gpuOf returns the GPU index of a GPU component id (gpu_core:0).
+func gpuOf(id string) (string, bool) {
+	_, idx, ok := strings.Cut(id, ":")
+	return idx, ok
+}
+
 func definitions() map[string]string {
 	return map[string]string{
 		schema.FieldIdleMeanC:         "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
 		schema.FieldPeakC:             "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
 		schema.FieldHeatIntervalSPerC: "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
-		schema.FieldEnergyJ:           "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing); per node the sum of its GPUs and its top-level RAPL zones (CPU packages and DRAM, psys excluded)",
+		schema.FieldEnergyJ:           "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing), for the GPUs the job held (its agent's job tags, from SLURM_JOB_GPUS); per node the sum of those GPUs and, on a node no other job shared, its top-level RAPL zones (CPU packages and DRAM, psys excluded); on a shared node the RAPL energy is shared_cpu_energy_j, the node's, in no job's energy_j",
 	}
 }
 

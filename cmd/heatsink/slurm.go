@@ -22,8 +22,9 @@ func newSlurmCmd() *cobra.Command {
 		Short: "Slurm integration: Prolog and Epilog for per-job tagging, per-job thermal summaries",
 		Long: `The slurm commands plug heatsink into Slurm (see deploy/slurm/):
 
-  prolog    Slurm's Prolog: records the job in the node agent's jobs directory,
-            so the agent tags every point with the job id while it runs
+  prolog    Slurm's Prolog: records the job and its GPUs (SLURM_JOB_GPUS) in the
+            node agent's jobs directory, so the agent tags the job's GPUs'
+            points with job=ID, and the node's shared readings with jobs=ID,...
   epilog    Slurm's Epilog: removes the record
   summary   EpilogSlurmctld (or by hand): the job's thermal summary, from the
             nodes' readings in InfluxDB, written beside the job's output as
@@ -59,6 +60,15 @@ func newSlurmPrologCmd(start bool) *cobra.Command {
 						}
 						cancel()
 					}
+					var gerr error
+					job.GPUs, job.GPUSource, gerr = slurm.JobGPUs(os.Getenv)
+					if gerr == nil && job.GPUSource == "" {
+						gerr = slurm.NoGPUsOnGresNode(cmd.Context(), slurm.Client{Timeout: 10 * time.Second}, os.Getenv("SLURMD_NODENAME"), &job)
+					}
+					if gerr != nil {
+						// Recorded all the same, counted on every GPU.
+						fmt.Fprintf(cmd.ErrOrStderr(), "heatsink slurm prolog: %v (job %s counted on every GPU)\n", gerr, job.ID)
+					}
 					err = slurm.StartJob(jobsDir, job)
 				} else {
 					err = slurm.EndJob(jobsDir, job.ID)
@@ -81,8 +91,8 @@ func newSlurmSummaryCmd() *cobra.Command {
 		promURL                   string
 	)
 	cmd := &cobra.Command{
-		Use:   "summary [--job ID]",
-		Short: "Write a job's thermal summary beside its output and into InfluxDB",
+		Use:   "summary [--job ID | JOB]",
+		Short: "Write a job's thermal summary beside its output, into InfluxDB and its AdminComment; or print a job's",
 		Long: `summary reads the readings of the job's nodes from InfluxDB (the node agents
 record them there), from --baseline before the job's start to its end, and
 computes per component the idle mean over that baseline, the peak and the heat
@@ -92,9 +102,26 @@ job_summary points into InfluxDB. As root, the job's working directory is
 written by heatsink run as the job's user, through no symbolic link: what the
 user cannot write gets no summary. --out is written as the operator. The job id defaults to
 $SLURM_JOB_ID, so it runs as EpilogSlurmctld. It waits up to --wait for the
-nodes' readings to reach the job's end.`,
-		Args: cobra.NoArgs,
+nodes' readings to reach the job's end. It also puts the summary, as one line
+of JSON (energy and peak per GPU, the job's energy, the file's path), into the
+job's AdminComment, where sacct -o AdminComment shows it; another tool's
+AdminComment is left alone.
+
+Given a job id as its argument, summary prints that job's summary from its
+AdminComment for a person instead.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				text, err := (slurm.Client{}).AdminComment(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				a, ok := slurm.ParseAdminSummary(text)
+				if !ok {
+					return fmt.Errorf("job %s has no heatsink summary in its AdminComment (did EpilogSlurmctld run heatsink slurm summary?)", args[0])
+				}
+				return a.Print(cmd.OutOrStdout())
+			}
 			cfg := configs.Default()
 			if configPath != "" {
 				var err error

@@ -179,12 +179,12 @@ func (s *Sink) seriesOf(p *point.Point) *series {
 }
 
 // baseKey is the series key of the sorted tags in s.tags without the job
-// tag.
+// and jobs tags.
 func (s *Sink) baseKey(measurement string) string {
 	var b strings.Builder
 	b.WriteString(measurement)
 	for _, t := range s.tags {
-		if t.Key == "job" {
+		if t.Key == "job" || t.Key == "jobs" {
 			continue
 		}
 		b.WriteByte(0)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Slurm EpilogSlurmctld (runs once per job, on the controller): the job's
 # thermal summary from the nodes' readings in InfluxDB, written beside the
-# job's output as job-ID-thermal.json and into InfluxDB as job_summary points.
+# job's output as job-ID-thermal.json and into InfluxDB as job_summary points,
+# and as one line of JSON into the job's AdminComment (sacct -o AdminComment;
+# `heatsink slurm summary JOB` prints it), unless another tool's is there.
 # Jobs of heatsink run --launcher slurm are left to the run, which
 # summarises its own load phase.
 #

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Slurm Prolog: records the job in the node agent's jobs directory, so that
-# the agent (heatsink collect --jobs-dir) tags every point with the job id
-# while it runs and marks its start with a job_start event.
+# Slurm Prolog: records the job and its GPUs (SLURM_JOB_GPUS) in the node
+# agent's jobs directory, so that the agent (heatsink collect --jobs-dir)
+# tags the job's GPUs' points with job=ID, the node's shared readings with
+# jobs=ID,... while it runs, and marks its start with a job_start event.
 #
 # slurm.conf:  Prolog=/etc/slurm/heatsink-prolog.sh
 #              PrologFlags=Alloc   (at allocation, so the whole job is tagged)

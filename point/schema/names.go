@@ -37,6 +37,7 @@ const (
 	TagGPU         = "gpu"
 	TagHost        = "host"
 	TagJob         = "job"
+	TagJobs        = "jobs"
 	TagKind        = "kind"
 	TagLabel       = "label"
 	TagMeasurement = "measurement"

@@ -20,11 +20,11 @@ type Measurement struct {
 	Fields []string
 }
 
-// HasTag reports whether the measurement's points can carry the tag. host
-// and job are on every point whatever its measurement: the collector adds
-// host, and a node agent adds job while a Slurm job runs.
+// HasTag reports whether the measurement's points can carry the tag. host,
+// job and jobs are on every point whatever its measurement: the collector
+// adds host, and a node agent adds job and jobs while Slurm jobs run.
 func (m Measurement) HasTag(key string) bool {
-	return key == TagHost || key == TagJob || slices.Contains(m.Tags, key)
+	return key == TagHost || key == TagJob || key == TagJobs || slices.Contains(m.Tags, key)
 }
 
 // HasField reports whether a source writes the field.

@@ -215,8 +215,8 @@ func (mp *mapper) heatsink(name string, m model.Metric, host string) (target, bo
 	var kv []string
 	for l, v := range m {
 		switch l {
-		case model.MetricNameLabel, "instance", "job", "exported_instance", "host", "slurm_job":
-			// The Slurm job tag is dropped, as slurm.Gather drops it:
+		case model.MetricNameLabel, "instance", "job", "exported_instance", "host", "slurm_job", "jobs":
+			// The Slurm job tags are dropped, as slurm.Gather drops it:
 			// analysis keys a series by all its tags, and a GPU must be one
 			// series across the job's start. The job's span becomes phases.
 			continue

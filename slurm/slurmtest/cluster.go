@@ -45,6 +45,10 @@ type Options struct {
 	Prolog, Epilog, EpilogSlurmctld, HealthCheckProgram string
 	// Conf are further slurm.conf lines.
 	Conf []string
+	// GPUs gives each node that many GPU gres (gres.conf File= lines on
+	// empty files standing in for /dev/nvidiaN, which is all Slurm needs)
+	// and as many CPUs, so that jobs holding some of them share a node.
+	GPUs int
 	// StartTimeout bounds the wait for every node to be idle; default 90s.
 	StartTimeout time.Duration
 }
@@ -225,8 +229,18 @@ PrologFlags=Alloc
 	for _, l := range o.Conf {
 		fmt.Fprintln(&conf, l)
 	}
+	cpus, gres := 1, ""
+	if o.GPUs > 0 {
+		if err := c.writeGres(o.GPUs); err != nil {
+			return err
+		}
+		cpus, gres = o.GPUs, fmt.Sprintf(" Gres=gpu:%d", o.GPUs)
+		// The configured CPUs, not this host's, so that a 2-core host
+		// still has a CPU for each GPU's job.
+		fmt.Fprintln(&conf, "GresTypes=gpu\nSlurmdParameters=config_overrides")
+	}
 	for i, n := range c.Nodes {
-		fmt.Fprintf(&conf, "NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 State=UNKNOWN\n", n, host, ports[1+i])
+		fmt.Fprintf(&conf, "NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=%d%s State=UNKNOWN\n", n, host, ports[1+i], cpus, gres)
 	}
 	fmt.Fprintf(&conf, "PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP\n", strings.Join(c.Nodes, ","))
 	if err := os.WriteFile(c.Conf, conf.Bytes(), 0o644); err != nil {
@@ -245,6 +259,26 @@ PrologFlags=Alloc
 
 // startMunge creates a key and starts munged as the munge user; it
 // returns the socket path.
+// writeGres writes gres.conf beside slurm.conf (where Slurm looks for it)
+// with n GPUs per node, each a character device in Dir/dev named as the
+// driver's device files are but with /dev/null's numbers (slurmd wants a
+// device; nothing opens it).
+func (c *Cluster) writeGres(n int) error {
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	for i := range n {
+		f := filepath.Join(dev, "nvidia"+strconv.Itoa(i))
+		if err := syscall.Mknod(f, syscall.S_IFCHR|0o666, 1<<8|3); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("mknod %s: %w", f, err)
+		}
+		fmt.Fprintf(&b, "Name=gpu File=%s\n", f)
+	}
+	return os.WriteFile(filepath.Join(c.Dir, "gres.conf"), b.Bytes(), 0o644)
+}
+
 func (c *Cluster) startMunge() (string, error) {
 	u, err := user.Lookup("munge")
 	if err != nil {

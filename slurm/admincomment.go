@@ -1,0 +1,216 @@
+package slurm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// AdminCommentMaxBytes bounds the summary heatsink puts in a job's
+// AdminComment. Slurm sets no limit of its own below its RPC size, but
+// slurmdbd keeps the field in a TEXT column (64 KiB in MySQL) and sacct
+// prints it on one line: 4 KiB holds a node of eight GPUs with room, and
+// a larger job keeps its totals and the path of its full summary.
+const AdminCommentMaxBytes = 4096
+
+// AdminSummary is the summary as it goes into the job's AdminComment,
+// where sacct -o AdminComment shows it (as Princeton's jobstats does with
+// its own): compact JSON a script can read. The whole summary is the file
+// at File.
+type AdminSummary struct {
+	// Heatsink is the version of this format, 1.
+	Heatsink int     `json:"heatsink"`
+	Job      string  `json:"job"`
+	RuntimeS float64 `json:"runtime_s"`
+	// EnergyJ is the job's own energy: its GPUs', and the CPU packages'
+	// of nodes it had alone.
+	EnergyJ *float64 `json:"energy_j,omitempty"`
+	// SharedCPUEnergyJ is, per node, the CPU packages' energy the job
+	// shared with other jobs: the node's, in no job's energy_j.
+	SharedCPUEnergyJ map[string]float64 `json:"shared_cpu_energy_j,omitempty"`
+	GPUs             []AdminGPU         `json:"gpus,omitempty"`
+	// GPUsLeftOut counts the GPUs left out to keep within
+	// AdminCommentMaxBytes.
+	GPUsLeftOut int    `json:"gpus_left_out,omitempty"`
+	File        string `json:"file,omitempty"`
+}
+
+// AdminGPU is one of the job's GPUs in its AdminComment.
+type AdminGPU struct {
+	Host    string   `json:"host"`
+	GPU     string   `json:"gpu"`
+	UUID    string   `json:"uuid,omitempty"`
+	EnergyJ *float64 `json:"energy_j,omitempty"`
+	PeakC   *float64 `json:"peak_c,omitempty"`
+	// ThermalThrottleS is how long the GPU slowed for heat during the job.
+	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
+}
+
+// Admin returns the AdminComment form of the summary, whose whole is in
+// the file at path.
+func (s *Summary) Admin(path string) AdminSummary {
+	a := AdminSummary{Heatsink: 1, Job: s.Job, RuntimeS: s.RuntimeS, File: path}
+	peak := map[string]*float64{}
+	for _, c := range s.Components {
+		if c.Kind == "gpu_core" {
+			if gpu, ok := gpuOf(c.ID); ok {
+				peak[c.Host+"\x00"+gpu] = c.PeakC
+			}
+		}
+	}
+	for _, g := range s.GPUs {
+		a.GPUs = append(a.GPUs, AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU],
+			ThermalThrottleS: g.ThermalThrottleS})
+	}
+	for _, n := range s.NodeEnergy {
+		if n.EnergyJ != nil {
+			if a.EnergyJ == nil {
+				a.EnergyJ = ptr(0)
+			}
+			*a.EnergyJ += *n.EnergyJ
+		}
+		if n.SharedCPUEnergyJ != nil {
+			if a.SharedCPUEnergyJ == nil {
+				a.SharedCPUEnergyJ = map[string]float64{}
+			}
+			a.SharedCPUEnergyJ[n.Host] = *n.SharedCPUEnergyJ
+		}
+	}
+	return a
+}
+
+// Encode renders a as one line of JSON within AdminCommentMaxBytes,
+// leaving out GPUs from the end (counted in gpus_left_out) where needed.
+func (a AdminSummary) Encode() (string, error) {
+	for {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return "", fmt.Errorf("encode the AdminComment of job %s: %w", a.Job, err)
+		}
+		if len(b) <= AdminCommentMaxBytes {
+			return string(b), nil
+		}
+		if len(a.GPUs) == 0 {
+			return "", fmt.Errorf("the AdminComment of job %s is %d bytes without its GPUs, over %d", a.Job, len(b), AdminCommentMaxBytes)
+		}
+		a.GPUs = a.GPUs[:len(a.GPUs)-1]
+		a.GPUsLeftOut++
+	}
+}
+
+// ParseAdminSummary reads an AdminComment heatsink wrote; ok is false for
+// another tool's (or none).
+func ParseAdminSummary(s string) (AdminSummary, bool) {
+	var a AdminSummary
+	if !strings.HasPrefix(s, `{"heatsink":`) || json.Unmarshal([]byte(s), &a) != nil || a.Heatsink == 0 {
+		return AdminSummary{}, false
+	}
+	return a, true
+}
+
+// ErrAdminCommentTaken is SetAdminComment's answer for a job whose
+// AdminComment another tool (jobstats) already wrote.
+var ErrAdminCommentTaken = errors.New("the job's AdminComment holds another tool's data")
+
+// AdminComment reads the job's AdminComment: from sacct where the site
+// keeps accounting (the one field alone, so that nothing of the job's
+// own can pose as it), else from the controller while it still knows the
+// job.
+func (c Client) AdminComment(ctx context.Context, id string) (string, error) {
+	if !jobID.MatchString(id) {
+		return "", fmt.Errorf("job id %q is not a job id", id)
+	}
+	out, sacctErr := c.Run(ctx, "sacct", "-j", id, "-X", "-n", "-P", "-o", "AdminComment")
+	if v := strings.TrimRight(string(out), "\n"); sacctErr == nil && v != "" {
+		return v, nil
+	}
+	// scontrol's line runs the job's own fields (name, working
+	// directory, comment) together with AdminComment, and any of them can
+	// hold " AdminComment=". Slurm prints AdminComment right after
+	// WorkDir, so it is taken only behind the working directory squeue
+	// reports, whole, on a line of its own.
+	wd, err := c.squeueField(ctx, id, "%Z")
+	if err != nil {
+		return "", errors.Join(sacctErr, err)
+	}
+	out, err = c.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
+	if err != nil {
+		return "", errors.Join(sacctErr, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(line, "JobId="+id+" ") {
+		return "", fmt.Errorf("scontrol show job %s: answer is about another job: %.40q", id, line)
+	}
+	anchor := " WorkDir=" + wd + " "
+	i := strings.Index(line, anchor+"AdminComment=")
+	if i < 0 {
+		return "", nil // none set
+	}
+	return strings.TrimSpace(ParseRecord(line[i+len(anchor):])["AdminComment"]), nil
+}
+
+// SetAdminComment puts text into the job's AdminComment unless another
+// tool's data is there: that is kept, and ErrAdminCommentTaken returned.
+// A job that has ended is updated in the accounting database (sacctmgr,
+// as jobstats does: slurmctld refuses to update a finished job); a job
+// slurmctld still runs, or a site without accounting, through scontrol.
+// Both need Slurm's operator rights, which EpilogSlurmctld has.
+func (c Client) SetAdminComment(ctx context.Context, id, text string) error {
+	old, err := c.AdminComment(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, ours := ParseAdminSummary(old); old != "" && old != "(null)" && !ours {
+		return fmt.Errorf("job %s: %w (%.40q...): not replaced", id, ErrAdminCommentTaken, old)
+	}
+	_, dbErr := c.Run(ctx, "sacctmgr", "-i", "update", "job", "where", "jobid="+id, "set", "AdminComment="+text)
+	if dbErr == nil {
+		return nil
+	}
+	if _, err := c.Run(ctx, "scontrol", "update", "JobId="+id, "AdminComment="+text); err != nil {
+		return fmt.Errorf("set the AdminComment of job %s: %w; %w", id, dbErr, err)
+	}
+	return nil
+}
+
+// Print writes the summary for a person.
+func (a AdminSummary) Print(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s: %.0f s", a.Job, a.RuntimeS)
+	if a.EnergyJ != nil {
+		fmt.Fprintf(&b, ", %.1f kJ (%.3f kWh) on its own GPUs and nodes", *a.EnergyJ/1e3, *a.EnergyJ/3.6e6)
+	}
+	b.WriteString("\n")
+	if len(a.GPUs) > 0 {
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", "host", "gpu", "energy_kj", "peak_c", "hot_throttle", "uuid")
+	}
+	num := func(v *float64, scale float64, prec int) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.*f", prec, *v/scale)
+	}
+	for _, g := range a.GPUs {
+		throttle := "-"
+		if g.ThermalThrottleS != nil {
+			throttle = fmt.Sprintf("%.0f s", *g.ThermalThrottleS)
+		}
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), throttle, g.UUID)
+	}
+	if a.GPUsLeftOut > 0 {
+		fmt.Fprintf(&b, "  (%d more GPUs in the file)\n", a.GPUsLeftOut)
+	}
+	for _, h := range slices.Sorted(maps.Keys(a.SharedCPUEnergyJ)) {
+		fmt.Fprintf(&b, "  %s: CPU packages %.1f kJ shared with other jobs, counted in none\n", h, a.SharedCPUEnergyJ[h]/1e3)
+	}
+	if a.File != "" {
+		fmt.Fprintf(&b, "  full summary: %s\n", a.File)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
