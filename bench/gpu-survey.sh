@@ -10,8 +10,10 @@
 # CGO_ENABLED=1 go build -o heatsink ./cmd/heatsink) and python3.
 # Never changes a card's settings: the cards are measured as they are.
 # Usage: OUT=dir bench/gpu-survey.sh HEATSINK.gz [N [EXTRA SURVEY FLAGS...]]
-# Defaults keep one survey of a 2-GPU node near 4 minutes (30 s baseline,
-# loads 35-60 s, returns 40-60 s), so two fit in one 10-minute device call.
+# Defaults keep one survey of a 2-GPU node short (30 s baseline, loads
+# 35-60 s, returns 40-60 s): one took 330 s on 2x H100 (2026-11-27), so a
+# 10-minute device call holds one survey, not two; wrap the script in
+# `timeout` and keep what it wrote.
 # Writes into $OUT: sN/ (run directories with survey.json), sN.log,
 # fingerprints.tsv (append it to analysis/testdata/gpu-survey-fingerprints.tsv).
 set -euo pipefail
