@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/console"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
@@ -106,6 +108,10 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	}
 	if st.Points > 0 && st.Written == 0 {
 		return fmt.Errorf("none of the %d points collected could be written to %s (see the errors above)", st.Points, absDir(cf.out))
+	}
+	if !console.IsTerminal(os.Stderr) { // one format on a logged stream
+		slog.Info("collection finished", "ticks", st.Ticks, "points_written", st.Written, "missed_ticks", st.MissedTicks, "out", absDir(cf.out))
+		return nil
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
 		st.Ticks, st.Written, st.MissedTicks, absDir(cf.out))

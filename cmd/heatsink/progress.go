@@ -21,6 +21,9 @@ func newProgress(cmd *cobra.Command) *progress.Display {
 	term := console.IsTerminal(os.Stderr)
 	d := progress.New(os.Stderr, term, progressEvery)
 	if !term {
+		// Off a terminal the progress is a log record like the others on
+		// stderr (logfmt unless --log-format says otherwise).
+		d.SetLogger(slog.Default())
 		return d
 	}
 	lvl, err := console.ParseLevel(cmd.Flag("log-level").Value.String())
