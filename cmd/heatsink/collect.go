@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/console"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/slurm"
 	"github.com/spf13/cobra"
@@ -109,12 +107,7 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 	if st.Points > 0 && st.Written == 0 {
 		return fmt.Errorf("none of the %d points collected could be written to %s (see the errors above)", st.Points, absDir(cf.out))
 	}
-	if !console.IsTerminal(os.Stderr) { // one format on a logged stream
-		slog.Info("collection finished", "ticks", st.Ticks, "points_written", st.Written, "missed_ticks", st.MissedTicks, "out", absDir(cf.out))
-		return nil
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
-		st.Ticks, st.Written, st.MissedTicks, absDir(cf.out))
+	printCollectSummary(cmd, st, absDir(cf.out))
 	return nil
 }
 

@@ -52,7 +52,7 @@ sensors/testdata.`,
 			case raw:
 				return writeSnapshotTable(cmd.OutOrStdout(), snap)
 			}
-			return writeSensorsView(cmd.OutOrStdout(), snap)
+			return node.WriteSensors(cmd.OutOrStdout(), snap)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (YAML)")
