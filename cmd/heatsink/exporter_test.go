@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,6 +135,8 @@ func TestShippedUnitIsAPrometheusExporter(t *testing.T) {
 		}
 	}
 
+	scrapeWithShippedPrometheus(t, addr)
+
 	var v struct{ Version, Revision string }
 	out, err := exec.Command(bin, "version", "--json").Output()
 	if err != nil {
@@ -193,4 +197,80 @@ func gauges(f *dto.MetricFamily, label string) map[string]float64 {
 		}
 	}
 	return m
+}
+
+// scrapeWithShippedPrometheus runs Prometheus with deploy/prometheus's
+// configuration and rules, its targets the agent at addr and its intervals
+// 1 s, and checks that it scrapes the agent and that no rule fires on this
+// machine: the agent's sources work or are absent here.
+func scrapeWithShippedPrometheus(t *testing.T, addr string) {
+	t.Helper()
+	promBin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatal("prometheus not installed (scripts/deps.sh installs Debian's prometheus, with promtool)")
+	}
+	dir := t.TempDir()
+	rules, _ := filepath.Abs("../../deploy/prometheus/heatsink.rules.yml")
+	shipped, err := os.ReadFile("../../deploy/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(shipped)
+	for old, repl := range map[string]string{"15s": "1s", "/etc/prometheus/heatsink.rules.yml": rules} {
+		if !strings.Contains(cfg, old) {
+			t.Fatalf("deploy/prometheus/prometheus.yml no longer holds %q: update this test with it", old)
+		}
+		cfg = strings.ReplaceAll(cfg, old, repl)
+	}
+	cfg = regexp.MustCompile(`targets: \[.*\]`).ReplaceAllString(cfg, "targets: ['"+addr+"']")
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("promtool", "check", "config", cfgPath).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
+	// The rules' own tests: an absent GPU fires nothing, a failing tank does.
+	test := exec.Command("promtool", "test", "rules", "heatsink.rules.test.yml")
+	test.Dir = filepath.Dir(rules)
+	if out, err := test.CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+	promAddr := freeAddr(t)
+	prom := exec.Command(promBin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	var stderr bytes.Buffer
+	prom.Stderr = &stderr
+	prom.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { prom.Process.Kill(); prom.Wait() }()
+	query := func(q string) []json.RawMessage {
+		var r struct {
+			Status string
+			Data   struct{ Result []json.RawMessage }
+		}
+		if code := getJSON(t, "http://"+promAddr+"/api/v1/query?query="+url.QueryEscape(q), &r); code != 0 && r.Status != "success" {
+			t.Fatalf("query %s: %d %s", q, code, r.Status)
+		}
+		return r.Data.Result
+	}
+	// Three rule evaluations after the first scrape of every source.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(query(`count_over_time(heatsink_collector_source_available[1m]) >= 4`)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus scraped no heatsink_collector_source_available within 60 s:\n%s", stderr.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if up := query(`up{job="heatsink"} == 1`); len(up) != 1 {
+		t.Errorf("up{job=\"heatsink\"} == 1: %s", up)
+	}
+	if a := query(`ALERTS`); len(a) != 0 {
+		t.Errorf("the shipped rules fire on this machine: %s", a)
+	}
+	if f := query(`heatsink_collector_source_ok == 0`); len(f) != 0 {
+		t.Errorf("failing sources on this machine: %s", f)
+	}
 }
