@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"runtime"
 	"slices"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/registry"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	pcollectors "github.com/prometheus/client_golang/prometheus/collectors"
@@ -46,8 +46,17 @@ type Options struct {
 	// StalledAfter is how long without a tick makes /healthz answer 503;
 	// default three intervals.
 	StalledAfter time.Duration
+	// Build is the binary's version for heatsink_build_info: the one
+	// heatsink version prints, which the Prometheus version package (set
+	// only by its own link-time flags) does not know.
+	Build Build
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+}
+
+// Build says which heatsink serves /metrics. Empty fields are unknown.
+type Build struct {
+	Version, Revision, GoVersion string
 }
 
 // Rule is one alert rule with the series whose condition holds, as /alerts
@@ -131,7 +140,7 @@ func Handler(o Options) http.Handler {
 	reg := prometheus.NewRegistry()
 	// The agent's own cost (CPU, memory, goroutines) beside what it measures.
 	reg.MustRegister(pcollectors.NewProcessCollector(pcollectors.ProcessCollectorOpts{Namespace: "heatsink_agent"}),
-		pcollectors.NewGoCollector(), version.NewCollector("heatsink"))
+		pcollectors.NewGoCollector(), buildInfo(o.Build))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "heatsink_collector_last_tick_timestamp_seconds",
 		Help: "When the collector last wrote a tick (Unix time); 0 before the first",
@@ -168,6 +177,22 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, rules)
 	})
 	return mux
+}
+
+// buildInfo is heatsink_build_info, labelled as the Prometheus version
+// package labels it (version, revision, goversion, goos, goarch), so
+// dashboards written for other exporters' build_info read it too.
+func buildInfo(b Build) prometheus.Collector {
+	goVersion := b.GoVersion
+	if goVersion == "" {
+		goVersion = runtime.Version()
+	}
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "heatsink_build_info",
+		Help: "A metric with a constant '1' value labeled by version, revision, goversion, goos and goarch from which heatsink was built (heatsink version)",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision,
+			"goversion": goVersion, "goos": runtime.GOOS, "goarch": runtime.GOARCH},
+	}, func() float64 { return 1 })
 }
 
 func health(o Options) Health {

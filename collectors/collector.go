@@ -539,7 +539,11 @@ func (c *Collector) settle(r result, now time.Time, onTime bool) {
 // noteError counts an error and logs it when it differs from the last one,
 // so a source failing every second does not flood the log.
 func (c *Collector) noteError(s *sourceState, err error) {
-	s.errors++
+	// Absent hardware is no error to count: errors_total climbing on every
+	// node without a GPU would make a rate alert useless.
+	if !errors.Is(err, errors.ErrUnsupported) {
+		s.errors++
+	}
 	if msg := err.Error(); msg != s.lastErr {
 		s.lastErr = msg
 		s.unsupported = errors.Is(err, errors.ErrUnsupported)
@@ -596,7 +600,14 @@ func (c *Collector) sourceHealth(s *sourceState, stamp time.Time, r *result) poi
 		p.AddFloat(schema.FieldLatencyS, r.latency.Seconds())
 		p.AddInt(schema.FieldPoints, int64(len(r.points)))
 	}
-	p.AddBool(schema.FieldOK, r != nil && r.err == nil)
+	// A source whose hardware or library this node lacks (no GPU, no
+	// NVMe) is unavailable, not failing: it says available=false and no
+	// ok, so an alert on ok == 0 fires only on sources that are there.
+	absent := s.unsupported && (r == nil || r.err != nil)
+	p.AddBool(schema.FieldAvailable, !absent)
+	if !absent {
+		p.AddBool(schema.FieldOK, r != nil && r.err == nil)
+	}
 	p.AddUint(schema.FieldErrorsTotal, s.errors)
 	p.AddUint(schema.FieldTimeoutsTotal, s.timeouts)
 	if sr, ok := s.src.(StallReporter); ok {

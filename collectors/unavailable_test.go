@@ -38,3 +38,44 @@ func TestSourcesUnavailableAtStartAreOneLogLine(t *testing.T) {
 		}
 	}
 }
+
+// collector_source keeps a source the node lacks apart from one that fails:
+// the absent one is available=false with no ok and no errors counted (an
+// alert on ok == 0 or on errors must not fire on every node without a GPU),
+// the failing one available=true, ok=false, its errors counted.
+func TestAbsentSourceIsUnavailableNotFailing(t *testing.T) {
+	absent := &testSource{name: "nvml", discover: func(int32) error {
+		return errors.Join(errors.ErrUnsupported, errors.New("libnvidia-ml.so.1 not found"))
+	}}
+	failing := &testSource{name: "tank", discover: func(int32) error { return errors.New("connection refused") }}
+	sink := &memSink{}
+	c := New(Options{Interval: 20 * time.Millisecond, Ticks: 5, Logger: quietLogger(), MaxBackoff: time.Second},
+		[]Source{absent, failing, &testSource{name: "host"}}, []Sink{sink})
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		available, hasOK, ok, errors bool
+	}{
+		"nvml": {available: false, hasOK: false, errors: false},
+		"tank": {available: true, hasOK: true, ok: false, errors: true},
+		"host": {available: true, hasOK: true, ok: true, errors: false},
+	}
+	// A source waiting out its backoff reports nothing: the first tick's
+	// point stands (MaxBackoff is shorter than a /metrics series' staleness).
+	seen := map[string]bool{}
+	for _, p := range sink.points("collector_source", "", "") {
+		src := p.Tag("source")
+		seen[src] = true
+		w := want[src]
+		av, _ := p.Float("available")
+		okv, hasOK := p.Float("ok")
+		errs, _ := p.Float("errors_total")
+		if (av == 1) != w.available || hasOK != w.hasOK || (hasOK && (okv == 1) != w.ok) || (errs > 0) != w.errors {
+			t.Errorf("%s at %v: available %v, ok %v (present %v), errors_total %v; want %+v", src, p.Time, av, okv, hasOK, errs, w)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("collector_source points of %v, want one of each of the 3 sources at least", seen)
+	}
+}

@@ -43,6 +43,8 @@ type AgentOptions struct {
 	// NoReload leaves SIGHUP to the caller: collect without --listen is a
 	// recording from a terminal, which a hang-up ends like SIGTERM.
 	NoReload bool
+	// Build is the binary's version, for heatsink_build_info.
+	Build agent.Build
 }
 
 // Agent runs beside a Collection: the endpoint, the SIGHUP watcher, the
@@ -140,7 +142,7 @@ func (a *Agent) serve() error {
 	h := agent.Handler(agent.Options{
 		Collector: a.c.collector, Metrics: a.metrics, Alerts: a.agentAlerts, Sinks: a.sinkHealth, Jobs: a.currentJobs,
 		Deliveries: a.alertDeliveries,
-		Config:     a.configHealth,
+		Config:     a.configHealth, Build: a.o.Build,
 	})
 	var tcp, sock net.Listener
 	if a.o.Listen != "" {

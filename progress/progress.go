@@ -2,13 +2,15 @@
 // terminal one status bar per phase (github.com/vbauerster/mpb/v8 draws
 // them) with elapsed and remaining time, iterations, the latest throughput
 // and the hottest GPU and CPU against their limits; elsewhere (a file, a
-// pipe, a batch job's log) a concise line every interval.
+// pipe, a batch job's log) a record every interval, through the log's own
+// handler when given one (SetLogger), so that stream holds one format.
 package progress
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -30,6 +32,7 @@ type Display struct {
 	out      io.Writer
 	terminal bool
 	every    time.Duration
+	log      *slog.Logger // off a terminal: the records go here, not to out
 
 	mu      sync.Mutex
 	gpu     hot // hottest GPU (core or memory) of the last tick
@@ -53,6 +56,13 @@ type hot struct {
 func New(out io.Writer, terminal bool, every time.Duration) *Display {
 	return &Display{out: out, terminal: terminal, every: every}
 }
+
+// SetLogger makes the display, off a terminal, write its progress as a
+// log record ("progress", with phase, elapsed_s, gpu_temp_c...) through l
+// instead of a human line to out: stderr off a terminal is read by
+// programs (journald, a batch system's log parsers), which should see one
+// format. Call it before Run.
+func (d *Display) SetLogger(l *slog.Logger) { d.log = l }
 
 // Write implements collectors.Sink: it keeps the hottest GPU and CPU
 // temperature of the tick with the limit their device reports
@@ -151,7 +161,12 @@ func (d *Display) Run(ctx context.Context, status func() Status) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if line := d.Line(status()); line != "" {
+			s := status()
+			if d.log != nil {
+				if s.Phase != "" {
+					d.log.LogAttrs(ctx, slog.LevelInfo, "progress", d.Attrs(s)...)
+				}
+			} else if line := d.Line(s); line != "" {
 				fmt.Fprintln(d.out, line)
 			}
 		}
@@ -172,6 +187,44 @@ func (d *Display) Line(s Status) string {
 		parts = append(parts, t)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Attrs is the record form of Line: the same facts as attributes with
+// their units in their names (elapsed_s, gpu_temp_c), for a log handler.
+func (d *Display) Attrs(s Status) []slog.Attr {
+	a := []slog.Attr{slog.String("phase", s.Phase), slog.Float64("elapsed_s", s.Elapsed.Round(time.Second).Seconds())}
+	if s.Planned > 0 {
+		if s.AtMost {
+			a = append(a, slog.Float64("at_most_s", s.Planned.Seconds()))
+		} else {
+			a = append(a, slog.Float64("planned_s", s.Planned.Seconds()),
+				slog.Float64("left_s", max(s.Planned-s.Elapsed, 0).Round(time.Second).Seconds()))
+		}
+	}
+	if s.Iterations > 0 {
+		a = append(a, slog.Int("iterations", s.Iterations))
+		if s.Failed > 0 {
+			a = append(a, slog.Int("failed", s.Failed))
+		}
+		if r := Rate(s.Metrics); r != "" {
+			a = append(a, slog.String("rate", r))
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, h := range []struct {
+		key string
+		hot
+	}{{"gpu", d.gpu}, {"cpu", d.cpu}} {
+		if !h.seen {
+			continue
+		}
+		a = append(a, slog.String(h.key, h.name), slog.Float64(h.key+"_temp_c", h.c))
+		if h.limitC > 0 {
+			a = append(a, slog.String(h.key+"_limit", h.limitName), slog.Float64(h.key+"_limit_c", h.limitC))
+		}
+	}
+	return a
 }
 
 func timing(s Status) string {

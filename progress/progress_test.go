@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,44 @@ func TestTerminalDrawsABarPerPhase(t *testing.T) {
 	for _, want := range []string{"baseline", "[", "load", "2 iterations, 1.4 GFLOP/s", "repeat dgemm for 1s\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("terminal output lacks %q:\n%q", want, got)
+		}
+	}
+}
+
+// Off a terminal with a logger, the progress is a record of that logger's
+// format, so stderr holds one format (logfmt here) from which a program
+// reads the facts by name, units in the names.
+func TestWithALoggerProgressIsALogRecord(t *testing.T) {
+	var out, logged bytes.Buffer
+	d := New(&out, false, 50*time.Millisecond)
+	d.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	if err := d.Write(tick(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 280*time.Millisecond)
+	defer cancel()
+	d.Run(ctx, func() Status {
+		return Status{Phase: "load", Elapsed: 40 * time.Second, Planned: 90 * time.Second, Iterations: 12,
+			Metrics: map[string]float64{"flop_per_s": 52.3e12}}
+	})
+	if out.Len() != 0 {
+		t.Errorf("human lines written beside the log: %q", out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("%d records in 280 ms at one per 50 ms:\n%s", len(lines), logged.String())
+	}
+	want := []string{"level=INFO", "msg=progress", "phase=load", "elapsed_s=40", "planned_s=90", "left_s=50",
+		"iterations=12", `rate="52.3 TFLOP/s"`, `gpu="GPU 0"`, "gpu_temp_c=71", "gpu_limit=slowdown", "gpu_limit_c=87",
+		"cpu=CPU", "cpu_temp_c=55", "cpu_limit=critical", "cpu_limit_c=100"}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "time=") {
+			t.Errorf("not a logfmt record: %q", l)
+		}
+		for _, w := range want {
+			if !strings.Contains(l, " "+w) {
+				t.Errorf("record lacks %s: %q", w, l)
+			}
 		}
 	}
 }

@@ -29,8 +29,12 @@ func TestAddingASourceTakesOnePackageAndOneImport(t *testing.T) {
 	probes, _ := filepath.Abs("../../internal/probe/testdata/temps")
 	cfg := writeFile(t, dir, "node.yaml", "interval: 250ms\nsources:\n  nvml: {disabled: true}\n  probe:\n    file: "+probes+"\n")
 
-	out, err := exec.Command(bin, "sensors", "--config", cfg, "--sysfs-root", "../../sensors/testdata/intel-node/sys").CombinedOutput()
+	out, err := exec.Command(bin, "sensors", "--raw", "--config", cfg, "--sysfs-root", "../../sensors/testdata/intel-node/sys").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "probe      2 readings") || !regexp.MustCompile(`probe=inlet +temp_c=21.5`).MatchString(string(out)) {
+		t.Errorf("sensors --raw: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "sensors", "--config", cfg, "--sysfs-root", "../../sensors/testdata/intel-node/sys").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`probe probe=inlet\ntemp_c: +\+21\.5°C`).MatchString(string(out)) {
 		t.Errorf("sensors: %v\n%s", err, out)
 	}
 

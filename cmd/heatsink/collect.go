@@ -18,7 +18,7 @@ func newCollectCmd() *cobra.Command {
 	var cf collectFlags
 	cmd := &cobra.Command{
 		Use:   "collect",
-		Short: "Sample every source at a fixed interval into a run directory, stdout or InfluxDB",
+		Short: "Sample every source at a fixed interval into a run directory, stdout, InfluxDB or Prometheus (/metrics)",
 		Long:  collectLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			// --stdout alone means lp, so "--stdout json" leaves json as an
@@ -65,8 +65,10 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 			return err
 		}
 	}
-	if cf.out == "" && !node.HasSinks(cfg) {
-		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, or a sink in the config")
+	// --listen (or --socket) alone is a Prometheus exporter, as
+	// node_exporter is: /metrics is where its readings go.
+	if cf.out == "" && !node.HasSinks(cfg) && cf.listen == "" && cf.socket == "" {
+		return fmt.Errorf("nowhere to write: give --out DIR, --stdout, --influx-url, --listen ADDR (a Prometheus exporter), or a sink in the config")
 	}
 	if err := agent.CheckWebConfig(cf.webConfig); err != nil {
 		return fmt.Errorf("--web.config.file: %w", err)
@@ -98,15 +100,14 @@ func runCollect(cmd *cobra.Command, cf *collectFlags) error {
 		defer stopProgress()
 	}
 	st, err := node.Collect(ctx, cfg, o, node.AgentOptions{Listen: cf.listen, Socket: cf.socket, JobsDir: cf.jobsDir, ConfigPath: cf.configPath,
-		WebConfig: cf.webConfig, NoReload: !isAgent, Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
+		WebConfig: cf.webConfig, NoReload: !isAgent, Build: agentBuild(), Load: func(file []byte) (*configs.Config, error) { return loadCollectConfigFile(cmd, cf.configPath, file) }})
 	if err != nil || cf.out == "" {
 		return err
 	}
 	if st.Points > 0 && st.Written == 0 {
 		return fmt.Errorf("none of the %d points collected could be written to %s (see the errors above)", st.Points, absDir(cf.out))
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
-		st.Ticks, st.Written, st.MissedTicks, absDir(cf.out))
+	printCollectSummary(cmd, st, absDir(cf.out))
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,5 +107,46 @@ func TestCollectRefusesARunDirectoryThatHoldsARun(t *testing.T) {
 	out, err = exec.Command(bin, "collect", "--duration", "1s", "--stdout", "json").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--stdout=json") {
 		t.Errorf("--stdout json: err %v\n%s", err, out)
+	}
+}
+
+// Off a terminal stderr holds one format: the progress record every 10 s
+// and the final summary come out as the log does (logfmt by default, JSON
+// with --log-format json), never as human lines between its records.
+func TestStderrOffATerminalIsOneLogFormat(t *testing.T) {
+	bin := heatsinkBinary(t)
+	for _, tc := range []struct {
+		format string
+		parses func(line string) bool
+	}{
+		{"auto", func(l string) bool {
+			return strings.HasPrefix(l, "time=") && strings.Contains(l, " level=") && strings.Contains(l, " msg=")
+		}},
+		{"json", func(l string) bool {
+			var rec map[string]any
+			return json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] != nil && rec["level"] != nil
+		}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			t.Parallel()
+			// 11 s: one progress record (every 10 s) before the end.
+			cmd := exec.Command(bin, "collect", "--duration", "11s", "--out", filepath.Join(t.TempDir(), "run"), "--log-format", tc.format)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr // a pipe-like buffer: not a terminal
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			out := stderr.String()
+			for _, want := range []string{"progress", "collection finished"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("stderr lacks the %s record:\n%s", want, out)
+				}
+			}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if !tc.parses(l) {
+					t.Errorf("a line not in the log's %s format: %q", tc.format, l)
+				}
+			}
+		})
 	}
 }

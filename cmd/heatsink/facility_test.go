@@ -183,3 +183,42 @@ func TestTankSimRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// configs/tank-sim.yaml works with heatsink tank-sim as it starts with no
+// flags: the tank's readings are there, no PDU, secret or GPU needed. The
+// simulator takes its default port, so this test fails (saying so) where
+// something else holds 127.0.0.1:18080.
+func TestTankSimConfigWorksWithABareTankSim(t *testing.T) {
+	bin := heatsinkBinary(t)
+	sim := exec.Command(bin, "tank-sim")
+	sim.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- sim.Wait() }()
+	defer func() { sim.Process.Signal(syscall.SIGTERM); <-exited }()
+	eventually(t, 20*time.Second, "tank-sim on its default address 127.0.0.1:18080", func() bool {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("tank-sim exited (%v): is 127.0.0.1:18080 taken?", err)
+		default:
+		}
+		resp, err := http.Get("http://127.0.0.1:18080/api/realTime")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	out, err := exec.Command(bin, "sensors", "--config", "../../configs/tank-sim.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("sensors: %v\n%s", err, out)
+	}
+	for _, want := range []string{"tank tank=pod1 vendor=submer", "coolant_temp_c:", "water_flow_lpm:"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("sensors lacks %q:\n%s", want, out)
+		}
+	}
+}

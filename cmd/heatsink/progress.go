@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/console"
+	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/progress"
 	"github.com/spf13/cobra"
 )
@@ -21,6 +23,9 @@ func newProgress(cmd *cobra.Command) *progress.Display {
 	term := console.IsTerminal(os.Stderr)
 	d := progress.New(os.Stderr, term, progressEvery)
 	if !term {
+		// Off a terminal the progress is a log record like the others on
+		// stderr (logfmt unless --log-format says otherwise).
+		d.SetLogger(slog.Default())
 		return d
 	}
 	lvl, err := console.ParseLevel(cmd.Flag("log-level").Value.String())
@@ -55,4 +60,15 @@ func collectStatus(start time.Time, duration time.Duration) func() progress.Stat
 	return func() progress.Status {
 		return progress.Status{Phase: "collect", Elapsed: time.Since(start), Planned: duration}
 	}
+}
+
+// printCollectSummary closes collect: a line on a terminal, else a log
+// record, so a logged stream holds one format.
+func printCollectSummary(cmd *cobra.Command, st node.CollectStats, dir string) {
+	if !console.IsTerminal(os.Stderr) {
+		slog.Info("collection finished", "ticks", st.Ticks, "points_written", st.Written, "missed_ticks", st.MissedTicks, "out", dir)
+		return
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %d ticks, %d points written, %d missed ticks -> %s\n",
+		st.Ticks, st.Written, st.MissedTicks, dir)
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/console"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/heatsink-hpc/heatsink/tune"
 	"github.com/heatsink-hpc/heatsink/workloads"
@@ -43,7 +45,18 @@ func runJob(cmd *cobra.Command, rf *runFlags, args []string) error {
 	if res.Dir != "" {
 		summary += " -> " + absDir(res.Dir)
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), summary)
+	if console.IsTerminal(os.Stderr) {
+		fmt.Fprintln(cmd.ErrOrStderr(), summary)
+	} else { // one format on a logged stream
+		attrs := []any{"run", res.RunID, "status", res.Status, "iterations", res.Iterations}
+		if res.JobStatus != nil {
+			attrs = append(attrs, "job_exit_status", *res.JobStatus)
+		}
+		if res.Dir != "" {
+			attrs = append(attrs, "out", absDir(res.Dir))
+		}
+		slog.Info("run finished", attrs...)
+	}
 	var reportErr error
 	if rf.withReport && res.Dir != "" {
 		reportErr = reportRun(cmd, res.Dir)

@@ -17,15 +17,23 @@ import (
 
 func newSensorsCmd() *cobra.Command {
 	var configPath string
-	var asJSON bool
+	var asJSON, raw bool
 	cmd := &cobra.Command{
 		Use:   "sensors",
 		Short: "Discover every source and print one sample (like sensors + nvidia-smi)",
-		Long: `sensors discovers every configured source, says what it found (or why a
-source is unavailable here), and prints one sample of each. It samples with
-the collector collect uses, twice, one interval apart, and prints the second
-sample, so that readings derived from two (CPU utilisation, RAPL power) are
-there too. --sysfs-root and
+		Long: `sensors discovers every configured source and prints one sample, as
+lm-sensors' sensors does: a block per chip and device (hwmon chips, NVMe
+drives, GPUs, RAPL zones) with each reading rounded, in its unit, and the
+limits the device reports (high, crit, warn, slowdown), then the sources
+failing or not on this machine and why. NVMe drives are listed once, by the
+nvme source. It exits 1 ("No sensors found!") when no source read a
+temperature.
+
+--raw prints every source's discovery (what it found) and every reading of
+the sample with its tags, as the collector records them; --json the same as
+JSON, for scripts. It samples with the collector collect uses, twice, one
+interval apart, and prints the second sample, so that readings derived from
+two (CPU utilisation, RAPL power) are there too. --sysfs-root and
 --proc-root read another machine's tree, such as the fixtures under
 sensors/testdata.`,
 		Args: cobra.NoArgs,
@@ -38,14 +46,19 @@ sensors/testdata.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			switch {
+			case asJSON:
 				return writeSnapshotJSON(cmd.OutOrStdout(), snap)
+			case raw:
+				return writeSnapshotTable(cmd.OutOrStdout(), snap)
 			}
-			return writeSnapshotTable(cmd.OutOrStdout(), snap)
+			return node.WriteSensors(cmd.OutOrStdout(), snap)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (YAML)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every source's discovery and readings as JSON")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print every source's discovery and readings with their tags, unrounded")
+	cmd.MarkFlagsMutuallyExclusive("json", "raw")
 	addRootFlags(cmd)
 	return cmd
 }

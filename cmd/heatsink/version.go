@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/heatsink-hpc/heatsink/agent"
 	"github.com/heatsink-hpc/heatsink/buildinfo"
 	"github.com/spf13/cobra"
 )
@@ -39,6 +40,13 @@ given it at link time:
 
 // versions are recorded in run.json.
 func versions() map[string]string { return buildinfo.Read().Versions() }
+
+// agentBuild is the version heatsink version prints, for /metrics'
+// heatsink_build_info.
+func agentBuild() agent.Build {
+	i := buildinfo.Read()
+	return agent.Build{Version: i.Version, Revision: i.Revision, GoVersion: i.GoVersion}
+}
 
 func absDir(dir string) string {
 	if a, err := filepath.Abs(dir); err == nil {

@@ -144,6 +144,7 @@ const (
 	FieldNormaliseS            = "normalise_s"
 	FieldNormaliseVectorsPerS  = "normalise_vectors_per_s"
 	FieldOK                    = "ok"
+	FieldAvailable             = "available"
 	FieldOldestUnsentS         = "oldest_unsent_s"
 	FieldPairs                 = "pairs"
 	FieldPasses                = "passes"
@@ -265,7 +266,7 @@ func table() []Measurement {
 			Fields: []string{FieldLagS, FieldMissedTicksTotal, FieldPoints}},
 		{Name: CollectorSource,
 			Tags:   []string{TagSource},
-			Fields: []string{FieldLatencyS, FieldPoints, FieldOK, FieldErrorsTotal, FieldTimeoutsTotal, FieldStalledReads}},
+			Fields: []string{FieldLatencyS, FieldPoints, FieldAvailable, FieldOK, FieldErrorsTotal, FieldTimeoutsTotal, FieldStalledReads}},
 		{Name: InfluxSink,
 			Tags:   nil,
 			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDirectPointsTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},

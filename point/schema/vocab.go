@@ -218,6 +218,7 @@ func fields() []Field {
 		{Name: FieldNormaliseS, Kind: Float, Unit: Seconds},
 		{Name: FieldNormaliseVectorsPerS, Kind: Float, Unit: VectorsPerSecond},
 		{Name: FieldOK, Kind: Bool},
+		{Name: FieldAvailable, Kind: Bool},
 		{Name: FieldOldestUnsentS, Kind: Float, Unit: Seconds},
 		{Name: FieldPairs, Kind: Float},
 		{Name: FieldPasses, Kind: Float},

@@ -120,7 +120,7 @@ var nonFloat = map[string]kind{
 	"sent_points_total": kindUint, "retries_total": kindUint, "direct_points_total": kindUint, "dropped_points_total": kindUint,
 	"rejected_points_total": kindUint, "spool_bytes": kindUint, "spool_points": kindUint,
 	"throttle_thermal": kindBool, "throttle_power": kindBool, "pump1_on": kindBool, "pump2_on": kindBool,
-	"power_derived": kindBool, "ok": kindBool, "demo": kindBool, "factory": kindBool, "test": kindBool,
+	"power_derived": kindBool, "ok": kindBool, "available": kindBool, "demo": kindBool, "factory": kindBool, "test": kindBool,
 	"maintenance": kindBool,
 }
 
