@@ -43,18 +43,7 @@ With --out it writes comparison.<format> and the heat-interval bar chart
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			var reps []*analysis.Report
-			for _, dir := range args {
-				run, err := analysis.Load(dir)
-				if err != nil {
-					return err
-				}
-				reps = append(reps, analysis.Analyze(run, opts))
-			}
-			cmp := analysis.Compare(reps)
-			return emit(cmd, out, "comparison", f, func(w io.Writer, figs []report.Figure) error {
-				return report.WriteComparisonWith(w, f, cmp, figs, ro)
-			}, func(dir string) ([]report.Figure, error) { return plot.WriteComparison(dir, cmp) })
+			return writeComparison(cmd, args, opts, f, out, ro)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
@@ -62,4 +51,22 @@ With --out it writes comparison.<format> and the heat-interval bar chart
 	cmd.Flags().BoolVar(&ro.Definitions, "definitions", false, "text, md, html: end with how every quantity is computed")
 	addAnalysisFlags(cmd.Flags(), &opts)
 	return cmd
+}
+
+// writeComparison analyses each run directory and writes their comparison
+// in format f, as heatsink compare (and heatsink report of several runs)
+// prints it, or into out beside its figures.
+func writeComparison(cmd *cobra.Command, dirs []string, opts analysis.Options, f report.Format, out string, ro report.Options) error {
+	var reps []*analysis.Report
+	for _, dir := range dirs {
+		run, err := analysis.Load(dir)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, analysis.Analyze(run, opts))
+	}
+	cmp := analysis.Compare(reps)
+	return emit(cmd, out, "comparison", f, func(w io.Writer, figs []report.Figure) error {
+		return report.WriteComparisonWith(w, f, cmp, figs, ro)
+	}, func(dir string) ([]report.Figure, error) { return plot.WriteComparison(dir, cmp) })
 }

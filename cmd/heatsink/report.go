@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ func newReportCmd() *cobra.Command {
 	var wide bool
 	var ro report.Options
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR",
+		Use:   "report RUN_DIR [RUN_DIR...]",
 		Short: "Analyse a run: idle, heat accumulation, return to idle, pump cycles, cooling energy",
 		Long: `report analyses a run directory: per temperature (GPU core and memory, each CPU
 chip as the mean over its cores with the min-max band, NVMe, coolant, water) the
@@ -31,10 +32,12 @@ slowdown of the workload. The report states every definition and says why
 anything could not be computed. With --out it writes report.<format> and the
 figures (SVG and PNG) into that directory; otherwise it prints the report.
 HTML carries its figures inline, so report.html (or the page printed) stands
-alone.`,
+alone. Given several run directories (hosts of a fleet, or one node's
+recordings over time), it compares them as heatsink compare does: GPUs are
+judged against the like GPUs of every run and host.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("give one run directory: heatsink report RUN_DIR (got %s)", count(len(args), "argument"))
+			if len(args) == 0 {
+				return errors.New("give a run directory: heatsink report RUN_DIR [RUN_DIR...]")
 			}
 			return nil
 		},
@@ -48,6 +51,9 @@ alone.`,
 			}
 			if err := opts.Validate(); err != nil {
 				return err
+			}
+			if len(args) > 1 {
+				return writeComparison(cmd, args, opts, f, out, ro)
 			}
 			rep, err := analyseRun(args[0], opts)
 			if err != nil {

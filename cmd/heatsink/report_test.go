@@ -138,13 +138,31 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "nope")}, "run.json"},
 		{[]string{"report", dir, "--tolerance", "-1"}, "tolerance -1 °C is negative"},
 		{[]string{"report", dir, "--window", "0s"}, "window 0s must be positive"},
-		{[]string{"report"}, "give one run directory"},
+		{[]string{"report"}, "give a run directory"},
 		{[]string{"compare", dir}, "give two or more run directories"},
 	} {
 		_, stderr, err := heatsink(t, tc.args...)
 		if err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("heatsink %v: err %v, stderr %q; want failure saying %q", tc.args, err, stderr, tc.want)
 		}
+	}
+}
+
+// Several run directories make report a comparison (issue 30: a fleet's
+// recordings are judged together), the same as compare's.
+func TestReportOfSeveralRunsIsTheirComparison(t *testing.T) {
+	slow := rampRun(t, "slow", 0.1)
+	fast := rampRun(t, "fast", 0.125)
+	rep, stderr, err := heatsink(t, "report", slow, fast, "--format", "json")
+	if err != nil {
+		t.Fatalf("report of two runs: %v: %s", err, stderr)
+	}
+	cmp, stderr, err := heatsink(t, "compare", slow, fast, "--format", "json")
+	if err != nil {
+		t.Fatalf("compare: %v: %s", err, stderr)
+	}
+	if rep != cmp || !strings.Contains(rep, `"runs"`) {
+		t.Errorf("report of two runs differs from their comparison:\n%s\n---\n%s", rep, cmp)
 	}
 }
 
