@@ -111,7 +111,7 @@ func DetectEpisodes(t, v []float64, rule EpisodeRule) ([]Span, Levels, error) {
 	k := otsuSplit(sorted)
 	lower, upper := sorted[:k], sorted[k:]
 	lv := Levels{IdleW: median(lower), LoadW: median(upper)}
-	lv.IdleSigmaW = 1.4826 * mad(lower, lv.IdleW)
+	lv.IdleSigmaW = madSigma * mad(lower, lv.IdleW)
 	rise := lv.LoadW - lv.IdleW
 	if floor := math.Max(2*rule.NoiseK*lv.IdleSigmaW, rule.MinRelRise*math.Abs(lv.IdleW)); rise <= floor || len(upper) == 0 {
 		return nil, lv, fmt.Errorf("the readings never rise well above their idle level (idle %.4g, upper level %.4g; a load needs %.3g above idle)", lv.IdleW, lv.LoadW, floor)
@@ -194,6 +194,10 @@ func otsuSplit(sorted []float64) int {
 	}
 	return bestK
 }
+
+// madSigma turns a median absolute deviation into the standard deviation
+// of normal readings with that MAD: robust σ and robust z use it.
+const madSigma = 1.4826
 
 // mad is the median absolute deviation of v from m.
 func mad(v []float64, m float64) float64 {

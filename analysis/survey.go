@@ -267,7 +267,7 @@ func peerFlags(gs []SurveyGPU, vs []Verdict, rule SurveyRule) []SurveyFlag {
 		// infinitely many MADs away.
 		z := math.Inf(1)
 		if md := mad(others, med); md > 0 {
-			z = (v.Value - med) / (1.4826 * md)
+			z = (v.Value - med) / (madSigma * md)
 		}
 		dp := g.aloneOf(kindOf(v.Component)).powerAboveIdle()
 		abovePct := 100 * (v.Value - med) / med

@@ -240,7 +240,7 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 			v.Hi = ptr(sv.hi)
 		}
 		if md > 0 {
-			v.RobustZ = ptr((sv.v - med) / (1.4826 * md))
+			v.RobustZ = ptr((sv.v - med) / (madSigma * md))
 		}
 		what := fmt.Sprintf("GPU %s", s.gpu)
 		if s.host != "" {
