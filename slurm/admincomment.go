@@ -49,6 +49,10 @@ type AdminGPU struct {
 	PeakC   *float64 `json:"peak_c,omitempty"`
 	// ThermalThrottleS is how long the GPU slowed for heat during the job.
 	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
+	// CPerW is the thermal resistance of the GPU's fingerprint over the
+	// job (°C per W above idle), absent where the job's load allowed
+	// none; the whole fingerprint is in the file.
+	CPerW *float64 `json:"c_per_w,omitempty"`
 }
 
 // Admin returns the AdminComment form of the summary, whose whole is in
@@ -64,8 +68,12 @@ func (s *Summary) Admin(path string) AdminSummary {
 		}
 	}
 	for _, g := range s.GPUs {
-		a.GPUs = append(a.GPUs, AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU],
-			ThermalThrottleS: g.ThermalThrottleS})
+		ag := AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU],
+			ThermalThrottleS: g.ThermalThrottleS}
+		if g.Fingerprint != nil && g.Fingerprint.Fingerprint != nil {
+			ag.CPerW = g.Fingerprint.ThermalResistanceCPerW
+		}
+		a.GPUs = append(a.GPUs, ag)
 	}
 	for _, n := range s.NodeEnergy {
 		if n.EnergyJ != nil {
@@ -187,7 +195,7 @@ func (a AdminSummary) Print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	if len(a.GPUs) > 0 {
-		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", "host", "gpu", "energy_kj", "peak_c", "hot_throttle", "uuid")
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s %8s  %s\n", "host", "gpu", "energy_kj", "peak_c", "hot_throttle", "c_per_w", "uuid")
 	}
 	num := func(v *float64, scale float64, prec int) string {
 		if v == nil {
@@ -200,7 +208,7 @@ func (a AdminSummary) Print(w io.Writer) error {
 		if g.ThermalThrottleS != nil {
 			throttle = fmt.Sprintf("%.0f s", *g.ThermalThrottleS)
 		}
-		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), throttle, g.UUID)
+		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s %8s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), throttle, num(g.CPerW, 1, 3), g.UUID)
 	}
 	if a.GPUsLeftOut > 0 {
 		fmt.Fprintf(&b, "  (%d more GPUs in the file)\n", a.GPUsLeftOut)

@@ -148,7 +148,7 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	}
 	a, ok := slurm.ParseAdminSummary(got)
 	var out strings.Builder
-	if !ok || a.Print(&out) != nil || !strings.Contains(out.String(), "n1           0          36.0     71.0            -  GPU-a") ||
+	if !ok || a.Print(&out) != nil || !strings.Contains(out.String(), "n1           0          36.0     71.0            -        -  GPU-a") ||
 		!strings.Contains(out.String(), "shared with other jobs") {
 		t.Errorf("printed for a person:\n%s", out.String())
 	}

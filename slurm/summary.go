@@ -61,6 +61,10 @@ type Energy struct {
 	// power cap (throttle_power); absent where the GPU reports neither.
 	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
 	PowerThrottleS   *float64 `json:"power_throttle_s,omitempty"`
+	// Fingerprint is the GPU's thermal fingerprint where the job's load
+	// allows one; else FingerprintNotComputed says why.
+	Fingerprint            *GPUFingerprint `json:"fingerprint,omitempty"`
+	FingerprintNotComputed string          `json:"fingerprint_not_computed,omitempty"`
 }
 
 // NodeEnergy is one node's measured energy over the job: the job's GPUs
@@ -157,12 +161,17 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		**p += v
 	}
+	fps, noFP := jobFingerprints(run, o, from, to)
 	for _, sr := range run.Find(schema.GPU, schema.FieldTempC, nil) {
 		host := sr.Tag(schema.TagHost)
 		if !onNode(host) || !job.ownsGPU(host, sr.Tag(schema.TagGPU)) {
 			continue
 		}
 		e := Energy{Host: host, GPU: sr.Tag(schema.TagGPU), UUID: sr.Tag(schema.TagUUID)}
+		e.Fingerprint, e.FingerprintNotComputed = fps[host+"\x00"+e.GPU], noFP[host+"\x00"+e.GPU]
+		if e.Fingerprint == nil && e.FingerprintNotComputed == "" {
+			e.FingerprintNotComputed = noEpisode
+		}
 		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagGPU) == e.GPU }
 		for _, f := range []struct {
 			field string
@@ -321,6 +330,7 @@ func definitions() map[string]string {
 		schema.FieldIdleMeanC:         "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
 		schema.FieldPeakC:             "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
 		schema.FieldHeatIntervalSPerC: "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
+		"fingerprint":                 fingerprintDefinition,
 		schema.FieldEnergyJ:           "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing), for the GPUs the job held (its agent's job tags, from SLURM_JOB_GPUS); per node the sum of those GPUs and, on a node no other job shared, its top-level RAPL zones (CPU packages and DRAM, psys excluded); on a shared node the RAPL energy is shared_cpu_energy_j, the node's, in no job's energy_j",
 	}
 }
