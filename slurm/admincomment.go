@@ -1,7 +1,10 @@
 package slurm
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,27 +98,103 @@ func (s *Summary) Admin(path string) AdminSummary {
 // Encode renders a as one line of JSON within AdminCommentMaxBytes,
 // leaving out GPUs from the end (counted in gpus_left_out) where needed.
 func (a AdminSummary) Encode() (string, error) {
-	for {
-		b, err := json.Marshal(a)
+	return a.encode(func(b []byte) (string, error) { return string(b), nil })
+}
+
+// PackedPrefix starts the form of the summary heatsink writes through
+// sacctmgr. sacctmgr (22.05) lowercases an AdminComment and turns every
+// quote into a backtick before slurmdbd stores it, which no JSON
+// survives (nor jobstats' base64): what it stores is the JSON gzipped
+// and written in lowercase base32 without padding, which both leave
+// alone. ParseAdminSummary reads either form; a script decodes it with
+// `base64.b32decode(s.upper() + "=" * (-len(s) % 8))` and gzip.
+const PackedPrefix = "heatsink1z:"
+
+// EncodePacked renders a in the packed form within AdminCommentMaxBytes,
+// leaving out GPUs from the end where needed (rarely: gzip packs a
+// summary's repeated keys far below their JSON length).
+func (a AdminSummary) EncodePacked() (string, error) {
+	return a.encode(pack)
+}
+
+var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func pack(b []byte) (string, error) {
+	var z bytes.Buffer
+	w, err := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return "", fmt.Errorf("gzip an AdminComment: %w", err)
+	}
+	return PackedPrefix + b32.EncodeToString(z.Bytes()), nil
+}
+
+// unpack reverses pack, whatever case the text came back in.
+func unpack(s string) ([]byte, error) {
+	z, err := b32.DecodeString(strings.TrimPrefix(strings.ToLower(s), PackedPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("base32: %w", err)
+	}
+	r, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(r, 1<<20))
+}
+
+// encode renders a with form, leaving out the fewest GPUs from the end
+// that make the text fit AdminCommentMaxBytes (a binary search: the text
+// grows with every GPU kept, and packing each candidate costs a gzip).
+func (a AdminSummary) encode(form func([]byte) (string, error)) (string, error) {
+	keep := func(n int) (string, error) {
+		b := a
+		b.GPUs, b.GPUsLeftOut = a.GPUs[:n], a.GPUsLeftOut+len(a.GPUs)-n
+		j, err := json.Marshal(b)
 		if err != nil {
 			return "", fmt.Errorf("encode the AdminComment of job %s: %w", a.Job, err)
 		}
-		if len(b) <= AdminCommentMaxBytes {
-			return string(b), nil
-		}
-		if len(a.GPUs) == 0 {
-			return "", fmt.Errorf("the AdminComment of job %s is %d bytes without its GPUs, over %d", a.Job, len(b), AdminCommentMaxBytes)
-		}
-		a.GPUs = a.GPUs[:len(a.GPUs)-1]
-		a.GPUsLeftOut++
+		return form(j)
 	}
+	text, err := keep(len(a.GPUs))
+	if err != nil || len(text) <= AdminCommentMaxBytes {
+		return text, err
+	}
+	lo, hi := -1, len(a.GPUs) // keep(lo) fits (lo = -1: not known yet), keep(hi) does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2 // ≥ 0: hi ≥ lo+2
+		t, err := keep(mid)
+		if err != nil {
+			return "", err
+		}
+		if len(t) <= AdminCommentMaxBytes {
+			lo, text = mid, t
+		} else {
+			hi = mid
+		}
+	}
+	if lo < 0 {
+		return "", fmt.Errorf("the AdminComment of job %s is %d bytes without its GPUs, over %d", a.Job, len(text), AdminCommentMaxBytes)
+	}
+	return text, nil
 }
 
-// ParseAdminSummary reads an AdminComment heatsink wrote; ok is false for
-// another tool's (or none).
+// ParseAdminSummary reads an AdminComment heatsink wrote, JSON or
+// packed (PackedPrefix); ok is false for another tool's (or none).
 func ParseAdminSummary(s string) (AdminSummary, bool) {
 	var a AdminSummary
-	if !strings.HasPrefix(s, `{"heatsink":`) || json.Unmarshal([]byte(s), &a) != nil || a.Heatsink == 0 {
+	b := []byte(s)
+	if strings.HasPrefix(strings.ToLower(s), PackedPrefix) {
+		var err error
+		if b, err = unpack(s); err != nil {
+			return AdminSummary{}, false
+		}
+	}
+	if !bytes.HasPrefix(b, []byte(`{"heatsink":`)) || json.Unmarshal(b, &a) != nil || a.Heatsink == 0 {
 		return AdminSummary{}, false
 	}
 	return a, true
@@ -162,13 +241,15 @@ func (c Client) AdminComment(ctx context.Context, id string) (string, error) {
 	return strings.TrimSpace(ParseRecord(line[i+len(anchor):])["AdminComment"]), nil
 }
 
-// SetAdminComment puts text into the job's AdminComment unless another
-// tool's data is there: that is kept, and ErrAdminCommentTaken returned.
-// A job that has ended is updated in the accounting database (sacctmgr,
-// as jobstats does: slurmctld refuses to update a finished job); a job
-// slurmctld still runs, or a site without accounting, through scontrol.
-// Both need Slurm's operator rights, which EpilogSlurmctld has.
-func (c Client) SetAdminComment(ctx context.Context, id, text string) error {
+// SetAdminComment puts the summary into the job's AdminComment unless
+// another tool's data is there: that is kept, and ErrAdminCommentTaken
+// returned. A job that has ended is updated in the accounting database
+// (sacctmgr, as jobstats does: slurmctld refuses to update a finished
+// job), in the packed form sacctmgr leaves intact (see PackedPrefix); a
+// job slurmctld still runs, or a site without accounting, through
+// scontrol, as JSON. Both need Slurm's operator rights, which
+// EpilogSlurmctld has.
+func (c Client) SetAdminComment(ctx context.Context, id string, a AdminSummary) error {
 	old, err := c.AdminComment(ctx, id)
 	if err != nil {
 		return err
@@ -176,9 +257,16 @@ func (c Client) SetAdminComment(ctx context.Context, id, text string) error {
 	if _, ours := ParseAdminSummary(old); old != "" && old != "(null)" && !ours {
 		return fmt.Errorf("job %s: %w (%.40q...): not replaced", id, ErrAdminCommentTaken, old)
 	}
-	_, dbErr := c.Run(ctx, "sacctmgr", "-i", "update", "job", "where", "jobid="+id, "set", "AdminComment="+text)
+	packed, dbErr := a.EncodePacked()
 	if dbErr == nil {
-		return nil
+		_, dbErr = c.Run(ctx, "sacctmgr", "-i", "update", "job", "where", "jobid="+id, "set", "AdminComment="+packed)
+		if dbErr == nil {
+			return nil
+		}
+	}
+	text, err := a.Encode()
+	if err != nil {
+		return err
 	}
 	if _, err := c.Run(ctx, "scontrol", "update", "JobId="+id, "AdminComment="+text); err != nil {
 		return fmt.Errorf("set the AdminComment of job %s: %w; %w", id, dbErr, err)
