@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // AdminCommentMaxBytes bounds the summary heatsink puts in a job's
@@ -230,7 +231,7 @@ func (c Client) AdminComment(ctx context.Context, id string) (string, error) {
 		return "", errors.Join(sacctErr, err)
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if !strings.HasPrefix(line, "JobId="+id+" ") {
+	if !aboutJob(line, id) {
 		return "", fmt.Errorf("scontrol show job %s: answer is about another job: %.40q", id, line)
 	}
 	anchor := " WorkDir=" + wd + " "
@@ -239,6 +240,21 @@ func (c Client) AdminComment(ctx context.Context, id string) (string, error) {
 		return "", nil // none set
 	}
 	return strings.TrimSpace(ParseRecord(line[i+len(anchor):])["AdminComment"]), nil
+}
+
+// aboutJob reports whether scontrol's line describes job id: JobId=id,
+// or for an array task (ARRAYJOB_TASK) its own job id followed by the
+// array's and the task's.
+func aboutJob(line, id string) bool {
+	if strings.HasPrefix(line, "JobId="+id+" ") {
+		return true
+	}
+	array, task, ok := strings.Cut(id, "_")
+	if !ok {
+		return false
+	}
+	f := strings.SplitN(line, " ", 4)
+	return len(f) == 4 && strings.HasPrefix(f[0], "JobId=") && f[1] == "ArrayJobId="+array && f[2] == "ArrayTaskId="+task
 }
 
 // SetAdminComment puts the summary into the job's AdminComment unless
@@ -259,8 +275,7 @@ func (c Client) SetAdminComment(ctx context.Context, id string, a AdminSummary) 
 	}
 	packed, dbErr := a.EncodePacked()
 	if dbErr == nil {
-		_, dbErr = c.Run(ctx, "sacctmgr", "-i", "update", "job", "where", "jobid="+id, "set", "AdminComment="+packed)
-		if dbErr == nil {
+		if dbErr = c.setInAccounting(ctx, id, packed); dbErr == nil {
 			return nil
 		}
 	}
@@ -272,6 +287,30 @@ func (c Client) SetAdminComment(ctx context.Context, id string, a AdminSummary) 
 		return fmt.Errorf("set the AdminComment of job %s: %w; %w", id, dbErr, err)
 	}
 	return nil
+}
+
+// AccountingWait bounds how long SetAdminComment waits for slurmdbd to
+// know the job. slurmctld sends it a job's records on its own time: an
+// array task's record came seconds after the task's EpilogSlurmctld on
+// the test cluster (jobstats' epilog sleeps 5 s before its sacctmgr).
+const AccountingWait = 20 * time.Second
+
+// setInAccounting runs sacctmgr, again while it answers that nothing
+// matched (the job's record is not in slurmdbd yet), for up to
+// AccountingWait.
+func (c Client) setInAccounting(ctx context.Context, id, text string) error {
+	deadline := time.Now().Add(AccountingWait)
+	for wait := 250 * time.Millisecond; ; wait *= 2 {
+		_, err := c.Run(ctx, "sacctmgr", "-i", "update", "job", "where", "jobid="+id, "set", "AdminComment="+text)
+		if err == nil || !strings.Contains(err.Error(), "didn't affect anything") || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // Print writes the summary for a person.
@@ -309,4 +348,22 @@ func (a AdminSummary) Print(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// AccountingJobID is how the accounting database must be asked for job
+// id, the job EpilogSlurmctld runs for (getenv its environment): an array
+// task as ARRAYJOB_TASK, as jobstats names it. An array's first task has
+// the array's own id as its job id, and `sacctmgr ... where jobid=ID`
+// names every task of the array by it: each task's summary would
+// overwrite the others'. Another job, or one the environment is not
+// about, is id itself.
+func AccountingJobID(id string, getenv func(string) string) string {
+	if getenv("SLURM_JOB_ID") != id {
+		return id
+	}
+	array, task := getenv("SLURM_ARRAY_JOB_ID"), getenv("SLURM_ARRAY_TASK_ID")
+	if a := array + "_" + task; array != "" && task != "" && jobID.MatchString(a) {
+		return a
+	}
+	return id
 }

@@ -75,3 +75,30 @@ func TestPackedAdminCommentKeepsWithinTheBound(t *testing.T) {
 	}
 	t.Logf("in %d bytes: %d GPUs packed, %d as JSON", slurm.AdminCommentMaxBytes, len(p.GPUs), len(j.GPUs))
 }
+
+func TestAccountingJobIDNamesAnArrayTaskByArrayAndTask(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		name, id string
+		env      func(string) string
+		want     string
+	}{
+		{"a plain job", "42", env("SLURM_JOB_ID", "42"), "42"},
+		{"the array's last task, whose id is the array's", "40", env("SLURM_JOB_ID", "40", "SLURM_ARRAY_JOB_ID", "40", "SLURM_ARRAY_TASK_ID", "1"), "40_1"},
+		{"another task", "41", env("SLURM_JOB_ID", "41", "SLURM_ARRAY_JOB_ID", "40", "SLURM_ARRAY_TASK_ID", "0"), "40_0"},
+		{"a job the environment is not about", "7", env("SLURM_JOB_ID", "41", "SLURM_ARRAY_JOB_ID", "40", "SLURM_ARRAY_TASK_ID", "0"), "7"},
+		{"a task id that is no number", "41", env("SLURM_JOB_ID", "41", "SLURM_ARRAY_JOB_ID", "40", "SLURM_ARRAY_TASK_ID", "x;rm"), "41"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := slurm.AccountingJobID(c.id, c.env); got != c.want {
+				t.Errorf("%s, want %s", got, c.want)
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@ import (
 const ctldEpilogArg = "heatsink-test-ctld-epilog"
 
 // adminSummaryFor is the summary the EpilogSlurmctld child writes for a
-// job: fixed numbers, so the test knows what sacct must show; capitals
+// job (id its own job id, as heatsink's summary names it): fixed numbers, so the test knows what sacct must show; capitals
 // and quotes, which sacctmgr would not keep as they are.
 func adminSummaryFor(id string) slurm.AdminSummary {
 	e, peak, r := 36000.0, 71.5, 0.0612
@@ -41,7 +41,8 @@ func ctldEpilog(dir string) error {
 	}
 	id := os.Getenv("SLURM_JOB_ID")
 	c := slurm.Client{Env: []string{"SLURM_CONF=" + strings.TrimSpace(string(conf))}}
-	err = c.SetAdminComment(context.Background(), id, adminSummaryFor(id))
+	acct := slurm.AccountingJobID(id, os.Getenv)
+	err = c.SetAdminComment(context.Background(), acct, adminSummaryFor(id))
 	result := "ok"
 	if err != nil {
 		result = err.Error()
@@ -51,6 +52,25 @@ func ctldEpilog(dir string) error {
 		return errors.Join(err, werr)
 	}
 	return errors.Join(err, os.Rename(tmp, filepath.Join(dir, "result."+id)))
+}
+
+// waitResult waits for the EpilogSlurmctld of job id, which must succeed.
+func waitResult(t *testing.T, dir, id string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "result."+id))
+		if err == nil {
+			if string(b) != "ok" {
+				t.Fatalf("EpilogSlurmctld of job %s: %s", id, b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("EpilogSlurmctld of job %s did not finish in 60 s", id)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // A job ends; EpilogSlurmctld, whose job slurmctld no longer lets
@@ -71,7 +91,8 @@ func TestAdminCommentThroughSacctOnRealSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	c := slurmtest.Start(t, slurmtest.Options{Nodes: 1, Accounting: true, EpilogSlurmctld: script})
+	// Two nodes, so that an array's two tasks run at once.
+	c := slurmtest.Start(t, slurmtest.Options{Nodes: 2, Accounting: true, EpilogSlurmctld: script})
 	t.Logf("cluster with MariaDB and slurmdbd up in %.1f s", time.Since(began).Seconds())
 	if err := os.WriteFile(filepath.Join(dir, "conf"), []byte(c.Conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,21 +105,7 @@ func TestAdminCommentThroughSacctOnRealSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-	result := filepath.Join(dir, "result."+id)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, err := os.ReadFile(result)
-		if err == nil {
-			if string(b) != "ok" {
-				t.Fatalf("EpilogSlurmctld of job %s: %s", id, b)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("EpilogSlurmctld of job %s did not finish in 60 s\nslurmctld: %s", id, c.Log("slurmctld"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitResult(t, dir, id)
 	t.Logf("job %s ended and its AdminComment was written %.1f s after the test began", id, time.Since(began).Seconds())
 	want := adminSummaryFor(id)
 	// sacct itself, as an admin types it: one line, heatsink's packed
@@ -148,4 +155,55 @@ func TestAdminCommentThroughSacctOnRealSlurm(t *testing.T) {
 	if _, err := c.Client.Run(ctx, "scontrol", "update", "JobId="+id, "AdminComment=x"); err == nil {
 		t.Errorf("scontrol updated the ended job %s: the sacctmgr path was not needed", id)
 	}
+
+	t.Run("array tasks each keep their own", func(t *testing.T) {
+		out, err := c.Client.Run(ctx, "sbatch", "--parsable", "--output=/dev/null", "--array=0-1", "--wrap=sleep 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		array, submitted := strings.TrimSpace(string(out)), time.Now()
+		// Each task's own job id, for its epilog's result.
+		deadline := time.Now().Add(60 * time.Second)
+		var ids []string
+		for len(ids) < 2 {
+			out, _ := c.Client.Run(ctx, "sacct", "-j", array, "-X", "-n", "-P", "-o", "JobIDRaw,State")
+			ids = ids[:0]
+			for l := range strings.Lines(string(out)) {
+				if f := strings.Split(strings.TrimSpace(l), "|"); len(f) == 2 && f[1] != "PENDING" {
+					ids = append(ids, f[0])
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("array %s: tasks not started in 60 s: %q", array, out)
+			}
+			if len(ids) < 2 {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		for _, raw := range ids {
+			waitResult(t, dir, raw)
+		}
+		t.Logf("array %s: both EpilogSlurmctld done %.1f s after submission", array, time.Since(submitted).Seconds())
+		// Each task's AdminComment is its own summary (named by its own
+		// job id), though the last task's job id is the array's, which
+		// names every task to sacctmgr.
+		out, err = c.Client.Run(ctx, "sacct", "-j", array, "-X", "-n", "-P", "-o", "JobID,JobIDRaw,AdminComment")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := 0
+		for l := range strings.Lines(string(out)) {
+			f := strings.SplitN(strings.TrimSpace(l), "|", 3)
+			if len(f) != 3 {
+				continue
+			}
+			tasks++
+			if a, ok := slurm.ParseAdminSummary(f[2]); !ok || a.Job != f[1] {
+				t.Errorf("task %s (job %s): AdminComment of job %q (%v), want its own", f[0], f[1], a.Job, ok)
+			}
+		}
+		if tasks != 2 {
+			t.Errorf("sacct lists %d tasks of array %s: %q", tasks, array, out)
+		}
+	})
 }
