@@ -57,6 +57,9 @@ type AdminGPU struct {
 	// job (°C per W above idle), absent where the job's load allowed
 	// none; the whole fingerprint is in the file.
 	CPerW *float64 `json:"c_per_w,omitempty"`
+	// SharedWith are the jobs that held other parts (MIG instances) of
+	// the GPU: its energy is the GPU's, not in the job's energy_j.
+	SharedWith []string `json:"shared_with,omitempty"`
 }
 
 // Admin returns the AdminComment form of the summary, whose whole is in
@@ -73,7 +76,7 @@ func (s *Summary) Admin(path string) AdminSummary {
 	}
 	for _, g := range s.GPUs {
 		ag := AdminGPU{Host: g.Host, GPU: g.GPU, UUID: g.UUID, EnergyJ: g.EnergyJ, PeakC: peak[g.Host+"\x00"+g.GPU],
-			ThermalThrottleS: g.ThermalThrottleS}
+			ThermalThrottleS: g.ThermalThrottleS, SharedWith: g.SharedWith}
 		if g.Fingerprint != nil && g.Fingerprint.Fingerprint != nil {
 			ag.CPerW = g.Fingerprint.ThermalResistanceCPerW
 		}
@@ -336,6 +339,9 @@ func (a AdminSummary) Print(w io.Writer) error {
 			throttle = fmt.Sprintf("%.0f s", *g.ThermalThrottleS)
 		}
 		fmt.Fprintf(&b, "  %-12s %-4s %10s %8s %12s %8s  %s\n", g.Host, g.GPU, num(g.EnergyJ, 1e3, 1), num(g.PeakC, 1, 1), throttle, num(g.CPerW, 1, 3), g.UUID)
+		if len(g.SharedWith) > 0 {
+			fmt.Fprintf(&b, "  %-12s %-4s the GPU's energy, shared (MIG) with jobs %s, counted in none\n", "", "", strings.Join(g.SharedWith, ","))
+		}
 	}
 	if a.GPUsLeftOut > 0 {
 		fmt.Fprintf(&b, "  (%d more GPUs in the file)\n", a.GPUsLeftOut)

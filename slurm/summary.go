@@ -65,6 +65,10 @@ type Energy struct {
 	// allows one; else FingerprintNotComputed says why.
 	Fingerprint            *GPUFingerprint `json:"fingerprint,omitempty"`
 	FingerprintNotComputed string          `json:"fingerprint_not_computed,omitempty"`
+	// SharedWith are the other jobs whose tags the GPU's points carried
+	// too (MIG instances of one GPU): its energy is then the GPU's, in
+	// the node's shared_gpu_energy_j and no job's energy_j.
+	SharedWith []string `json:"shared_with,omitempty"`
 }
 
 // NodeEnergy is one node's measured energy over the job: the job's GPUs
@@ -80,6 +84,9 @@ type NodeEnergy struct {
 	CPUEnergyJ       *float64 `json:"cpu_energy_j"`
 	SharedCPUEnergyJ *float64 `json:"shared_cpu_energy_j,omitempty"`
 	SharedWith       []string `json:"shared_with,omitempty"`
+	// SharedGPUEnergyJ is the energy of the job's GPUs other jobs held
+	// parts of (Energy.SharedWith), in no job's energy_j.
+	SharedGPUEnergyJ *float64 `json:"shared_gpu_energy_j,omitempty"`
 	Parts            []string `json:"parts,omitempty"`
 	NotComputed      string   `json:"not_computed,omitempty"`
 }
@@ -187,9 +194,14 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		} else {
 			e.EnergyJ, e.Method = ptr(v), method
 			n := node(host)
-			add(&n.GPUEnergyJ, v)
-			add(&n.EnergyJ, v)
-			n.Parts = append(n.Parts, "gpu "+e.GPU)
+			if others := job.Held[host].SharedGPUs[e.GPU]; len(others) > 0 {
+				e.SharedWith = others
+				add(&n.SharedGPUEnergyJ, v)
+			} else {
+				add(&n.GPUEnergyJ, v)
+				add(&n.EnergyJ, v)
+				n.Parts = append(n.Parts, "gpu "+e.GPU)
+			}
 		}
 		s.GPUs = append(s.GPUs, e)
 	}
@@ -219,10 +231,19 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 	}
 	for _, h := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[h]
-		if held, ok := job.Held[h]; ok && len(held.GPUs) == 0 && n.EnergyJ == nil {
-			n.EnergyJ, n.GPUEnergyJ = ptr(0), ptr(0) // it held no GPU there
+		if held, ok := job.Held[h]; ok && len(held.GPUs) == len(held.SharedGPUs) {
+			// It held no GPU of its own there (none, or only parts).
+			if n.GPUEnergyJ == nil {
+				n.GPUEnergyJ = ptr(0)
+			}
+			if n.EnergyJ == nil {
+				n.EnergyJ = ptr(0)
+			}
 		}
-		if n.EnergyJ == nil && n.SharedCPUEnergyJ == nil {
+		if n.SharedGPUEnergyJ != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %.0f J of GPUs other jobs held parts of (MIG) are shared and counted in no job's energy_j", h, *n.SharedGPUEnergyJ))
+		}
+		if n.EnergyJ == nil && n.SharedCPUEnergyJ == nil && n.SharedGPUEnergyJ == nil {
 			n.NotComputed = "the node recorded neither GPU energy nor RAPL energy over the job"
 		}
 		if n.SharedCPUEnergyJ != nil {
