@@ -362,10 +362,12 @@ func definitions() map[string]string {
 func (s *Summary) Points() []point.Point {
 	var out []point.Point
 	gpuEnergy := map[string]float64{}
+	gpus := map[string]Energy{}
 	for _, g := range s.GPUs {
 		if g.EnergyJ != nil {
 			gpuEnergy[g.Host+"\x00gpu_core:"+g.GPU] = *g.EnergyJ
 		}
+		gpus[g.Host+"\x00gpu_core:"+g.GPU] = g
 	}
 	base := func(host, component, kind string) point.Point {
 		p := point.New(schema.JobSummary, s.End)
@@ -386,6 +388,10 @@ func (s *Summary) Points() []point.Point {
 		addOpt(&p, schema.FieldHeatIntervalSPerC, c.HeatIntervalSPerC)
 		if e, ok := gpuEnergy[c.Host+"\x00"+c.ID]; ok {
 			p.AddFloat(schema.FieldEnergyJ, e)
+		}
+		if g, ok := gpus[c.Host+"\x00"+c.ID]; ok {
+			addOpt(&p, schema.FieldThermalThrottleS, g.ThermalThrottleS)
+			addOpt(&p, schema.FieldPowerThrottleS, g.PowerThrottleS)
 		}
 		out = append(out, p)
 	}
