@@ -2,6 +2,7 @@ package slurm_test
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"strings"
 	"testing"
@@ -141,4 +142,42 @@ func deref(v *float64) any {
 		return nil
 	}
 	return *v
+}
+
+// The sink hands every tick's points to its Headroom and judges them on
+// its own goroutine: a node reading 60 °C of 90 °C is found 30 °C from
+// its limit and waits out the hold (so no Slurm is asked); Close stops it.
+func TestHeadroomSinkJudgesWhatItIsWritten(t *testing.T) {
+	cfg := slurm.DefaultHeadroomConfig()
+	cfg.Enabled, cfg.Node, cfg.Every, cfg.Hold = true, "n1", 20*time.Millisecond, time.Hour
+	s, err := slurm.StartHeadroom(slurm.Client{Bin: "/nonexistent"}, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := point.New(schema.GPU, time.Now())
+		p.AddTag(schema.TagGPU, "0").AddFloat(schema.FieldTempC, 60).AddFloat(schema.FieldSlowdownC, 90)
+		if err := s.Write([]point.Point{p}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Last()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.HeadroomC != nil {
+			if *out.HeadroomC != 30 || out.Action != "holding" {
+				t.Errorf("%+v (headroom %v), want 30 °C, holding", out, *out.HeadroomC)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no judgement within 10 s: %+v", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
