@@ -54,6 +54,10 @@ type HeadroomConfig struct {
 	// PeakWindow is how far back a GPU's recent peak reaches, the
 	// expected temperature under load of a GPU without a survey.
 	PeakWindow time.Duration `yaml:"peak_window"`
+	// SlowdownC is the slowdown limit of a GPU whose readings carry none
+	// (NVML's slowdown_c filtered out, or not supported); 0: such a GPU is
+	// not judged.
+	SlowdownC float64 `yaml:"slowdown_c"`
 	// SurveyDir holds the node's latest survey (DIR/survey.json, or the
 	// newest DIR/*/survey.json): with one, a GPU's temperature under load
 	// is predicted from its fingerprint. "" uses the recent peak.
@@ -97,6 +101,9 @@ func (c *HeadroomConfig) Validate() error {
 		if d < 0 {
 			return fmt.Errorf("%s.%s: %v is negative", key, name, d)
 		}
+	}
+	if c.SlowdownC < 0 || math.IsNaN(c.SlowdownC) {
+		return fmt.Errorf("%s.slowdown_c: %g is not a temperature limit (0 for none)", key, c.SlowdownC)
 	}
 	if c.MarginC < 0 || math.IsNaN(c.MarginC) {
 		return fmt.Errorf("%s.margin_c: %g is not a margin (0 or more °C)", key, c.MarginC)
@@ -170,14 +177,16 @@ func (h *Headroom) Observe(points []point.Point) {
 		idx := p.Tag(schema.TagGPU)
 		g := h.gpus[idx]
 		if g == nil {
-			g = &gpuState{}
+			g = &gpuState{slowC: h.Config.SlowdownC}
 			h.gpus[idx] = g
 		}
 		g.uuid, g.at, g.tempC = p.Tag(schema.TagUUID), p.Time, temp
-		g.powerW, g.slowC = math.NaN(), math.NaN()
+		g.powerW = math.NaN()
 		if v, ok := p.Float(schema.FieldPowerW); ok {
 			g.powerW = v
 		}
+		// The limit the driver enforces does not change: the last one
+		// read stands for a point without it.
 		if v, ok := p.Float(schema.FieldSlowdownC); ok {
 			g.slowC = v
 		}
@@ -299,8 +308,8 @@ func (h *Headroom) headroom(now time.Time, fps map[string]*analysis.Fingerprint)
 		case now.Sub(g.at) > stale:
 			reasons = append(reasons, fmt.Sprintf("gpu %s: no reading for %.0f s", idx, now.Sub(g.at).Seconds()))
 			continue
-		case math.IsNaN(g.slowC) || g.slowC <= 0:
-			reasons = append(reasons, fmt.Sprintf("gpu %s: no slowdown limit (slowdown_c)", idx))
+		case g.slowC <= 0:
+			reasons = append(reasons, fmt.Sprintf("gpu %s: no slowdown limit (NVML's slowdown_c, or sinks.slurm_headroom.slowdown_c)", idx))
 			continue
 		}
 		load, f := g.loadTemp(fp(fps, idx, g.uuid))

@@ -103,6 +103,7 @@ func TestHeadroomFromSurveyOrRecentPeak(t *testing.T) {
 			[]point.Point{reading(0, 75, 600, true), reading(600*time.Second, 40, 70, true)}, 50, "recent peak"},
 		{"stale readings", nil, time.Hour, []point.Point{reading(-5*time.Minute, 40, 70, true)}, math.NaN(), ""},
 		{"no slowdown limit", nil, time.Hour, []point.Point{reading(600*time.Second, 40, 70, false)}, math.NaN(), ""},
+		{"the limit read before stands", nil, time.Hour, []point.Point{reading(590*time.Second, 40, 70, true), reading(600*time.Second, 45, 70, false)}, 45, "recent peak"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := slurm.DefaultHeadroomConfig()
