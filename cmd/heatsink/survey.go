@@ -20,6 +20,7 @@ type surveyFlags struct {
 	configPath, out, workload, against string
 	sets                               []string
 	plan                               node.SurveyPlan
+	fleet                              surveyFleetFlags
 }
 
 func newSurveyCmd() *cobra.Command {
@@ -28,7 +29,7 @@ func newSurveyCmd() *cobra.Command {
 		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR]",
 		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
 		Long:  surveyLong,
-		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyCmd(cmd, &sf, args) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyOrFleet(cmd, &sf, args) },
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -42,6 +43,9 @@ func newSurveyCmd() *cobra.Command {
 	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ")
 	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ")
 	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load")
+	f.DurationVar(&sf.plan.MinReturn, "min-return", sf.plan.MinReturn, "shortest wait after a load (the next load's baseline)")
+	f.DurationVar(&sf.plan.Hold, "hold", sf.plan.Hold, "how long every GPU must stay back at baseline to end a wait")
+	addSurveyFleetFlags(f, &sf)
 	addRootFlags(cmd)
 	return cmd
 }
@@ -111,7 +115,7 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
 		return none, err
 	}
-	rep, err := analyseRun(sf.out, analysis.DefaultOptions())
+	rep, err := analyseRun(sf.out, surveyAnalysisOptions(sf.plan))
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
