@@ -8,41 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/node"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// surveyFleetFlags are heatsink survey's flags for a fleet.
-type surveyFleetFlags struct {
-	launcher, partition string
-	nodes               int
-}
-
-func addSurveyFleetFlags(f *pflag.FlagSet, sf *surveyFlags) {
-	f.StringVar(&sf.fleet.launcher, "launcher", "", "slurm: survey every node of an allocation at once and judge the fleet")
-	f.IntVar(&sf.fleet.nodes, "nodes", 1, "with --launcher slurm: how many nodes to allocate")
-	f.StringVar(&sf.fleet.partition, "partition", "", "with --launcher slurm: the partition to allocate from")
-}
-
-// surveyAnalysisOptions are the report's options for the survey's own
-// recording: its episode rule and durations scaled down where the plan's
-// loads or returns are shorter than the 40 s the default rule is made
-// for (its shortest load of 30 s and bridge of 30 s), so that a survey of
-// short loads on a plant of short τ is judged on its own time scale. The
-// default plan judges with the report's defaults.
-func surveyAnalysisOptions(p node.SurveyPlan) analysis.Options {
-	load := p.MinLoad
-	if p.Load > 0 {
-		load = p.Load
-	}
-	const made = 40 * time.Second
-	f := min(load.Seconds(), p.MinReturn.Seconds()) / made.Seconds()
-	return analysis.DefaultOptions().Scaled(f)
-}
 
 // fleetOnly are survey's flags the launcher keeps to itself; every other
 // flag given is passed on to each node's survey.
@@ -93,13 +64,9 @@ func surveyFleet(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.F
 	if _, err := os.Lstat(filepath.Join(sf.out, analysis.SurveyFile)); err == nil {
 		return none, fmt.Errorf("--out %s already holds a survey (%s): give a new directory", sf.out, analysis.SurveyFile)
 	}
-	var against *analysis.Survey
-	if sf.against != "" {
-		a, err := analysis.ReadSurvey(sf.against)
-		if err != nil {
-			return none, fmt.Errorf("--against: %w", err)
-		}
-		against = &a
+	against, err := readAgainst(sf.against)
+	if err != nil {
+		return none, err
 	}
 	// The load is checked here, before any node is allocated.
 	if _, err := surveyLoad(sf, args); err != nil {
