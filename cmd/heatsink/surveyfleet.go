@@ -61,9 +61,6 @@ func surveyFleet(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.F
 	if err := errors.Join(checkNewRunDir(sf.out), sf.plan.Check()); err != nil {
 		return none, err
 	}
-	if _, err := os.Lstat(filepath.Join(sf.out, analysis.SurveyFile)); err == nil {
-		return none, fmt.Errorf("--out %s already holds a survey (%s): give a new directory", sf.out, analysis.SurveyFile)
-	}
 	against, err := readAgainst(sf.against)
 	if err != nil {
 		return none, err

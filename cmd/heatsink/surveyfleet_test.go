@@ -186,3 +186,33 @@ func TestSurveyFleetOnRealSlurm(t *testing.T) {
 		t.Errorf("against %q (want %q), %d GPUs", later.Against, first.RunID, len(later.GPUs))
 	}
 }
+
+// A fleet survey refuses what it cannot do before it allocates a node.
+func TestSurveyFleetRefusesBeforeAllocating(t *testing.T) {
+	tmp := t.TempDir()
+	done := filepath.Join(tmp, "done")
+	writeFile(t, tmp, "x", "")
+	os.MkdirAll(done, 0o755)
+	writeFile(t, done, analysis.SurveyFile, "{}")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"survey", "--out", filepath.Join(tmp, "a"), "--nodes", "2"}, "--nodes and --partition survey the nodes of an allocation: give --launcher slurm"},
+		{[]string{"survey", "--out", filepath.Join(tmp, "b"), "--partition", "gpu"}, "give --launcher slurm"},
+		{[]string{"survey", "--out", filepath.Join(tmp, "c"), "--launcher", "pbs"}, `--launcher "pbs": want local or slurm`},
+		{[]string{"survey", "--launcher", "slurm"}, "--out DIR is required"},
+		{[]string{"survey", "--launcher", "slurm", "--out", done}, "is not empty and holds no run (survey.json found)"},
+		{[]string{"survey", "--launcher", "slurm", "--out", filepath.Join(tmp, "d"), "--nodes", "0", "--workload", "cpu-stream"}, "--nodes 0: at least 1"},
+		{[]string{"survey", "--launcher", "slurm", "--out", filepath.Join(tmp, "e"), "--workload", "nosuch"}, "nosuch"},
+		{[]string{"survey", "--launcher", "slurm", "--out", filepath.Join(tmp, "f"), "--against", filepath.Join(tmp, "x")}, "--against: open " + filepath.Join(tmp, "x", "survey.json")},
+	} {
+		code, out := exitCode(t, c.args...)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("heatsink %v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, out)
+		}
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 2 {
+		t.Errorf("refused surveys left %d entries in %s, want only the fixtures", len(ents), tmp)
+	}
+}
