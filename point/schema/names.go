@@ -157,6 +157,7 @@ const (
 	FieldPowerDerived          = "power_derived"
 	FieldPowerLimitW           = "power_limit_w"
 	FieldPowerW                = "power_w"
+	FieldPowerThrottleS        = "power_throttle_s"
 	FieldProcsRunning          = "procs_running"
 	FieldPState                = "pstate"
 	FieldPump1On               = "pump1_on"
@@ -191,6 +192,7 @@ const (
 	FieldTermVectorsS          = "term_vectors_s"
 	FieldTermVectorsTokensPerS = "term_vectors_tokens_per_s"
 	FieldTest                  = "test"
+	FieldThermalThrottleS      = "thermal_throttle_s"
 	FieldThreshold             = "threshold"
 	FieldThrottlePower         = "throttle_power"
 	FieldThrottleThermal       = "throttle_thermal"
@@ -260,7 +262,7 @@ func table() []Measurement {
 			Fields: []string{FieldState, FieldValue, FieldThreshold, FieldMessage}},
 		{Name: JobSummary,
 			Tags:   []string{TagJob, TagRun, TagHost, TagComponent, TagKind},
-			Fields: []string{FieldRuntimeS, FieldPeakC, FieldPeakAtS, FieldIdleMeanC, FieldHeatIntervalSPerC, FieldEnergyJ, FieldGPUEnergyJ, FieldCPUEnergyJ}},
+			Fields: []string{FieldRuntimeS, FieldPeakC, FieldPeakAtS, FieldIdleMeanC, FieldHeatIntervalSPerC, FieldEnergyJ, FieldGPUEnergyJ, FieldCPUEnergyJ, FieldThermalThrottleS, FieldPowerThrottleS}},
 		{Name: CollectorTick,
 			Tags:   nil,
 			Fields: []string{FieldLagS, FieldMissedTicksTotal, FieldPoints}},
