@@ -470,7 +470,7 @@ func (g *gpuEngine) shortcuts() (int64, error) {
 
 // rebuild counts T, W and D from z on the GPU.
 func (g *gpuEngine) rebuild() error {
-	for _, st := range g.rebuildStages() {
+	for _, st := range g.rebuildStages(nil) {
 		if err := st.run(); err != nil {
 			return err
 		}
@@ -485,9 +485,12 @@ type stage struct {
 	run  func() error
 }
 
-// rebuildStages are the rebuild's launches in order: the topic totals,
-// the dense word rows, the sparse word rows and the document rows.
-func (g *gpuEngine) rebuildStages() []stage {
+// rebuildStages are the rebuild's launches in order: the document rows,
+// the dense word rows, the topic totals and the sparse word rows; with
+// shard set, only its documents' and dense words' rows (the dense rows
+// all zeroed). The shared-out rows come first, so that their copies to
+// the other GPUs overlap the rest.
+func (g *gpuEngine) rebuildStages(shard *recount) []stage {
 	l := g.l
 	k := uint32(l.k)
 	rows := func(small, large gpuBuffer, nsmall, nlarge int, off, idx gpuBuffer, indirect, base uint32, top, cnt, count gpuBuffer, pack uint32) func() error {
@@ -500,7 +503,20 @@ func (g *gpuEngine) rebuildStages() []stage {
 				top, cnt, count, pack)
 		}
 	}
+	docs := rows(g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift())
+	units, nunits := g.denseUnits, l.nDenseUnits()
+	if r := shard; r != nil {
+		docs = rows(r.smallDocs, r.largeDocs, r.nSmallDocs, r.nLargeDocs, g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift())
+		units, nunits = r.denseUnits, r.nUnits
+	}
 	return []stage{
+		{stageDocs, docs},
+		{stageDense, func() error {
+			if err := g.dev.Memset(g.wd, 0); err != nil {
+				return err
+			}
+			return g.launch("lda_count_dense", nunits, 4*l.k, units, g.z, k, g.wd)
+		}},
 		{"topics", func() error {
 			if err := g.dev.Memset(g.t, 0); err != nil {
 				return err
@@ -508,16 +524,15 @@ func (g *gpuEngine) rebuildStages() []stage {
 			grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*gpuHistPerSM))
 			return g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t)
 		}},
-		{"dense W", func() error {
-			if err := g.dev.Memset(g.wd, 0); err != nil {
-				return err
-			}
-			return g.launch("lda_count_dense", l.nDenseUnits(), 4*l.k, g.denseUnits, g.z, k, g.wd)
-		}},
 		{"sparse W", rows(g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen, 0)},
-		{"D", rows(g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift())},
 	}
 }
+
+// The stages whose rows multiGPU shares out (recount).
+const (
+	stageDocs  = "D"
+	stageDense = "dense W"
+)
 
 // state downloads the counts and topics.
 func (g *gpuEngine) state(ctx context.Context) (*counts, []uint32, error) {

@@ -20,6 +20,9 @@ type lane interface {
 	// from to the same bytes of this GPU's buffer to, to start once src
 	// has reached its mark i.
 	copyAfter(to gpuBuffer, src lane, from gpuBuffer, i int, off, n int64) error
+	// waitOwn makes the copies queued later wait until this GPU has
+	// reached its own mark i.
+	waitOwn(i int) error
 	// join makes the GPU's work queued later wait for the copies queued
 	// so far.
 	join() error
@@ -82,6 +85,8 @@ func (ln *driverLane) copyAfter(to gpuBuffer, src lane, from gpuBuffer, i int, o
 	return cuda.CopyPeerAsync(to.(*cuda.Buffer), off, from.(*cuda.Buffer), off, n, ln.copies)
 }
 
+func (ln *driverLane) waitOwn(i int) error { return ln.ctx.WaitEvent(ln.copies, ln.marks[i]) }
+
 func (ln *driverLane) join() error {
 	if err := ln.copied.RecordOn(ln.copies); err != nil {
 		return err
@@ -112,6 +117,8 @@ func (ln *hostLane) since(i, j int) (time.Duration, error) { return ln.at[j].Sub
 func (ln *hostLane) copyAfter(to gpuBuffer, _ lane, from gpuBuffer, _ int, off, n int64) error {
 	return ln.dev.CopyPeer(to, off, from, off, n)
 }
+
+func (ln *hostLane) waitOwn(int) error { return nil }
 
 func (ln *hostLane) join() error { return nil }
 

@@ -185,6 +185,8 @@ func tokenRanges(l *layout, s share) [][2]uint32 {
 type multiGPU struct {
 	parts []*gpuEngine
 	lanes []lane
+	// shards[p] is the rows parts[p] recounts for all.
+	shards []*recount
 	// own[p] is the token ranges parts[p] samples.
 	own [][][2]uint32
 	// fixed keeps the first shares (tests of the exchange alone).
@@ -197,7 +199,11 @@ const (
 	markStart = 0
 	markPrep  = 1
 	markList  = 2
-	numMarks  = markList + numLists
+	// markDocs and markDense follow the recount's document and dense
+	// word rows.
+	markDocs  = markList + numLists
+	markDense = markDocs + 1
+	numMarks  = markDense + 1
 )
 
 func newMultiGPU(cfg Config, l *layout, devs []gpuDevice, block int) (_ *multiGPU, err error) {
@@ -232,6 +238,12 @@ func newMultiGPU(cfg Config, l *layout, devs []gpuDevice, block int) (_ *multiGP
 		}
 	}
 	m.setShares(splitShares(l, len(devs)))
+	for p, r := range splitRecounts(l, len(devs)) {
+		m.shards = append(m.shards, &r)
+		if err := r.upload(m.parts[p]); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -315,11 +327,7 @@ func (m *multiGPU) step(ctx context.Context) (stepStats, error) {
 	if err := m.exchange(); err != nil {
 		return st, err
 	}
-	err = m.all(func(p int, g *gpuEngine) error {
-		g.z, g.znew = g.znew, g.z
-		return g.rebuild()
-	})
-	if err != nil {
+	if err := m.recount(); err != nil {
 		return st, err
 	}
 	// times[li][p] is GPU p's sampling of list li.
@@ -374,6 +382,64 @@ func (m *multiGPU) exchange() error {
 				off, n := 4*int64(r[0]), 4*int64(r[1]-r[0])
 				if err := m.lanes[p].copyAfter(g.znew, m.lanes[q], src.znew, markList+li, off, n); err != nil {
 					return fmt.Errorf("topics from %s: %w", src.name(), err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return m.all(func(p int, _ *gpuEngine) error { return m.lanes[p].join() })
+}
+
+// recount queues on every GPU the count rebuild from the exchanged
+// topics: its share of the document and dense word rows, a mark after
+// each, and the rest whole; then the copies of the other GPUs' rows, each
+// after its owner's mark and this GPU's own (its sampling has read the
+// old rows and its rebuild has zeroed the dense ones); then makes the
+// GPU's later work wait for them.
+func (m *multiGPU) recount() error {
+	err := m.all(func(p int, g *gpuEngine) error {
+		g.z, g.znew = g.znew, g.z
+		for _, st := range g.rebuildStages(m.shards[p]) {
+			if err := st.run(); err != nil {
+				return err
+			}
+			switch st.name {
+			case stageDocs:
+				if err := m.lanes[p].mark(markDocs); err != nil {
+					return err
+				}
+			case stageDense:
+				if err := m.lanes[p].mark(markDense); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, mark := range []int{markDocs, markDense} {
+		err := m.all(func(p int, g *gpuEngine) error {
+			if err := m.lanes[p].waitOwn(mark); err != nil {
+				return err
+			}
+			for q, src := range m.parts {
+				if q == p {
+					continue
+				}
+				// The same rows in the source's buffers and in this GPU's.
+				from, to := m.shards[q].copies(src), m.shards[q].copies(g)
+				for i, r := range from {
+					if r.mark != mark || r.hi == r.lo {
+						continue
+					}
+					if err := m.lanes[p].copyAfter(to[i].buf, m.lanes[q], r.buf, r.mark, r.lo, r.hi-r.lo); err != nil {
+						return fmt.Errorf("counts from %s: %w", src.name(), err)
+					}
 				}
 			}
 			return nil
@@ -461,6 +527,10 @@ func (m *multiGPU) close() error {
 		err = errors.Join(err, ln.close())
 	}
 	m.lanes = nil
+	for _, r := range m.shards {
+		err = errors.Join(err, r.free())
+	}
+	m.shards = nil
 	for _, g := range m.parts {
 		err = errors.Join(err, g.close())
 	}

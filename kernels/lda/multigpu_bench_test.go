@@ -16,7 +16,10 @@ import (
 // The multi-GPU phase benchmark: where an iteration's time goes on 1, 2,
 // 4... GPUs, stage by stage, each stage run alone on every GPU and timed
 // by its slowest GPU's events (the host's wall time for the exchange,
-// whose copies are ordered with both GPUs' work).
+// whose copies are ordered with both GPUs' work): the tables (prep), the
+// sampling (draw, slowest and fastest GPU), the exchange of topics alone,
+// the rebuild's stages whole and, for the shared-out ones, each GPU's
+// share (shard); then whole steps, whose copies overlap the work.
 //
 //	LDA_BENCH=1 lda.test -test.run TestGPUMultiPhases -test.v
 //
@@ -68,7 +71,7 @@ func TestGPUMultiPhases(t *testing.T) {
 	fmt.Printf("corpus %s: %s, K=%d, %d GPUs on the machine; milliseconds an iteration (mean of %d)\n", spec, c.Describe(), k, have, iters)
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	defer out.Flush()
-	fmt.Fprintln(out, "GPUs\tprep\tdraw max\tdraw min\texchange\ttopics\tdense W\tsparse W\tD\tstep sample\tstep rebuild\tstep wall\tG tokens/s\tspeed-up\t")
+	fmt.Fprintln(out, "GPUs\tprep\tdraw max\tdraw min\texchange\ttopics\tdense W\tshard\tsparse W\tD\tshard\tstep sample\tstep rebuild\tstep wall\tG tokens/s\tspeed-up\t")
 	var one float64
 	var first []uint32
 	var firstN string
@@ -98,8 +101,9 @@ func TestGPUMultiPhases(t *testing.T) {
 		if one > 0 {
 			speedup = fmt.Sprintf("%.2fx", rate/one)
 		}
-		fmt.Fprintf(out, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t\n", n, ms("prep"), ms("draw"), ms("draw min"),
-			ms("exchange"), ms("topics"), ms("dense W"), ms("sparse W"), ms("D"), ms("step sample"), ms("step rebuild"), ms("step wall"), rate, speedup)
+		fmt.Fprintf(out, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t\n", n, ms("prep"), ms("draw"), ms("draw min"),
+			ms("exchange"), ms("topics"), ms("dense W"), ms("dense W shard"), ms("sparse W"), ms("D"), ms("D shard"),
+			ms("step sample"), ms("step rebuild"), ms("step wall"), rate, speedup)
 		out.Flush()
 	}
 }
@@ -171,8 +175,13 @@ func multiPhases(t *testing.T, ctx context.Context, cfg Config, l *layout, n, it
 		for _, g := range m.parts {
 			g.z, g.znew = g.znew, g.z
 		}
-		for i, st := range m.parts[0].rebuildStages() {
-			stageOn(st.name, func(_ int, g *gpuEngine) error { return g.rebuildStages()[i].run() })
+		// The shared-out stages first, since they leave each GPU's rows
+		// whole only for its own share; then every stage whole.
+		for i, st := range m.parts[0].rebuildStages(m.shards[0])[:2] {
+			stageOn(st.name+" shard", func(p int, g *gpuEngine) error { return g.rebuildStages(m.shards[p])[i].run() })
+		}
+		for i, st := range m.parts[0].rebuildStages(nil) {
+			stageOn(st.name, func(_ int, g *gpuEngine) error { return g.rebuildStages(nil)[i].run() })
 		}
 	}
 	for range iters {
