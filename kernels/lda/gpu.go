@@ -31,7 +31,6 @@ var gpuFunctions = []string{
 	"lda_init", "lda_topics", "lda_tables", "lda_prep_dense", "lda_prep_sparse", "lda_sample_dense",
 	"lda_sample_sparse", "lda_count_topics", "lda_count_dense", "lda_rows_small", "lda_rows_large",
 	"lda_ll_dense", "lda_ll_rows", "lda_check_dense", "lda_check_rows", "lda_check_topics", "lda_philox_kat",
-	"lda_sum_topics",
 }
 
 // gpuDevice is a GPU with lda.cu loaded: the CUDA driver
@@ -350,9 +349,7 @@ func (g *gpuEngine) sample() error {
 	return g.draw()
 }
 
-// prep queues the per-iteration tables: the topics' for all, and the
-// words' for the words of g.part (a token's sampling reads its own word's
-// alone), every word with tokens when g.part is whole.
+// prep queues the per-iteration tables of every word.
 func (g *gpuEngine) prep() error {
 	l, cfg := g.l, g.cfg
 	k := uint32(l.k)
@@ -363,17 +360,13 @@ func (g *gpuEngine) prep() error {
 	if err := g.launch("lda_tables", gpuScales, 0, g.denom, g.consts, k, cfg.Alpha, cfg.Beta, g.zphi, g.gpre, g.zphiMax, g.nscales); err != nil {
 		return err
 	}
-	words := g.part.words(l)
-	d := words[listDense]
-	if err := g.launch("lda_prep_dense", d.n(), 0, g.wd, k, g.denom, g.consts, cfg.Alpha, cfg.Beta,
-		g.zphiMax, g.gpre, g.phiD, g.epreD, g.ws32, g.ws64, uint32(d.lo)); err != nil {
+	if err := g.launch("lda_prep_dense", l.dense, 0, g.wd, k, g.denom, g.consts, cfg.Alpha, cfg.Beta,
+		g.zphiMax, g.gpre, g.phiD, g.epreD, g.ws32, g.ws64); err != nil {
 		return err
 	}
-	for _, r := range words[listMedium:] {
-		if err := g.launch("lda_prep_sparse", g.blocksFor(r.n()), 0, uint32(r.lo), uint32(r.hi), g.wordOff, l.sparseBase,
-			g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
-			return err
-		}
+	if err := g.launch("lda_prep_sparse", g.blocksFor(l.v-l.dense), 0, uint32(l.dense), uint32(l.v), g.wordOff, l.sparseBase,
+		g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
+		return err
 	}
 	return nil
 }
@@ -525,23 +518,14 @@ func (g *gpuEngine) rebuildStages(shard *recount) []stage {
 			return g.launch("lda_count_dense", nunits, 4*l.k, units, g.z, k, g.wd)
 		}},
 		{"topics", func() error {
-			if shard != nil { // every GPU's counts of its tokens are in
-				return g.launch("lda_sum_topics", g.blocksFor(l.k), 0, shard.parts, uint32(shard.nparts), k, g.t)
-			}
 			if err := g.dev.Memset(g.t, 0); err != nil {
 				return err
 			}
-			return g.countTopics(g.z, 0, uint32(l.n), g.t, 0)
+			grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*gpuHistPerSM))
+			return g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t)
 		}},
 		{"sparse W", rows(g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen, 0)},
 	}
-}
-
-// countTopics queues the count of z's topics in [lo, hi) into t from
-// element off on.
-func (g *gpuEngine) countTopics(z gpuBuffer, lo, hi uint32, t gpuBuffer, off uint32) error {
-	grid := min(g.blocksFor(int(hi-lo)), g.dev.Info().SMs*gpuHistPerSM)
-	return g.launch("lda_count_topics", grid, 4*g.l.k, z, lo, hi, uint32(g.l.k), t, off)
 }
 
 // The stages whose rows multiGPU shares out (recount).

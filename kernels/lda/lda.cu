@@ -213,17 +213,16 @@ extern "C" __global__ void lda_tables(const double *denom, const double *consts,
 
 // Word statistics: ws32[4w..] = {s, kmax, a1, a2}, ws64[3w..] = {e1, ew, A}.
 
-// lda_prep_dense: block per dense word, from word wbase on (a GPU of
-// several prepares the words it samples).
+// lda_prep_dense: block per dense word.
 extern "C" __global__ void lda_prep_dense(const u32 *Wd, u32 K, const double *denom, const double *consts, double alpha,
                                           double beta, const u32 *zphiMax, const u64 *gpre, u32 *phiD, u64 *epreD,
-                                          u32 *ws32, u64 *ws64, u32 wbase)
+                                          u32 *ws32, u64 *ws64)
 {
     __shared__ double bestBuf[LDA_THREADS];
     __shared__ u32 kBuf[LDA_THREADS];
     __shared__ u64 buf[LDA_THREADS];
     __shared__ u64 e1Shared;
-    u32 w = wbase + blockIdx.x, t = threadIdx.x;
+    u32 w = blockIdx.x, t = threadIdx.x;
     const u32 *row = Wd + (u64)w * K;
     double zmax = consts[1];
     // The max topic: largest φ among topics with tokens, smallest k on ties.
@@ -297,8 +296,7 @@ extern "C" __global__ void lda_prep_dense(const u32 *Wd, u32 K, const double *de
     }
 }
 
-// lda_prep_sparse: thread per sparse word of words dense..V-1 (or of any
-// range of sparse words).
+// lda_prep_sparse: thread per sparse word (words dense..V-1).
 extern "C" __global__ void lda_prep_sparse(u32 dense, u32 V, const u32 *wordOff, u32 sparseBase, const u32 *wTop,
                                            const u32 *wCnt, const u32 *wLen, u32 K, const double *denom,
                                            const double *consts, double alpha, double beta, const u32 *zphiMax,
@@ -782,33 +780,20 @@ extern "C" __global__ void __launch_bounds__(LDA_THREADS, LDA_SAMPLE_BLOCKS)
 
 // ---- The rebuild ----
 
-// lda_count_topics: T[toff + k] += tokens in [lo, hi) with topic k (T
-// zeroed before), through a shared-memory histogram of K counters. A GPU
-// of several counts its own tokens into its slot of a table of every
-// GPU's counts, which lda_sum_topics adds once the slots are exchanged.
-extern "C" __global__ void lda_count_topics(const u32 *z, u32 lo, u32 hi, u32 K, u32 *T, u32 toff)
+// lda_count_topics: T[k] += tokens with topic k (T zeroed before), through
+// a shared-memory histogram of K counters.
+extern "C" __global__ void lda_count_topics(const u32 *z, u32 n, u32 K, u32 *T)
 {
     LDA_DYNAMIC_SHARED(u32, hist);
     for (u32 k = threadIdx.x; k < K; k += blockDim.x)
         hist[k] = 0;
     __syncthreads();
-    for (u64 p = (u64)lo + (u64)blockIdx.x * blockDim.x + threadIdx.x; p < hi; p += (u64)gridDim.x * blockDim.x)
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x)
         atomicAdd(&hist[z[p]], 1u);
     __syncthreads();
     for (u32 k = threadIdx.x; k < K; k += blockDim.x)
         if (hist[k])
-            atomicAdd(&T[toff + k], hist[k]);
-}
-
-// lda_sum_topics: T[k] = the sum of parts[i·K + k] over the nparts slots.
-extern "C" __global__ void lda_sum_topics(const u32 *parts, u32 nparts, u32 K, u32 *T)
-{
-    for (u32 k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
-        u32 sum = 0;
-        for (u32 i = 0; i < nparts; i++)
-            sum += parts[(u64)i * K + k];
-        T[k] = sum;
-    }
+            atomicAdd(&T[k], hist[k]);
 }
 
 // lda_count_dense: block per dense unit; Wd (zeroed before) += its tokens,

@@ -155,26 +155,6 @@ func recut(u unitList, ranges []unitRange, times []time.Duration) []unitRange {
 	return cutByCost(nu, cost, len(ranges))
 }
 
-// words are the word ranges [lo, hi) of s's units in each list (the
-// words whose tables its sampling reads).
-func (s *share) words(l *layout) [numLists]unitRange {
-	var out [numLists]unitRange
-	for li := range numLists {
-		r, u := *s.list(li), listOf(l, li)
-		if r.n() <= 0 {
-			continue
-		}
-		// A dense or medium unit starts with its word; a small-word
-		// unit holds its first and last words after its tokens.
-		first, last := 0, 0
-		if li == listSparse {
-			first, last = 2, 3
-		}
-		out[li] = unitRange{int(u.units[r.lo*u.stride+first]), int(u.units[(r.hi-1)*u.stride+last]) + 1}
-	}
-	return out
-}
-
 // tokenRanges are the word-major token ranges [lo, hi) that share s
 // samples (empty ones left out).
 func tokenRanges(l *layout, s share) [][2]uint32 {
@@ -223,9 +203,7 @@ const (
 	// word rows.
 	markDocs  = markList + numLists
 	markDense = markDocs + 1
-	// markTopics follows the count of the GPU's own new topics.
-	markTopics = markDense + 1
-	numMarks   = markTopics + 1
+	numMarks  = markDense + 1
 )
 
 func newMultiGPU(cfg Config, l *layout, devs []gpuDevice, block int) (_ *multiGPU, err error) {
@@ -341,17 +319,7 @@ func (m *multiGPU) step(ctx context.Context) (stepStats, error) {
 				return err
 			}
 		}
-		// Count the new topics of this GPU's tokens into its slot.
-		r := m.shards[p]
-		if err := g.dev.Memset(r.parts, 0); err != nil {
-			return err
-		}
-		for _, t := range m.own[p] {
-			if err := g.countTopics(g.znew, t[0], t[1], r.parts, uint32(p*g.l.k)); err != nil {
-				return err
-			}
-		}
-		return ln.mark(markTopics)
+		return nil
 	})
 	if err != nil {
 		return st, err
@@ -421,25 +389,6 @@ func (m *multiGPU) exchange() error {
 		if err != nil {
 			return err
 		}
-	}
-	// The topic counts, once this GPU has zeroed its table.
-	err := m.all(func(p int, g *gpuEngine) error {
-		if err := m.lanes[p].waitOwn(markTopics); err != nil {
-			return err
-		}
-		for q, src := range m.parts {
-			if q == p {
-				continue
-			}
-			off, n := 4*int64(q*g.l.k), 4*int64(g.l.k)
-			if err := m.lanes[p].copyAfter(m.shards[p].parts, m.lanes[q], m.shards[q].parts, markTopics, off, n); err != nil {
-				return fmt.Errorf("topic counts from %s: %w", src.name(), err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return m.all(func(p int, _ *gpuEngine) error { return m.lanes[p].join() })
 }

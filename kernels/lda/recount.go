@@ -6,18 +6,13 @@ import "errors"
 // several sample one chain (multiGPU): the rows of a range of documents
 // and of a range of dense words, cut by tokens, which the other GPUs then
 // copy. Together the GPUs' ranges cover every document and dense word
-// once. The topic totals are the sum of every GPU's counts of its own
-// tokens' topics (parts); the sparse word rows, cheaper to count than to
-// copy, each GPU still counts whole.
+// once; the topic totals and the sparse word rows, cheaper to count than
+// to copy, each GPU still counts whole.
 type recount struct {
 	docs, dense unitRange // document ids, dense word ids
 	// The document rows and dense units of the ranges, on the GPU.
 	smallDocs, largeDocs, denseUnits gpuBuffer
 	nSmallDocs, nLargeDocs, nUnits   int
-	// parts is every GPU's counts of its own tokens' topics, K a GPU,
-	// whose sum is T.
-	parts  gpuBuffer
-	nparts int
 }
 
 // splitRecounts cuts the documents and the dense words into n ranges of
@@ -27,7 +22,7 @@ func splitRecounts(l *layout, n int) []recount {
 	dense := cutByCost(l.dense, func(i int) float64 { return float64(l.wordOff[i]) }, n)
 	out := make([]recount, n)
 	for p := range out {
-		out[p].docs, out[p].dense, out[p].nparts = docs[p], dense[p], n
+		out[p].docs, out[p].dense = docs[p], dense[p]
 	}
 	return out
 }
@@ -53,13 +48,12 @@ func (r *recount) upload(g *gpuEngine) error {
 		}
 	}
 	r.nSmallDocs, r.nLargeDocs, r.nUnits = len(small), len(large), len(units)/3
-	return errors.Join(uploadNew(g, &r.smallDocs, small), uploadNew(g, &r.largeDocs, large), uploadNew(g, &r.denseUnits, units),
-		g.alloc(&r.parts, r.nparts*l.k, 4))
+	return errors.Join(uploadNew(g, &r.smallDocs, small), uploadNew(g, &r.largeDocs, large), uploadNew(g, &r.denseUnits, units))
 }
 
 func (r *recount) free() error {
 	var err error
-	for _, b := range []*gpuBuffer{&r.smallDocs, &r.largeDocs, &r.denseUnits, &r.parts} {
+	for _, b := range []*gpuBuffer{&r.smallDocs, &r.largeDocs, &r.denseUnits} {
 		if *b != nil {
 			err = errors.Join(err, (*b).Free())
 			*b = nil
