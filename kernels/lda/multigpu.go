@@ -189,8 +189,6 @@ type multiGPU struct {
 	shards []*recount
 	// own[p] is the token ranges parts[p] samples.
 	own [][][2]uint32
-	// fixed keeps the first shares (tests of the exchange alone).
-	fixed bool
 }
 
 // The marks of an iteration in each GPU's queue: before the tables, after
@@ -361,9 +359,7 @@ func (m *multiGPU) step(ctx context.Context) (stepStats, error) {
 	if st.shortcuts, err = m.shortcuts(); err != nil {
 		return st, err
 	}
-	if !m.fixed {
-		m.rebalance(times)
-	}
+	m.rebalance(times)
 	return st, nil
 }
 
