@@ -31,6 +31,9 @@ type FitOptions struct {
 	// Maximize says a larger objective is better (throughput); otherwise
 	// smaller is (runtime, energy).
 	Maximize bool
+	// GC is the copula's variant: its marginals, the order it proposes in,
+	// and how it spends a budget its samples cannot fill.
+	GC GCOptions
 }
 
 // Copula is a Gaussian copula over a space's task features and parameters.
@@ -96,10 +99,14 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 	}
 	for j, p := range s.Params {
 		x := cols[nt+j]
-		if p.Kind == Categorical || p.Kind == Bool {
+		switch {
+		case p.Kind == Categorical || p.Kind == Bool:
 			c.marginals[nt+j] = fitCategorical(x, len(p.Levels))
-		} else {
-			c.marginals[nt+j] = fitLevels(x)
+		case o.GC.Marginals == MarginalsData:
+			dmin, dmax := floats(x)
+			c.marginals[nt+j] = fitLevels(x, dmin-0.5, dmax+0.5)
+		default:
+			c.marginals[nt+j] = fitLevels(x, -0.5, float64(len(p.Levels))-0.5)
 		}
 	}
 	z := mat.NewDense(len(top), d, nil)
@@ -259,17 +266,17 @@ func (m *taskMarginal) fromNormal(z float64) float64 {
 }
 
 // numeric is a Gaussian truncated to [lo, hi] over a parameter's level
-// indices: the bounds are half a level beyond the observed levels, so the
-// extreme observed levels get a whole level's mass and unobserved levels
-// beyond them none, as a fit bounded by the data (SDV's) intends.
+// indices, fitted by maximum likelihood. With the chapter's marginals
+// (MarginalsSpace) the bounds are half a level beyond the space's first and
+// last levels, so every level has mass; with SDV's (MarginalsData) half a
+// level beyond the observed levels, so unobserved levels beyond them have
+// none.
 type numeric struct {
 	mu, sigma, lo, hi float64
 	plo, phi          float64 // Φ at the standardised bounds
 }
 
-func fitLevels(x []float64) *numeric {
-	dmin, dmax := floats(x)
-	lo, hi := dmin-0.5, dmax+0.5
+func fitLevels(x []float64, lo, hi float64) *numeric {
 	m := &numeric{lo: lo, hi: hi}
 	mean, std := stat.MeanStdDev(x, nil)
 	if std == 0 || math.IsNaN(std) {

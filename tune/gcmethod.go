@@ -1,0 +1,291 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Marginals are how the copula's numeric parameters are bounded.
+type Marginals string
+
+// The marginal variants (bench/copula.sh compares them).
+const (
+	// MarginalsSpace is the chapter's: a Gaussian truncated at the space's
+	// first and last levels, so every level can be generated.
+	MarginalsSpace Marginals = "space"
+	// MarginalsData is SDV's: truncated half a level beyond the observed
+	// levels, so a level no source's best share holds is never generated.
+	MarginalsData Marginals = "data"
+)
+
+// Order is the order the copula's configurations are proposed in.
+type Order string
+
+// The proposal orders.
+const (
+	// OrderFrequent proposes the configurations of frequentDraws conditional
+	// samples most frequent first: the conditional copula's modes before its
+	// tails.
+	OrderFrequent Order = "frequent"
+	// OrderDrawn proposes samples in the order drawn (the chapter's).
+	OrderDrawn Order = "drawn"
+)
+
+// Rest is how the copula spends a budget its samples cannot fill.
+type Rest string
+
+// The ways to spend the rest of a budget.
+const (
+	// RestLocal proposes an unevaluated neighbour (one parameter one level
+	// away, or another category) of the best evaluation so far, then of the
+	// next best, then a random configuration: the search stops only when the
+	// whole space is evaluated.
+	RestLocal Rest = "local"
+	// RestStop stops with ErrExhausted (the chapter's GC).
+	RestStop Rest = "stop"
+)
+
+// GCOptions are the copula's variant. The zero value is the default, chosen
+// by bench/copula.sh's table (docs/tune.md).
+type GCOptions struct {
+	Marginals Marginals
+	Order     Order
+	Rest      Rest
+	// Local, when above 0, interleaves: after Local proposals from the
+	// copula, every other proposal is an unevaluated neighbour of the best
+	// evaluation so far (the copula's samples find the basin; its
+	// neighbours refine within it, which the copula cannot: it takes no
+	// feedback). -1 is never (the chapter's GC).
+	Local int
+}
+
+func (g GCOptions) withDefaults() GCOptions {
+	if g.Marginals == "" {
+		g.Marginals = MarginalsSpace
+	}
+	if g.Order == "" {
+		g.Order = OrderFrequent
+	}
+	if g.Rest == "" {
+		g.Rest = RestLocal
+	}
+	if g.Local == 0 {
+		g.Local = defaultLocal
+	}
+	return g
+}
+
+// String is the variant as --gc takes it.
+func (g GCOptions) String() string {
+	g = g.withDefaults()
+	return fmt.Sprintf("marginals=%s,order=%s,rest=%s,local=%d", g.Marginals, g.Order, g.Rest, g.Local)
+}
+
+// ParseGCOptions parses --gc values: comma-separated key=value pairs among
+// marginals=space|data, order=frequent|drawn, rest=local|stop, local=N.
+func ParseGCOptions(specs []string) (GCOptions, error) {
+	var g GCOptions
+	for _, spec := range specs {
+		for _, kv := range strings.Split(spec, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			ok := false
+			switch k {
+			case "marginals":
+				g.Marginals, ok = Marginals(v), v == string(MarginalsSpace) || v == string(MarginalsData)
+			case "order":
+				g.Order, ok = Order(v), v == string(OrderFrequent) || v == string(OrderDrawn)
+			case "rest":
+				g.Rest, ok = Rest(v), v == string(RestLocal) || v == string(RestStop)
+			case "local":
+				n, err := strconv.Atoi(v)
+				g.Local, ok = n, err == nil && (n > 0 || n == -1)
+			}
+			if !ok {
+				return g, fmt.Errorf("--gc %q: want marginals=space|data, order=frequent|drawn, rest=local|stop or local=N (N > 0, or -1 for never)", kv)
+			}
+		}
+	}
+	return g.withDefaults(), nil
+}
+
+// defaultLocal is GCOptions.Local's default, chosen by bench/copula.sh.
+const defaultLocal = 3
+
+// maxDraws bounds the draws spent finding one new feasible configuration.
+const maxDraws = 10000
+
+// frequentDraws is how many conditional samples OrderFrequent ranks.
+const frequentDraws = 2000
+
+// CopulaMethod proposes the copula's conditional samples, then (RestLocal)
+// neighbours of the best evaluations. The copula takes no feedback: the
+// chapter finds refitting on its own samples only narrows it; only the rest
+// of the budget, once the copula has nothing new, uses the results.
+type CopulaMethod struct {
+	s        *Sampler
+	opt      GCOptions
+	maximize bool
+	seen     map[string]bool
+	queue    []Config       // OrderFrequent's ranked configurations not yet proposed
+	count    map[string]int // how often each configuration was drawn in frequentDraws
+	dry      bool           // the copula produced nothing new in maxDraws draws
+	told     []Observation
+	proposed int
+	r        *rand.Rand
+	random   *RandomMethod
+	// FromCopula counts the proposals that came from the copula; the rest
+	// came from the neighbourhood search or random.
+	FromCopula int
+}
+
+// NewCopulaMethod fits a copula on the sources and conditions it on the task.
+func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed uint64) (*CopulaMethod, error) {
+	o.GC = o.GC.withDefaults()
+	c, err := Fit(s, sources, o)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := c.Condition(t, seed)
+	if err != nil {
+		return nil, err
+	}
+	m := &CopulaMethod{s: smp, opt: o.GC, maximize: o.Maximize, seen: map[string]bool{},
+		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed)}
+	m.queue, m.count = smp.Ranked(frequentDraws)
+	if o.GC.Order == OrderDrawn {
+		m.queue = nil
+	}
+	return m, nil
+}
+
+// Name is "gc".
+func (m *CopulaMethod) Name() string { return "gc" }
+
+// Sampler is the conditioned sampler, for its statistics.
+func (m *CopulaMethod) Sampler() *Sampler { return m.s }
+
+// Next proposes the copula's next new feasible configuration; when the
+// copula has none, the rest of the budget as GCOptions.Rest says.
+func (m *CopulaMethod) Next() (Config, error) {
+	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && (m.proposed-m.opt.Local)%2 == 0 {
+		if c := m.neighbour(); c != nil {
+			return m.propose(c, false), nil
+		}
+	}
+	for len(m.queue) > 0 {
+		c := m.queue[0]
+		m.queue = m.queue[1:]
+		if !m.seen[c.Key()] {
+			return m.propose(c, true), nil
+		}
+	}
+	if !m.dry {
+		if got := m.s.Unique(1, m.seen, maxDraws); len(got) == 1 {
+			m.FromCopula++
+			m.proposed++
+			m.random.seen[got[0].Key()] = true
+			return got[0], nil
+		}
+		m.dry = true
+	}
+	if m.opt.Rest == RestStop {
+		return nil, fmt.Errorf("gc: %w after %d draws (%v): the copula reaches too few configurations; more or more varied source evaluations widen it, or --gc rest=local spends the rest", ErrExhausted, maxDraws, m.s.Stats)
+	}
+	if c := m.neighbour(); c != nil {
+		return m.propose(c, false), nil
+	}
+	c, err := m.random.Next()
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w: every feasible configuration is evaluated", ErrExhausted)
+	}
+	m.seen[c.Key()] = true
+	m.proposed++
+	return c, nil
+}
+
+func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
+	m.proposed++
+	m.seen[c.Key()] = true
+	m.random.seen[c.Key()] = true
+	if fromCopula {
+		m.FromCopula++
+	}
+	return c
+}
+
+// Tell records the result for the rest of the budget; the copula ignores it.
+func (m *CopulaMethod) Tell(c Config, r Result) {
+	if r.Violation == "" && !math.IsNaN(r.Objective) {
+		m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
+	}
+}
+
+// neighbour is the unevaluated feasible neighbour of the best told
+// evaluation (of the next best when it has none) that the conditional
+// copula draws most often, or nil.
+func (m *CopulaMethod) neighbour() Config {
+	ranked := Best(m.told, 1, m.maximize)
+	sp, task := m.s.c.space, m.s.task
+	for _, ob := range ranked {
+		var cands []Config
+		for i, p := range sp.Params {
+			for l := range p.Levels {
+				numeric := p.Kind == Int || p.Kind == Ordinal
+				if l == ob.Config[i] || (numeric && abs(l-ob.Config[i]) != 1) {
+					continue
+				}
+				c := append(Config(nil), ob.Config...)
+				c[i] = l
+				if !m.seen[c.Key()] && sp.Feasible(c, task) == nil {
+					cands = append(cands, c)
+				}
+			}
+		}
+		if len(cands) > 0 {
+			// The neighbour the copula draws most often; ties at random.
+			m.r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+			sort.SliceStable(cands, func(a, b int) bool { return m.count[cands[a].Key()] > m.count[cands[b].Key()] })
+			return cands[0]
+		}
+	}
+	return nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Ranked draws n conditional samples and returns their distinct feasible
+// configurations, most frequent first (ties in the order first drawn), and
+// how often each was drawn.
+func (s *Sampler) Ranked(n int) ([]Config, map[string]int) {
+	count := map[string]int{}
+	var order []Config
+	for i := 0; i < n; i++ {
+		c := s.Draw()
+		k := c.Key()
+		if count[k] == 0 {
+			if s.c.space.Feasible(c, s.task) != nil {
+				count[k] = -1
+				s.Stats.Infeasible++
+				continue
+			}
+			order = append(order, c)
+		}
+		if count[k] > 0 {
+			s.Stats.Duplicates++
+		}
+		if count[k] >= 0 {
+			count[k]++
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return count[order[a].Key()] > count[order[b].Key()] })
+	return order, count
+}
