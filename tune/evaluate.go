@@ -246,7 +246,7 @@ func (e *RunEvaluator) measure(dir string, out workloads.Outcome, rec *Record) (
 			m["energy_per_work_j"] = v
 		}
 	}
-	return Result{Objective: y, Violation: e.Limits.violation(th), Metrics: m}, nil
+	return Result{Objective: y, Violation: e.Limits.violation(th, measured, m), Metrics: m}, nil
 }
 
 // LoadSources reads every evaluation recorded under the directories (the
