@@ -154,4 +154,3 @@ func (o Objective) fromOutput(out string) ([]float64, error) {
 	}
 	return vals, nil
 }
-
