@@ -55,11 +55,12 @@ type GCOptions struct {
 	Marginals Marginals
 	Order     Order
 	Rest      Rest
-	// Local, when above 0, interleaves: after Local proposals from the
-	// copula, every other proposal is an unevaluated neighbour of the best
-	// evaluation so far (the copula's samples find the basin; its
+	// Local, when above 0, is how many of the copula's samples are
+	// proposed before the neighbourhood search takes over (see
+	// CopulaMethod.neighbour): the copula's samples find the basin, its
 	// neighbours refine within it, which the copula cannot: it takes no
-	// feedback). -1 is never (the chapter's GC).
+	// feedback. The copula resumes when the search has no step left. -1 is
+	// never (the chapter's GC; Rest still applies).
 	Local int
 }
 
@@ -121,10 +122,11 @@ const maxDraws = 10000
 // frequentDraws is how many conditional samples OrderFrequent ranks.
 const frequentDraws = 2000
 
-// CopulaMethod proposes the copula's conditional samples, then (RestLocal)
-// neighbours of the best evaluations. The copula takes no feedback: the
-// chapter finds refitting on its own samples only narrows it; only the rest
-// of the budget, once the copula has nothing new, uses the results.
+// CopulaMethod proposes the copula's conditional samples, then neighbours
+// of the best evaluation. The copula itself takes no feedback (the chapter
+// finds refitting on its own samples only narrows it); the neighbourhood
+// search, after GCOptions.Local proposals or once the copula has nothing
+// new, does.
 type CopulaMethod struct {
 	s        *Sampler
 	opt      GCOptions
@@ -134,11 +136,13 @@ type CopulaMethod struct {
 	count    map[string]int // how often each configuration was drawn in frequentDraws
 	dry      bool           // the copula produced nothing new in maxDraws draws
 	told     []Observation
-	proposed int
+	cycle    int    // the parameter the neighbourhood search changes next
+	from     Config // the neighbourhood search's last step: from, to
+	to       Config
 	r        *rand.Rand
 	random   *RandomMethod
 	// FromCopula counts the proposals that came from the copula; the rest
-	// came from the neighbourhood search or random.
+	// came from the neighbourhood search or, once it had none, random.
 	FromCopula int
 }
 
@@ -168,10 +172,11 @@ func (m *CopulaMethod) Name() string { return "gc" }
 // Sampler is the conditioned sampler, for its statistics.
 func (m *CopulaMethod) Sampler() *Sampler { return m.s }
 
-// Next proposes the copula's next new feasible configuration; when the
-// copula has none, the rest of the budget as GCOptions.Rest says.
+// Next proposes the copula's next new feasible configuration, or, after
+// GCOptions.Local of those, a neighbour of the best evaluation; when the
+// copula has nothing new, the rest of the budget as GCOptions.Rest says.
 func (m *CopulaMethod) Next() (Config, error) {
-	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && (m.proposed-m.opt.Local)%2 == 0 {
+	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local {
 		if c := m.neighbour(); c != nil {
 			return m.propose(c, false), nil
 		}
@@ -185,10 +190,7 @@ func (m *CopulaMethod) Next() (Config, error) {
 	}
 	if !m.dry {
 		if got := m.s.Unique(1, m.seen, maxDraws); len(got) == 1 {
-			m.FromCopula++
-			m.proposed++
-			m.random.seen[got[0].Key()] = true
-			return got[0], nil
+			return m.propose(got[0], true), nil
 		}
 		m.dry = true
 	}
@@ -203,12 +205,10 @@ func (m *CopulaMethod) Next() (Config, error) {
 		return nil, fmt.Errorf("gc: %w: every feasible configuration is evaluated", ErrExhausted)
 	}
 	m.seen[c.Key()] = true
-	m.proposed++
 	return c, nil
 }
 
 func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
-	m.proposed++
 	m.seen[c.Key()] = true
 	m.random.seen[c.Key()] = true
 	if fromCopula {
@@ -217,43 +217,86 @@ func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
 	return c
 }
 
-// Tell records the result for the rest of the budget; the copula ignores it.
+// Tell records the result for the neighbourhood search; the copula ignores it.
 func (m *CopulaMethod) Tell(c Config, r Result) {
 	if r.Violation == "" && !math.IsNaN(r.Objective) {
 		m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
 	}
 }
 
-// neighbour is the unevaluated feasible neighbour of the best told
-// evaluation (of the next best when it has none) that the conditional
-// copula draws most often, or nil.
+// neighbour is the neighbourhood search's next step, or nil when no
+// evaluation has an unevaluated feasible neighbour. A neighbour differs
+// from the best evaluation (the next best when it has none) in one
+// parameter: a number one level up or down, a category or boolean another.
+// When the last step made the best, it is taken again (a tile that grew
+// and got faster grows once more); otherwise the parameters take turns (a
+// coordinate search: the copula's samples share their categories, and a
+// search led by the copula's preferences alone kept them), and within one
+// the neighbour the copula draws most often goes first.
 func (m *CopulaMethod) neighbour() Config {
 	ranked := Best(m.told, 1, m.maximize)
-	sp, task := m.s.c.space, m.s.task
+	if c := m.again(ranked); c != nil {
+		return c
+	}
+	sp := m.s.c.space
 	for _, ob := range ranked {
-		var cands []Config
-		for i, p := range sp.Params {
-			for l := range p.Levels {
-				numeric := p.Kind == Int || p.Kind == Ordinal
-				if l == ob.Config[i] || (numeric && abs(l-ob.Config[i]) != 1) {
-					continue
-				}
-				c := append(Config(nil), ob.Config...)
-				c[i] = l
-				if !m.seen[c.Key()] && sp.Feasible(c, task) == nil {
-					cands = append(cands, c)
-				}
+		for k := range sp.Params {
+			i := (m.cycle + k) % len(sp.Params)
+			cands := m.around(ob.Config, i)
+			if len(cands) == 0 {
+				continue
 			}
-		}
-		if len(cands) > 0 {
-			// The neighbour the copula draws most often; ties at random.
-			m.r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+			m.r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
 			sort.SliceStable(cands, func(a, b int) bool { return m.count[cands[a].Key()] > m.count[cands[b].Key()] })
+			m.cycle, m.from, m.to = i+1, ob.Config, cands[0]
 			return cands[0]
 		}
 	}
 	return nil
 }
+
+// around is c's unevaluated feasible neighbours in parameter i.
+func (m *CopulaMethod) around(c Config, i int) []Config {
+	sp, p := m.s.c.space, m.s.c.space.Params[i]
+	var out []Config
+	for l := range p.Levels {
+		if l == c[i] || (numericKind(p.Kind) && abs(l-c[i]) != 1) {
+			continue
+		}
+		n := append(Config(nil), c...)
+		n[i] = l
+		if !m.seen[n.Key()] && sp.Feasible(n, m.s.task) == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// again repeats the last step of a number when it made the best, or nil.
+func (m *CopulaMethod) again(ranked []Observation) Config {
+	if len(ranked) == 0 || m.to == nil || ranked[0].Config.Key() != m.to.Key() {
+		return nil
+	}
+	sp := m.s.c.space
+	c := append(Config(nil), m.to...)
+	for i := range c {
+		d := m.to[i] - m.from[i]
+		if d == 0 {
+			continue
+		}
+		c[i] += d
+		if !numericKind(sp.Params[i].Kind) || c[i] < 0 || c[i] >= len(sp.Params[i].Levels) {
+			return nil
+		}
+	}
+	if m.seen[c.Key()] || sp.Feasible(c, m.s.task) != nil {
+		return nil
+	}
+	m.from, m.to = m.to, c
+	return c
+}
+
+func numericKind(k Kind) bool { return k == Int || k == Ordinal }
 
 func abs(x int) int {
 	if x < 0 {

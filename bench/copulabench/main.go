@@ -50,6 +50,7 @@ func main() {
 	variants := flag.String("variants", "marginals=data,order=drawn,rest=stop,local=-1;marginals=space,order=drawn,rest=stop,local=-1;marginals=data,order=drawn,rest=local,local=-1;marginals=space,order=frequent,rest=local,local=-1;marginals=space,order=frequent,rest=local,local=3",
 		"GC variants, ';'-separated, each as --gc takes it")
 	only := flag.String("targets", "", "comma-separated target names (default all)")
+	flag.BoolVar(&traceGC, "trace", false, "print every evaluation of the last GC variant (its truth over the optimum, and its configuration)")
 	flag.Parse()
 	wide, err := tune.ParseSpace("copulabench.yaml", []byte(spaceYAML))
 	if err != nil {
@@ -96,6 +97,9 @@ func main() {
 		fmt.Println(g)
 	}
 }
+
+// traceGC prints the last GC variant's evaluations (-trace).
+var traceGC bool
 
 type bench struct {
 	space                   *tune.Space
@@ -195,6 +199,13 @@ func (b *bench) one(acc *cell, name string, i int, t target, task tune.Task, src
 	tr, err := tune.Search(context.Background(), b.space, task, m, e, b.budget, false, nil)
 	if err != nil && !errors.Is(err, tune.ErrExhausted) {
 		return err
+	}
+	if traceGC && i == len(b.gcs)+1 {
+		var parts []string
+		for _, it := range tr.Iterations {
+			parts = append(parts, fmt.Sprintf("%.3f%v", t.f(values(it.Config), task["n"])/opt, it.Config))
+		}
+		fmt.Printf("trace %s n=%g seed %d: %s\n", t.name, task["n"], seed, strings.Join(parts, " "))
 	}
 	// The recommendation is the best noisy evaluation; it is judged by its truth.
 	best, sum := math.Inf(1), 0.0
