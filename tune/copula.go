@@ -188,6 +188,18 @@ func correlation(z *mat.Dense) *mat.SymDense {
 	return identity(d)
 }
 
+// shrink is (1-lambda) c + lambda I.
+func shrink(c *mat.SymDense, lambda float64) *mat.SymDense {
+	d := c.SymmetricDim()
+	s := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			s.SetSym(i, j, (1-lambda)*c.At(i, j)+lambda*b2f(i == j))
+		}
+	}
+	return s
+}
+
 func identity(d int) *mat.SymDense {
 	s := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
@@ -417,15 +429,28 @@ func (c *Copula) Condition(t Task, seed uint64) (*Sampler, error) {
 		obs[i], vals[i] = i, c.marginals[i].toNormal(v)
 	}
 	src := rand.NewPCG(seed, 0x2545f4914f6cdd1d)
-	full, ok := distmv.NewNormal(make([]float64, c.corr.SymmetricDim()), c.corr, src)
-	if !ok {
-		return nil, errors.New("condition copula: the correlation matrix is not positive definite")
-	}
-	dist := full
-	if nt > 0 {
-		if dist, ok = full.ConditionNormal(obs, vals, src); !ok {
-			return nil, errors.New("condition copula: the conditional normal is degenerate")
+	// A correlation fitted on few observations of many variables can be
+	// positive definite and still leave a conditional covariance that is
+	// not (numerically): it is shrunk towards the identity until the
+	// conditional normal exists, as correlation() does for the joint one.
+	var dist *distmv.Normal
+	for _, lambda := range []float64{0, 1e-6, 1e-4, 1e-2, 0.1, 0.3, 1} {
+		corr := shrink(c.corr, lambda)
+		full, ok := distmv.NewNormal(make([]float64, corr.SymmetricDim()), corr, src)
+		if !ok {
+			continue
 		}
+		if nt == 0 {
+			dist = full
+			break
+		}
+		if d, ok := full.ConditionNormal(obs, vals, src); ok {
+			dist = d
+			break
+		}
+	}
+	if dist == nil {
+		return nil, errors.New("condition copula: the conditional normal is degenerate even with the correlation shrunk to the identity")
 	}
 	return &Sampler{c: c, task: t, dist: dist, z: make([]float64, len(c.space.Params))}, nil
 }
