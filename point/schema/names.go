@@ -229,6 +229,10 @@ const (
 	FieldGoogleAnalogyMul         = "google_analogy_mul"
 )
 
+// FieldReferenceAgreement is the share of ri's vectors within 1e-6
+// relative of its exact CPU reference (ri's check parameter).
+const FieldReferenceAgreement = "reference_agreement"
+
 func table() []Measurement {
 	return []Measurement{
 		{Name: CPU,
@@ -266,7 +270,7 @@ func table() []Measurement {
 			Fields: []string{FieldMessage, FieldIteration, FieldExitStatus, FieldRuntimeS}},
 		{Name: Iteration,
 			Tags:   []string{TagRun, TagWorkload},
-			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldMatrixOrder, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldLaunches, FieldStarvedLaunches, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul, FieldWS353Spearman, FieldWS353SimilaritySpearman, FieldWS353RelatednessSpearman, FieldSimLex999Spearman, FieldGoogleAnalogyAdd, FieldGoogleAnalogyMul}},
+			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldMatrixOrder, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldLaunches, FieldStarvedLaunches, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul, FieldWS353Spearman, FieldWS353SimilaritySpearman, FieldWS353RelatednessSpearman, FieldSimLex999Spearman, FieldGoogleAnalogyAdd, FieldGoogleAnalogyMul, FieldReferenceAgreement}},
 		{Name: Alert,
 			Tags:   []string{TagRule, TagSeverity, TagMeasurement},
 			Fields: []string{FieldState, FieldValue, FieldThreshold, FieldMessage}},

@@ -233,6 +233,7 @@ func fields() []Field {
 		{Name: FieldSimLex999Spearman, Kind: Float},
 		{Name: FieldGoogleAnalogyAdd, Kind: Float},
 		{Name: FieldGoogleAnalogyMul, Kind: Float},
+		{Name: FieldReferenceAgreement, Kind: Float},
 		{Name: FieldPoints, Kind: Int},
 		{Name: FieldPowerDerived, Kind: Bool},
 		{Name: FieldPowerLimitW, Kind: Float, Unit: Watts},
