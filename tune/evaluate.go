@@ -302,7 +302,8 @@ func WorkloadRunArgs(w workloads.Workload, s *Space) []string {
 		args = append(args, "--set", k+"="+s.Set[k])
 	}
 	for _, p := range w.Params() {
-		if s.Param(p.Name) >= 0 || s.isTask(p.Name) {
+		// A key the space's set already gives (epochs: "{epochs}") is given once.
+		if _, set := s.Set[p.Name]; !set && (s.Param(p.Name) >= 0 || s.isTask(p.Name)) {
 			args = append(args, "--set", p.Name+"={"+p.Name+"}")
 		}
 	}

@@ -103,3 +103,24 @@ params:
 		t.Errorf("%d violating evaluations; report.md:\n%s", violating, md)
 	}
 }
+
+// A workload parameter the space's set gives and a task feature also names
+// goes into the recommended command once: heatsink run rejects a --set
+// given twice.
+func TestWorkloadRunArgsGiveASetKeyOnce(t *testing.T) {
+	s, err := ParseSpace("nap.yaml", []byte(`
+task:
+  - {name: ms, min: 1, max: 100}
+set:
+  ms: "{ms}"
+params:
+  - {name: other, type: int, min: 1, max: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(WorkloadRunArgs(nap{}, s), " ")
+	if got != "--workload nap --set ms={ms}" {
+		t.Errorf("run args %q, want ms given once", got)
+	}
+}
