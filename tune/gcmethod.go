@@ -59,8 +59,10 @@ type GCOptions struct {
 	// proposed before the neighbourhood search takes over (see
 	// CopulaMethod.neighbour): the copula's samples find the basin, its
 	// neighbours refine within it, which the copula cannot: it takes no
-	// feedback. The copula resumes when the search has no step left. -1 is
-	// never (the chapter's GC; Rest still applies).
+	// feedback. The copula's next sample comes in when the search has gone
+	// as many evaluations as the space has parameters without improving,
+	// or has no step left. -1 is never (the chapter's GC; Rest still
+	// applies).
 	Local int
 }
 
@@ -136,6 +138,7 @@ type CopulaMethod struct {
 	count    map[string]int // how often each configuration was drawn in frequentDraws
 	dry      bool           // the copula produced nothing new in maxDraws draws
 	told     []Observation
+	stall    int    // evaluations since the best last improved
 	cycle    int    // the parameter the neighbourhood search changes next
 	from     Config // the neighbourhood search's last step: from, to
 	to       Config
@@ -159,9 +162,10 @@ func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed
 	}
 	m := &CopulaMethod{s: smp, opt: o.GC, maximize: o.Maximize, seen: map[string]bool{},
 		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed)}
-	m.queue, m.count = smp.Ranked(frequentDraws)
-	if o.GC.Order == OrderDrawn {
-		m.queue = nil
+	if o.GC.Order == OrderFrequent {
+		// Drawn order leaves the sampler's stream as the chapter's GC
+		// draws it (and its neighbours' ties to chance).
+		m.queue, m.count = smp.Ranked(frequentDraws)
 	}
 	return m, nil
 }
@@ -176,7 +180,9 @@ func (m *CopulaMethod) Sampler() *Sampler { return m.s }
 // GCOptions.Local of those, a neighbour of the best evaluation; when the
 // copula has nothing new, the rest of the budget as GCOptions.Rest says.
 func (m *CopulaMethod) Next() (Config, error) {
-	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local {
+	// A search that went a step per parameter without improving is at a
+	// local optimum of the neighbourhood: the copula's next sample follows.
+	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && m.stall < len(m.s.c.space.Params) {
 		if c := m.neighbour(); c != nil {
 			return m.propose(c, false), nil
 		}
@@ -213,6 +219,7 @@ func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
 	m.random.seen[c.Key()] = true
 	if fromCopula {
 		m.FromCopula++
+		m.stall = 0
 	}
 	return c
 }
@@ -220,6 +227,11 @@ func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
 // Tell records the result for the neighbourhood search; the copula ignores it.
 func (m *CopulaMethod) Tell(c Config, r Result) {
 	if r.Violation == "" && !math.IsNaN(r.Objective) {
+		if len(m.told) > 0 && !better(r.Objective, Best(m.told, 0, m.maximize)[0].Objective, m.maximize) {
+			m.stall++
+		} else {
+			m.stall = 0
+		}
 		m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
 	}
 }
