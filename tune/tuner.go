@@ -74,6 +74,9 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.BudgetUsed = budget
 	for _, name := range o.Methods {
+		if name == "gc" {
+			rep.GC = o.Fit.GC.String()
+		}
 		m, err := newMethod(name, o)
 		if err != nil {
 			return rep, err
