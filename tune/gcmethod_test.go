@@ -133,3 +133,42 @@ func TestParseGCOptions(t *testing.T) {
 		}
 	}
 }
+
+// Six source observations of a task and five parameters make a
+// correlation matrix of rank at most five: shrunk just enough to factorise,
+// its conditional normal can still be numerically degenerate. Conditioning
+// shrinks it further rather than failing the GC.
+func TestConditioningOnFewSourcesOfManyParametersNeverFails(t *testing.T) {
+	s, err := ParseSpace("wide.yaml", []byte(`
+task:
+  - {name: n, min: 10, max: 100}
+params:
+  - {name: tile, type: int, min: 1, max: 16}
+  - {name: unroll, type: ordinal, values: [1, 2, 4, 8, 16]}
+  - {name: algo, type: categorical, values: [a, b, c]}
+  - {name: layout, type: categorical, values: [p, q, r, s]}
+  - {name: pack, type: bool}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 200; seed++ {
+		var src []Observation
+		for _, n := range []float64{20, 40, 60} {
+			m := NewRandomMethod(s, Task{"n": n}, seed*100+uint64(n))
+			for i := 0; i < 2; i++ {
+				c, _ := m.Next()
+				src = append(src, Observation{Task: Task{"n": n}, Config: c, Objective: float64(i)})
+			}
+		}
+		c, err := Fit(s, src, FitOptions{Quantile: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []float64{50, 80} {
+			if _, err := c.Condition(Task{"n": n}, seed); err != nil {
+				t.Fatalf("sources of seed %d, n=%g: %v", seed, n, err)
+			}
+		}
+	}
+}
