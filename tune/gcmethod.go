@@ -226,14 +226,16 @@ func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
 
 // Tell records the result for the neighbourhood search; the copula ignores it.
 func (m *CopulaMethod) Tell(c Config, r Result) {
-	if r.Violation == "" && !math.IsNaN(r.Objective) {
-		if len(m.told) > 0 && !better(r.Objective, Best(m.told, 0, m.maximize)[0].Objective, m.maximize) {
-			m.stall++
-		} else {
-			m.stall = 0
-		}
-		m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
+	if r.Violation != "" || math.IsNaN(r.Objective) {
+		m.stall++ // a violation improves nothing, and is never a centre of the search
+		return
 	}
+	if len(m.told) > 0 && !better(r.Objective, Best(m.told, 0, m.maximize)[0].Objective, m.maximize) {
+		m.stall++
+	} else {
+		m.stall = 0
+	}
+	m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
 }
 
 // neighbour is the neighbourhood search's next step, or nil when no
