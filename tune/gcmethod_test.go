@@ -172,3 +172,43 @@ params:
 		}
 	}
 }
+
+// After the first sample the search steps around the best; once as many
+// evaluations as the space has parameters improved nothing (a floor's
+// violations included), the copula's next sample comes in.
+func TestTheNeighbourhoodSearchHandsBackToTheCopulaWhenItStalls(t *testing.T) {
+	s, tab := issueSpace(t)
+	var src []Observation
+	for i, n := range []float64{20, 40, 60} {
+		src = append(src, tab.Sample(Task{"n": n}, 40, uint64(i))...)
+	}
+	m, err := NewCopulaMethod(s, src, Task{"n": 50}, FitOptions{GC: GCOptions{Local: 1}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := m.Next()
+	m.Tell(first, Result{Objective: 1})
+	for i := 0; i < len(s.Params); i++ {
+		c, err := m.Next()
+		if err != nil || m.FromCopula != 1 {
+			t.Fatalf("step %d: %v from the copula (%d so far, %v)", i+1, c, m.FromCopula, err)
+		}
+		if d := diffs(first, c); d != 1 {
+			t.Errorf("step %d: %v differs from the best %v in %d parameters, want 1", i+1, c, first, d)
+		}
+		m.Tell(c, Result{Objective: 2, Violation: "score 0.2 is below the floor score>=0.5"})
+	}
+	if _, err := m.Next(); err != nil || m.FromCopula != 2 {
+		t.Errorf("after %d steps without improving: %d proposals from the copula, want its second (%v)", len(s.Params), m.FromCopula, err)
+	}
+}
+
+func diffs(a, b Config) int {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
