@@ -56,6 +56,8 @@ takes to return to idle, and what cooling cost.
 		newW2VTrainCmd(),
 		newW2VEvalCmd(),
 		newVersionCmd(),
+		newManCmd(),
 	)
+	registerCompletions(root)
 	return root
 }

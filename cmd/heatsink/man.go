@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/heatsink-hpc/heatsink/buildinfo"
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+)
+
+// newManCmd writes the manual pages, one per command (heatsink.1,
+// heatsink-run.1, ...), from the commands' own help: the page and --help
+// cannot drift apart. scripts/package.sh runs it to put them in the .deb;
+// it is hidden because a user reads the pages, not writes them.
+func newManCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "man DIR",
+		Short:  "Write the manual pages (section 1, one per command) into DIR",
+		Args:   cobra.ExactArgs(1),
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := os.MkdirAll(args[0], 0o755); err != nil {
+				return fmt.Errorf("man pages: %w", err)
+			}
+			root := cmd.Root()
+			root.DisableAutoGenTag = true // the same tree gives the same pages
+			header := &doc.GenManHeader{Title: "HEATSINK", Section: "1", Source: "heatsink " + buildinfo.Read().Version, Manual: "heatsink manual"}
+			if err := doc.GenManTree(root, header, args[0]); err != nil {
+				return fmt.Errorf("man pages into %s: %w", args[0], err)
+			}
+			return nil
+		},
+	}
+}
