@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/buildinfo"
 	"github.com/spf13/cobra"
@@ -26,6 +28,16 @@ func newManCmd() *cobra.Command {
 			root := cmd.Root()
 			root.DisableAutoGenTag = true // the same tree gives the same pages
 			header := &doc.GenManHeader{Title: "HEATSINK", Section: "1", Source: "heatsink " + buildinfo.Read().Version, Manual: "heatsink manual"}
+			// Reproducible builds' convention: the pages' date is the
+			// source's (package.sh sets it to the commit's), not today's.
+			if s, ok := os.LookupEnv("SOURCE_DATE_EPOCH"); ok {
+				sec, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					return fmt.Errorf("SOURCE_DATE_EPOCH %q: not a count of seconds", s)
+				}
+				date := time.Unix(sec, 0).UTC()
+				header.Date = &date
+			}
 			if err := doc.GenManTree(root, header, args[0]); err != nil {
 				return fmt.Errorf("man pages into %s: %w", args[0], err)
 			}
