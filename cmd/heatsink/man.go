@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/buildinfo"
@@ -27,6 +28,7 @@ func newManCmd() *cobra.Command {
 			}
 			root := cmd.Root()
 			root.DisableAutoGenTag = true // the same tree gives the same pages
+			preformatIndented(root)
 			header := &doc.GenManHeader{Title: "HEATSINK", Section: "1", Source: "heatsink " + buildinfo.Read().Version, Manual: "heatsink manual"}
 			// Reproducible builds' convention: the pages' date is the
 			// source's (package.sh sets it to the commit's), not today's.
@@ -43,5 +45,22 @@ func newManCmd() *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// preformatIndented keeps the help's indented blocks (examples, tables of
+// phases) as they are laid out: the page is rendered from Markdown, where a
+// line indented by two spaces is reflowed into its paragraph and one
+// indented by four is kept verbatim.
+func preformatIndented(c *cobra.Command) {
+	lines := strings.Split(c.Long, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  ") {
+			lines[i] = "  " + l
+		}
+	}
+	c.Long = strings.Join(lines, "\n")
+	for _, sub := range c.Commands() {
+		preformatIndented(sub)
 	}
 }
