@@ -16,8 +16,8 @@
 # commit and the Go form of the version (vX.Y.Z..., v0.0.0-COMMITTIME-HASH).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: scripts/package.sh OUTDIR" >&2; exit 2; }
+out=$(realpath -m "$1") # before the cd: OUTDIR is relative to where it was given
 cd "$(dirname "$0")/.."
-out=$(realpath -m "$1")
 export PATH="$(go env GOPATH)/bin:$PATH"
 NFPM_VERSION=v2.45.2
 if ! command -v nfpm >/dev/null 2>&1; then

@@ -20,7 +20,7 @@ import (
 func needs(t *testing.T) {
 	t.Helper()
 	gobin := filepath.Join(goEnv(t, "GOPATH"), "bin")
-	os.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+gobin)
+	t.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+gobin)
 	for _, tool := range []string{"dpkg", "dpkg-deb", "nfpm", "systemd-analyze", "objdump", "git", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (scripts/deps.sh installs it): %v", tool, err)
