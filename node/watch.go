@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,31 +76,33 @@ type watchSink struct {
 func (s *watchSink) Write(pts []point.Point) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// A tick's batch ends with its collector_tick point; anything else
+	// A tick's batch holds its collector_tick point; a batch without one
 	// (the outbox's events at the end) is not a line.
-	if len(pts) == 0 || pts[len(pts)-1].Measurement != schema.CollectorTick ||
-		s.err != nil || (s.opts.Lines > 0 && s.lines >= s.opts.Lines) {
+	tick := slices.IndexFunc(pts, func(p point.Point) bool { return p.Measurement == schema.CollectorTick })
+	if tick < 0 || s.err != nil || (s.opts.Lines > 0 && s.lines >= s.opts.Lines) {
 		return nil
 	}
 	cells := watchCells(pts)
 	if s.cols == nil {
 		s.cols = cells
 	}
+	// Seven characters a column, wider for a longer name (a tank's).
+	width := func(c watchCell) int { return max(7, len(c.component)) }
 	var b strings.Builder
 	if s.lines == 0 || (s.opts.HeaderEvery > 0 && s.lines%s.opts.HeaderEvery == 0) {
 		fmt.Fprintf(&b, "#%7s", "time")
 		for _, c := range s.cols {
-			fmt.Fprintf(&b, " %7s", c.component)
+			fmt.Fprintf(&b, " %*s", width(c), c.component)
 		}
 		fmt.Fprintf(&b, "\n#%7s", "")
 		for _, c := range s.cols {
-			fmt.Fprintf(&b, " %7s", c.unit)
+			fmt.Fprintf(&b, " %*s", width(c), c.unit)
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString(pts[len(pts)-1].Time.Local().Format("15:04:05"))
+	b.WriteString(pts[tick].Time.Local().Format("15:04:05"))
 	for _, c := range s.cols {
-		fmt.Fprintf(&b, " %7s", formatCell(lookupCell(cells, c)))
+		fmt.Fprintf(&b, " %*s", width(c), formatCell(lookupCell(cells, c)))
 	}
 	b.WriteByte('\n')
 	if _, err := io.WriteString(s.w, b.String()); err != nil {
