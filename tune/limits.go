@@ -91,6 +91,12 @@ func (l Limits) violation(th Thermal, measured []rundir.Iteration, m map[string]
 // measured is not kept.
 func (b Bound) check(measured []rundir.Iteration, m map[string]float64) string {
 	v, ok := meanMetric(measured, b.Metric)
+	what := b.Metric
+	if ok && len(measured) > 1 {
+		// The evaluation's own metrics may show another statistic (a
+		// median): say which value was checked.
+		what = fmt.Sprintf("%s (mean of %d iterations)", b.Metric, len(measured))
+	}
 	if !ok {
 		v, ok = m[b.Metric]
 	}
@@ -105,7 +111,7 @@ func (b Bound) check(measured []rundir.Iteration, m map[string]float64) string {
 	if b.Op[0] == '<' {
 		side = "above the ceiling"
 	}
-	return fmt.Sprintf("%s %.6g is %s %s", b.Metric, v, side, b.Spec)
+	return fmt.Sprintf("%s %.6g is %s %s", what, v, side, b.Spec)
 }
 
 // meanMetric is the mean of a metric over the iterations, when every one

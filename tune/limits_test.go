@@ -84,7 +84,7 @@ params:
 	}
 	violating := 0
 	for _, ev := range rep.Curves[0].Evaluations {
-		want := map[string]string{"20": "score 0.2 is below the floor score>=0.5", "40": "score 0.4 is below the floor score>=0.5"}[ev.Values["ms"]]
+		want := map[string]string{"20": "score (mean of 2 iterations) 0.2 is below the floor score>=0.5", "40": "score (mean of 2 iterations) 0.4 is below the floor score>=0.5"}[ev.Values["ms"]]
 		if ev.Violation != want {
 			t.Errorf("ms=%s: violation %q, want %q", ev.Values["ms"], ev.Violation, want)
 		}
