@@ -34,7 +34,10 @@ type Config struct {
 	Switch    Switch
 	RunID     string
 	// Event records a run event (the runner's Event).
-	Event  func(rundir.Event)
+	Event func(rundir.Event)
+	// Record, when set, is given the summary as the hold stops, for
+	// run.json.
+	Record func(rundir.Hold)
 	Logger *slog.Logger
 }
 
@@ -102,11 +105,11 @@ func PeriodFor(m *Model, intervalS float64) time.Duration {
 	return time.Duration(math.Min(p, intervalS) * float64(time.Second))
 }
 
-// SetEmit gives the hold the collector's Emit, through which its points
-// reach every sink with the next tick.
-func (h *Runtime) SetEmit(emit func(...point.Point)) {
+// SetRun gives the hold the run's id and the collector's Emit, through
+// which its points reach every sink with the next tick.
+func (h *Runtime) SetRun(runID string, emit func(...point.Point)) {
 	h.mu.Lock()
-	h.emit = emit
+	h.cfg.RunID, h.emit = runID, emit
 	h.mu.Unlock()
 }
 
@@ -154,6 +157,9 @@ func (h *Runtime) Stop() {
 	h.mu.Lock()
 	h.stopAt = time.Now()
 	h.mu.Unlock()
+	if h.cfg.Record != nil {
+		h.cfg.Record(h.Summary())
+	}
 }
 
 // cycle pauses and resumes the job at the period with the current duty.
@@ -250,14 +256,17 @@ func (h *Runtime) Write(points []point.Point) error {
 		h.times = append(h.times, tick.Sub(h.start).Seconds())
 		h.reads = append(h.reads, hot)
 	}
-	emit := h.emit
+	emit, runID := h.emit, h.cfg.RunID
 	h.mu.Unlock()
 	if st.Changed != "" {
 		h.cfg.Logger.Warn("hold: " + st.Changed)
 		h.cfg.Event(rundir.Event{Time: tick, Kind: schema.KindHoldFallback, Message: st.Changed})
 	}
 	p := point.New(schema.Hold, tick)
-	p.AddTag(schema.TagComponent, componentTag(h.cfg.Target)).AddTag(schema.TagRun, h.cfg.RunID)
+	p.AddTag(schema.TagComponent, componentTag(h.cfg.Target))
+	if runID != "" {
+		p.AddTag(schema.TagRun, runID)
+	}
 	p.AddFloat(schema.FieldSetpointC, h.cfg.Target.SetC)
 	if found {
 		p.AddFloat(schema.FieldTempC, hot)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/hold"
+	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -21,6 +23,9 @@ type RunOptions struct {
 	Runner workloads.Options
 	// Launch runs the job through Slurm; nil runs it here.
 	Launch *SlurmLaunch
+	// Hold, when set, holds a component at a set point by pacing the job
+	// over the load (heatsink run --hold).
+	Hold *HoldOptions
 	// Watch, when set, is called as the job starts with the runner, whose
 	// Progress a live display may show; the func it returns is called as
 	// the job ends.
@@ -52,11 +57,21 @@ func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, err
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	var hr *hold.Runtime // set below, before the load can start
+	if o.Hold != nil {
+		o.Runner.OnLoad = func(started bool) { holdPhase(hr, started) }
+	}
 	r, err := workloads.NewRunner(ctx, o.Runner)
 	if err != nil {
 		return RunResult{}, err
 	}
 	defer r.Close()
+	if o.Hold != nil {
+		if hr, err = newHold(*o.Hold, cfg, o, r); err != nil {
+			return RunResult{}, err
+		}
+		o.Sinks = append(o.Sinks, hr)
+	}
 	// The alert engine's guard acts on the job through the runner, which
 	// records its firings and actions with the phase they fell in.
 	o.Sinks = append([]collectors.Sink{r.Latest()}, o.Sinks...)
@@ -64,6 +79,10 @@ func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, err
 	c, err := Start(cfg, o.Options)
 	if err != nil {
 		return RunResult{}, err
+	}
+	if hr != nil {
+		hr.SetRun(c.runID, c.collector.Emit)
+		r.UpdateMeta(func(m *rundir.Meta) { s := hr.Summary(); m.Hold = &s })
 	}
 	var signo atomic.Int32
 	go func() {

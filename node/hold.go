@@ -1,0 +1,170 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/configs"
+	"github.com/heatsink-hpc/heatsink/hold"
+	"github.com/heatsink-hpc/heatsink/rundir"
+	"github.com/heatsink-hpc/heatsink/workloads"
+)
+
+// HoldOptions are heatsink run --hold's: the target, and where the model
+// comes from.
+type HoldOptions struct {
+	Target hold.Target
+	// ModelFrom is an earlier run directory of the same workload on this
+	// node to take the model from; "" looks for the newest beside the new
+	// run's directory (--out's parent).
+	ModelFrom string
+}
+
+// newHold prepares the hold of a run: its model, found now so that a
+// --hold-model that gives none fails before the run starts.
+func newHold(ho HoldOptions, cfg *configs.Config, o RunOptions, r *workloads.Runner) (*hold.Runtime, error) {
+	var job *rundir.Workload
+	if c := o.Runner.Command; c != nil {
+		job = &rundir.Workload{Name: c.Name(), Command: c.Argv}
+	} else {
+		job = &rundir.Workload{Name: o.Runner.Workload.Name()}
+	}
+	m, noModel, err := holdModel(ho, o.OutDir, HostOf(cfg), job)
+	if err != nil {
+		return nil, err
+	}
+	return hold.NewRuntime(hold.Config{Target: ho.Target, Model: m, NoModel: noModel, IntervalS: cfg.Interval.Seconds(),
+		Switch: r, Event: r.Event, Logger: slog.Default(), Record: func(s rundir.Hold) { r.UpdateMeta(func(m *rundir.Meta) { m.Hold = &s }) }})
+}
+
+// holdPhase starts the hold with the load and ends it with the load.
+func holdPhase(h *hold.Runtime, started bool) {
+	if h == nil {
+		return
+	}
+	if started {
+		h.Start()
+	} else {
+		h.Stop()
+	}
+}
+
+// kindOf is the report's component kind for each kind --hold names.
+var kindOf = map[string]string{"gpu_core": analysis.KindGPUCore, "gpu_mem": analysis.KindGPUMem,
+	"cpu_package": analysis.KindCPU, "coolant": analysis.KindCoolant}
+
+// holdModel finds the model of the target's component: from ModelFrom, or
+// from the newest finished run of the same job on this host beside outDir.
+// No model is not an error (the hold is then the plain pause, and the
+// string says why); a ModelFrom that gives none is.
+func holdModel(o HoldOptions, outDir, host string, job *rundir.Workload) (*hold.Model, string, error) {
+	if o.ModelFrom != "" {
+		m, err := ModelFromRun(o.ModelFrom, o.Target)
+		if err != nil {
+			return nil, "", fmt.Errorf("--hold-model: %w", err)
+		}
+		return &m, "", nil
+	}
+	if outDir == "" {
+		return nil, hold.ErrNoModel.Error() + "; give --out so earlier runs beside it are found", nil
+	}
+	dirs, err := earlierRuns(filepath.Dir(filepath.Clean(outDir)), host, job)
+	if err != nil {
+		return nil, "", err
+	}
+	var why []string
+	for _, d := range dirs {
+		m, err := ModelFromRun(d, o.Target)
+		if err == nil {
+			return &m, "", nil
+		}
+		why = append(why, err.Error())
+	}
+	if len(why) > 0 {
+		return nil, hold.ErrNoModel.Error() + ": " + strings.Join(why, "; "), nil
+	}
+	return nil, hold.ErrNoModel.Error(), nil
+}
+
+// earlierRuns lists the finished, unheld runs of the same job on host in
+// parent, newest first.
+func earlierRuns(parent, host string, job *rundir.Workload) ([]string, error) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("look for earlier runs: %w", err)
+	}
+	type found struct {
+		dir  string
+		meta rundir.Meta
+	}
+	var runs []found
+	for _, e := range ents {
+		dir := filepath.Join(parent, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, rundir.MetaFile))
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		var m rundir.Meta
+		if json.Unmarshal(b, &m) != nil || m.Host != host || m.Status != "complete" || m.Hold != nil || m.Workload == nil {
+			continue
+		}
+		if m.Workload.Name != job.Name || !slices.Equal(m.Workload.Command, job.Command) {
+			continue
+		}
+		runs = append(runs, found{dir, m})
+	}
+	slices.SortFunc(runs, func(a, b found) int { return b.meta.Start.Compare(a.meta.Start) })
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.dir
+	}
+	return out, nil
+}
+
+// ModelFromRun analyses the run in dir and builds the hold's model from
+// the load fit of the target's component (the hottest one, where several
+// match): its idle mean, fitted start, rise and τ.
+func ModelFromRun(dir string, t hold.Target) (hold.Model, error) {
+	run, err := analysis.Load(dir)
+	if err != nil {
+		return hold.Model{}, err
+	}
+	rep := analysis.Analyze(run, analysis.DefaultOptions())
+	var best *analysis.ComponentResult
+	for i := range rep.Components {
+		c := &rep.Components[i]
+		if c.Kind != kindOf[t.Component] || c.LoadFit == nil || c.IdleMeanC == nil {
+			continue
+		}
+		if t.Device != "" && !strings.HasSuffix(c.ID, ":"+t.Device) {
+			continue
+		}
+		if best == nil || c.LoadFit.PlateauC > best.LoadFit.PlateauC {
+			best = c
+		}
+	}
+	if best == nil {
+		return hold.Model{}, fmt.Errorf("run %s has no load fit of %s (heatsink report %s says why)", dir, t.Component, dir)
+	}
+	f := best.LoadFit
+	share, tauFast := math.NaN(), math.NaN()
+	if f.FastShare != nil {
+		share = *f.FastShare
+	}
+	if f.TauFastS != nil {
+		tauFast = *f.TauFastS
+	}
+	src := fmt.Sprintf("run %s (%s, %s)", rep.Run.ID, best.ID, filepath.Base(dir))
+	m, err := hold.FromLoadFit(*best.IdleMeanC, f.StartC, f.RiseC, share, f.TauS, tauFast, src)
+	if err != nil {
+		return hold.Model{}, err
+	}
+	return m, nil
+}
