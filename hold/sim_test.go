@@ -202,3 +202,29 @@ func TestHoldWithoutAModelIsThePause(t *testing.T) {
 		t.Error("the pause never paused a job that runs 12 °C past the set point free")
 	}
 }
+
+// TestHoldBeatsThePlainPause: today's pause guard at the same set point
+// (the controller's ModePause, a rule at T_set clearing a degree under it)
+// saws between the two on an H100, whose first second free jumps it
+// several degrees; the hold settles.
+func TestHoldBeatsThePlainPause(t *testing.T) {
+	sc := h100("", 1, 1, 57)
+	s := sc.sim()
+	tr, err := s.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.sim()
+	p.Ctrl = &Options{}
+	ptr, err := p.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, pq := Judge(tr, sc.settleS), Judge(ptr, sc.settleS)
+	t.Logf("pause: mean %.2f °C, p95 %.2f °C, overshoot %.2f °C, throughput %.3f; hold: %.2f, %.2f, %.2f, %.3f",
+		pq.MeanAbsC, pq.P95AbsC, pq.OvershootC, pq.Throughput, q.MeanAbsC, q.P95AbsC, q.OvershootC, q.Throughput)
+	if pq.P95AbsC <= goalP95C || q.MeanAbsC >= pq.MeanAbsC || q.OvershootC >= pq.OvershootC {
+		t.Errorf("the pause (mean %.2f, p95 %.2f, overshoot %.2f °C) is no worse than the hold (%.2f, %.2f, %.2f)",
+			pq.MeanAbsC, pq.P95AbsC, pq.OvershootC, q.MeanAbsC, q.P95AbsC, q.OvershootC)
+	}
+}
