@@ -23,6 +23,9 @@ const (
 	// ModeBlind is a step with no fresh reading: the model's steady-state
 	// duty for the set point, open loop, until a reading comes back.
 	ModeBlind Mode = "blind"
+	// ModeFixed is no control: a fixed duty given in advance (--duty),
+	// the yardstick the hold is measured against.
+	ModeFixed Mode = "fixed"
 )
 
 // Options configure a Controller.

@@ -29,6 +29,10 @@ type Config struct {
 	// NoModel says why.
 	Model   *Model
 	NoModel string
+	// FixedDuty, when set, runs the job at that duty instead of the
+	// controller's (no model needed), judged against the set point all
+	// the same: the best fixed duty a benchmark bisects for.
+	FixedDuty *float64
 	// IntervalS is the sampling interval: the controller steps once a tick.
 	IntervalS float64
 	Switch    Switch
@@ -82,7 +86,16 @@ func NewRuntime(cfg Config) (*Runtime, error) {
 	if _, err := New(Options{SetC: cfg.Target.SetC, Model: cfg.Model, IntervalS: cfg.IntervalS}); err != nil {
 		return nil, fmt.Errorf("hold %s: %w", cfg.Target, err)
 	}
-	return &Runtime{cfg: cfg, period: PeriodFor(cfg.Model, cfg.IntervalS), emit: func(...point.Point) {}}, nil
+	period := PeriodFor(cfg.Model, cfg.IntervalS)
+	if d := cfg.FixedDuty; d != nil {
+		if !(*d >= 0 && *d <= 1) {
+			return nil, fmt.Errorf("hold %s: fixed duty %v must be from 0 to 1", cfg.Target, *d)
+		}
+		if cfg.Model == nil {
+			period = time.Duration(math.Min(0.1, cfg.IntervalS) * float64(time.Second))
+		}
+	}
+	return &Runtime{cfg: cfg, period: period, emit: func(...point.Point) {}}, nil
 }
 
 // PeriodFor is the duty cycle's period for a model: a fifth of the fast
@@ -127,6 +140,9 @@ func (h *Runtime) Start() {
 	}
 	h.ctrl, h.active, h.duty, h.start = ctrl, true, 1, time.Now()
 	h.mode = ctrl.Mode()
+	if d := h.cfg.FixedDuty; d != nil {
+		h.duty, h.mode = *d, ModeFixed
+	}
 	msg := fmt.Sprintf("hold %s: %s, duty cycle period %v", h.cfg.Target, h.describeModel(), h.period)
 	h.cfg.Logger.Info(msg)
 	h.cfg.Event(rundir.Event{Kind: schema.KindHoldStart, Message: msg})
@@ -136,6 +152,9 @@ func (h *Runtime) Start() {
 }
 
 func (h *Runtime) describeModel() string {
+	if d := h.cfg.FixedDuty; d != nil {
+		return fmt.Sprintf("a fixed duty of %g", *d)
+	}
 	if m := h.cfg.Model; m != nil {
 		return fmt.Sprintf("model from %s (idle %.1f °C, rise %.1f °C of which %.1f °C fast, τ %.1f s)", m.Source, m.BaseC, m.RiseC(), m.FastC, m.TauS)
 	}
@@ -246,7 +265,12 @@ func (h *Runtime) Write(points []point.Point) error {
 		h.mu.Unlock()
 		return nil
 	}
-	st := h.ctrl.Step(hot, found)
+	var st Step
+	if d := h.cfg.FixedDuty; d != nil {
+		st = Step{Duty: *d, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
+	} else {
+		st = h.ctrl.Step(hot, found)
+	}
 	h.duty = st.Duty
 	if st.Changed != "" {
 		h.fell = st.Changed
@@ -301,7 +325,7 @@ func (h *Runtime) Summary() rundir.Hold {
 	defer h.mu.Unlock()
 	s := rundir.Hold{Target: h.cfg.Target.String(), SetC: h.cfg.Target.SetC, PeriodS: h.period.Seconds(),
 		NoModel: h.cfg.NoModel, Mode: string(h.mode), Fallback: h.fell, Readings: len(h.reads)}
-	if h.ctrl != nil && h.cfg.Model != nil {
+	if h.ctrl != nil && h.cfg.Model != nil && h.cfg.FixedDuty == nil {
 		m := h.ctrl.Model()
 		s.Model = &rundir.HoldModel{BaseC: m.BaseC, FastC: m.FastC, SlowC: m.SlowC, TauS: m.TauS, TauFastS: m.TauFastS, Gain: h.ctrl.gain, Source: m.Source}
 		s.SettleS = 3 * m.TauS

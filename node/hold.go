@@ -21,6 +21,8 @@ import (
 // comes from.
 type HoldOptions struct {
 	Target hold.Target
+	// FixedDuty runs the job at this duty instead of the controller's.
+	FixedDuty *float64
 	// ModelFrom is an earlier run directory of the same workload on this
 	// node to take the model from; "" looks for the newest beside the new
 	// run's directory (--out's parent).
@@ -36,11 +38,15 @@ func newHold(ho HoldOptions, cfg *configs.Config, o RunOptions, r *workloads.Run
 	} else {
 		job = &rundir.Workload{Name: o.Runner.Workload.Name()}
 	}
-	m, noModel, err := holdModel(ho, o.OutDir, HostOf(cfg), job)
-	if err != nil {
-		return nil, err
+	var m *hold.Model
+	var noModel string
+	if ho.FixedDuty == nil || ho.ModelFrom != "" {
+		var err error
+		if m, noModel, err = holdModel(ho, o.OutDir, HostOf(cfg), job); err != nil {
+			return nil, err
+		}
 	}
-	return hold.NewRuntime(hold.Config{Target: ho.Target, Model: m, NoModel: noModel, IntervalS: cfg.Interval.Seconds(),
+	return hold.NewRuntime(hold.Config{Target: ho.Target, Model: m, NoModel: noModel, FixedDuty: ho.FixedDuty, IntervalS: cfg.Interval.Seconds(),
 		Switch: r, Event: r.Event, Logger: slog.Default(), Record: func(s rundir.Hold) { r.UpdateMeta(func(m *rundir.Meta) { m.Hold = &s }) }})
 }
 

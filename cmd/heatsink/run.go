@@ -24,6 +24,7 @@ type runFlags struct {
 	waitNominal, withReport                     bool
 	launcher, partition, hold, holdModel        string
 	nodes                                       int
+	duty                                        float64
 }
 
 func newRunCmd() *cobra.Command {
