@@ -35,8 +35,11 @@ type Config struct {
 	FixedDuty *float64
 	// IntervalS is the sampling interval: the controller steps once a tick.
 	IntervalS float64
-	Switch    Switch
-	RunID     string
+	// Running says the job was running free when the hold started (a
+	// rule switched it on mid-load).
+	Running bool
+	Switch  Switch
+	RunID   string
 	// Event records a run event (the runner's Event).
 	Event func(rundir.Event)
 	// Record, when set, is given the summary as the hold stops, for
@@ -133,7 +136,7 @@ func (h *Runtime) Start() {
 	if h.active {
 		return
 	}
-	ctrl, err := New(Options{SetC: h.cfg.Target.SetC, Model: h.cfg.Model, IntervalS: h.cfg.IntervalS})
+	ctrl, err := New(Options{SetC: h.cfg.Target.SetC, Model: h.cfg.Model, IntervalS: h.cfg.IntervalS, Running: h.cfg.Running})
 	if err != nil { // checked in NewRuntime
 		h.cfg.Logger.Error("hold", "err", err)
 		return

@@ -3,7 +3,6 @@ package node
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,10 +10,8 @@ import (
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
-	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/hold"
 	"github.com/heatsink-hpc/heatsink/rundir"
-	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
 // HoldOptions are heatsink run --hold's: the target, and where the model
@@ -27,39 +24,6 @@ type HoldOptions struct {
 	// node to take the model from; "" looks for the newest beside the new
 	// run's directory (--out's parent).
 	ModelFrom string
-}
-
-// newHold prepares the hold of a run: its model, found now so that a
-// --hold-model that gives none fails before the run starts.
-func newHold(ho HoldOptions, cfg *configs.Config, o RunOptions, r *workloads.Runner) (*hold.Runtime, error) {
-	var job *rundir.Workload
-	if c := o.Runner.Command; c != nil {
-		job = &rundir.Workload{Name: c.Name(), Command: c.Argv}
-	} else {
-		job = &rundir.Workload{Name: o.Runner.Workload.Name()}
-	}
-	var m *hold.Model
-	var noModel string
-	if ho.FixedDuty == nil || ho.ModelFrom != "" {
-		var err error
-		if m, noModel, err = holdModel(ho, o.OutDir, HostOf(cfg), job); err != nil {
-			return nil, err
-		}
-	}
-	return hold.NewRuntime(hold.Config{Target: ho.Target, Model: m, NoModel: noModel, FixedDuty: ho.FixedDuty, IntervalS: cfg.Interval.Seconds(),
-		Switch: r, Event: r.Event, Logger: slog.Default(), Record: func(s rundir.Hold) { r.UpdateMeta(func(m *rundir.Meta) { m.Hold = &s }) }})
-}
-
-// holdPhase starts the hold with the load and ends it with the load.
-func holdPhase(h *hold.Runtime, started bool) {
-	if h == nil {
-		return
-	}
-	if started {
-		h.Start()
-	} else {
-		h.Stop()
-	}
 }
 
 // kindOf is the report's component kind for each kind --hold names.

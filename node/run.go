@@ -11,8 +11,6 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
-	"github.com/heatsink-hpc/heatsink/hold"
-	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -57,33 +55,26 @@ func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, err
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	var hr *hold.Runtime // set below, before the load can start
-	if o.Hold != nil {
-		o.Runner.OnLoad = func(started bool) { holdPhase(hr, started) }
-	}
+	holds := &holdSet{}
+	o.Runner.OnLoad = holds.phase
 	r, err := workloads.NewRunner(ctx, o.Runner)
 	if err != nil {
 		return RunResult{}, err
 	}
 	defer r.Close()
-	if o.Hold != nil {
-		if hr, err = newHold(*o.Hold, cfg, o, r); err != nil {
-			return RunResult{}, err
-		}
-		o.Sinks = append(o.Sinks, hr)
+	if err := holds.prepare(cfg, o, r); err != nil {
+		return RunResult{}, err
 	}
+	o.Sinks = append(o.Sinks, holds)
 	// The alert engine's guard acts on the job through the runner, which
 	// records its firings and actions with the phase they fell in.
 	o.Sinks = append([]collectors.Sink{r.Latest()}, o.Sinks...)
-	o.Job, o.OnEvent = r, r.Event
+	o.Job, o.OnEvent = guardJob{r, holds}, r.Event
 	c, err := Start(cfg, o.Options)
 	if err != nil {
 		return RunResult{}, err
 	}
-	if hr != nil {
-		hr.SetRun(c.runID, c.collector.Emit)
-		r.UpdateMeta(func(m *rundir.Meta) { s := hr.Summary(); m.Hold = &s })
-	}
+	holds.setRun(c.runID, c.collector.Emit)
 	var signo atomic.Int32
 	go func() {
 		n := 0

@@ -18,6 +18,7 @@ const (
 	KindGuardPause     = "guard_pause"
 	KindGuardResume    = "guard_resume"
 	KindGuardStop      = "guard_stop"
+	KindGuardHold      = "guard_hold"
 	KindNote           = "note"
 	KindJobStart       = "job_start"
 	KindJobEnd         = "job_end"
@@ -29,7 +30,7 @@ const (
 // docs/data-model.md lists them.
 func EventKinds() []string {
 	return []string{KindPhaseStart, KindPhaseEnd, KindIterationStart, KindIterationEnd, KindAlertFired,
-		KindAlertCleared, KindGuardPause, KindGuardResume, KindGuardStop, KindHoldStart, KindHoldFallback, KindNote, KindJobStart, KindJobEnd}
+		KindAlertCleared, KindGuardPause, KindGuardResume, KindGuardStop, KindGuardHold, KindHoldStart, KindHoldFallback, KindNote, KindJobStart, KindJobEnd}
 }
 
 // EventPoint is one thing that happened to a run or a node, stamped when it
