@@ -35,6 +35,9 @@ type Config struct {
 	FixedDuty *float64
 	// IntervalS is the sampling interval: the controller steps once a tick.
 	IntervalS float64
+	// Free is the free run's record (FreeRun, FreeWorkPerS...), copied
+	// into the summary for the report's throughput against free running.
+	Free rundir.Hold
 	// Running says the job was running free when the hold started (a
 	// rule switched it on mid-load).
 	Running bool
@@ -327,7 +330,9 @@ func (h *Runtime) Summary() rundir.Hold {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := rundir.Hold{Target: h.cfg.Target.String(), SetC: h.cfg.Target.SetC, PeriodS: h.period.Seconds(),
-		NoModel: h.cfg.NoModel, Mode: string(h.mode), Fallback: h.fell, Readings: len(h.reads)}
+		NoModel: h.cfg.NoModel, Mode: string(h.mode), Fallback: h.fell, Readings: len(h.reads),
+		FreeRun: h.cfg.Free.FreeRun, FreeWorkPerS: h.cfg.Free.FreeWorkPerS, FreeWorkUnit: h.cfg.Free.FreeWorkUnit,
+		FreeIterationsPerS: h.cfg.Free.FreeIterationsPerS}
 	if h.ctrl != nil && h.cfg.Model != nil && h.cfg.FixedDuty == nil {
 		m := h.ctrl.Model()
 		s.Model = &rundir.HoldModel{BaseC: m.BaseC, FastC: m.FastC, SlowC: m.SlowC, TauS: m.TauS, TauFastS: m.TauFastS, Gain: h.ctrl.gain, Source: m.Source}

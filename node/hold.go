@@ -34,33 +34,42 @@ var kindOf = map[string]string{"gpu_core": analysis.KindGPUCore, "gpu_mem": anal
 // from the newest finished run of the same job on this host beside outDir.
 // No model is not an error (the hold is then the plain pause, and the
 // string says why); a ModelFrom that gives none is.
-func holdModel(o HoldOptions, outDir, host string, job *rundir.Workload) (*hold.Model, string, error) {
+func holdModel(o HoldOptions, outDir, host string, job *rundir.Workload) (*hold.Model, string, rundir.Hold, error) {
 	if o.ModelFrom != "" {
 		m, err := ModelFromRun(o.ModelFrom, o.Target)
 		if err != nil {
-			return nil, "", fmt.Errorf("--hold-model: %w", err)
+			return nil, "", rundir.Hold{}, fmt.Errorf("--hold-model: %w", err)
 		}
-		return &m, "", nil
+		return &m, "", freeOf(o.ModelFrom), nil
 	}
 	if outDir == "" {
-		return nil, hold.ErrNoModel.Error() + "; give --out so earlier runs beside it are found", nil
+		return nil, hold.ErrNoModel.Error() + "; give --out so earlier runs beside it are found", rundir.Hold{}, nil
 	}
 	dirs, err := earlierRuns(filepath.Dir(filepath.Clean(outDir)), host, job)
 	if err != nil {
-		return nil, "", err
+		return nil, "", rundir.Hold{}, err
 	}
 	var why []string
 	for _, d := range dirs {
 		m, err := ModelFromRun(d, o.Target)
 		if err == nil {
-			return &m, "", nil
+			return &m, "", freeOf(d), nil
 		}
 		why = append(why, err.Error())
 	}
 	if len(why) > 0 {
-		return nil, hold.ErrNoModel.Error() + ": " + strings.Join(why, "; "), nil
+		return nil, hold.ErrNoModel.Error() + ": " + strings.Join(why, "; "), rundir.Hold{}, nil
 	}
-	return nil, hold.ErrNoModel.Error(), nil
+	return nil, hold.ErrNoModel.Error(), rundir.Hold{}, nil
+}
+
+// freeOf is the free run in dir's throughput, for the hold's record.
+func freeOf(dir string) rundir.Hold {
+	h := rundir.Hold{FreeRun: dir}
+	if m, err := rundir.ReadMeta(dir); err == nil {
+		h.FreeWorkPerS, h.FreeWorkUnit, h.FreeIterationsPerS = m.Throughput()
+	}
+	return h
 }
 
 // earlierRuns lists the finished, unheld runs of the same job on host in

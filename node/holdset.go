@@ -45,13 +45,14 @@ func (h *holdSet) prepare(cfg *configs.Config, o RunOptions, r *workloads.Runner
 		opts.Target = t
 		var m *hold.Model
 		var noModel string
+		var free rundir.Hold
 		if opts.FixedDuty == nil || opts.ModelFrom != "" {
 			var err error
-			if m, noModel, err = holdModel(opts, o.OutDir, HostOf(cfg), job); err != nil {
+			if m, noModel, free, err = holdModel(opts, o.OutDir, HostOf(cfg), job); err != nil {
 				return nil, err
 			}
 		}
-		return hold.NewRuntime(hold.Config{Target: t, Model: m, NoModel: noModel, FixedDuty: opts.FixedDuty,
+		return hold.NewRuntime(hold.Config{Target: t, Model: m, NoModel: noModel, FixedDuty: opts.FixedDuty, Free: free,
 			IntervalS: cfg.Interval.Seconds(), Running: running, Switch: r, Event: r.Event, Logger: slog.Default(),
 			Record: func(s rundir.Hold) { r.UpdateMeta(func(m *rundir.Meta) { m.Hold = &s }) }})
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -82,6 +83,54 @@ type Hold struct {
 	OvershootC float64  `json:"overshoot_c"`
 	PeakC      *float64 `json:"peak_c,omitempty"`
 	Readings   int      `json:"readings"`
+	// FreeRun is the run the model came from, and FreeWorkPerS and
+	// FreeIterationsPerS its throughput over its load, running free: what
+	// the report sets this run's against.
+	FreeRun            string   `json:"free_run,omitempty"`
+	FreeWorkPerS       *float64 `json:"free_work_per_s,omitempty"`
+	FreeWorkUnit       string   `json:"free_work_unit,omitempty"`
+	FreeIterationsPerS *float64 `json:"free_iterations_per_s,omitempty"`
+}
+
+// Throughput is a run's work and iterations per second over its load
+// phase, from its successful iterations (work_<unit> metrics); nil where
+// it has none or no finished load.
+func (m *Meta) Throughput() (workPerS *float64, unit string, itersPerS *float64) {
+	var load *Phase
+	for i := range m.Phases {
+		if m.Phases[i].Name == "load" && m.Phases[i].End != nil {
+			load = &m.Phases[i]
+		}
+	}
+	if load == nil || m.Workload == nil {
+		return nil, "", nil
+	}
+	d := load.End.Sub(load.Start).Seconds()
+	if d <= 0 {
+		return nil, "", nil
+	}
+	var work float64
+	n := 0
+	for _, it := range m.Workload.Iterations {
+		if it.ExitStatus != 0 || it.Error != "" {
+			continue
+		}
+		n++
+		for k, v := range it.Metrics {
+			if u, ok := strings.CutPrefix(k, "work_"); ok {
+				work, unit = work+v, u
+			}
+		}
+	}
+	if n == 0 {
+		return nil, "", nil
+	}
+	ips := float64(n) / d
+	if work > 0 {
+		wps := work / d
+		return &wps, unit, &ips
+	}
+	return nil, "", &ips
 }
 
 // HoldModel is the hold's model of the component (hold.Model).

@@ -123,7 +123,7 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	os.Remove(pidFile)
 	held := filepath.Join(dir, "held")
 	args = append([]string{"run", "--sysfs-root", sys, "--baseline", "3s", "--load", "36s", "--out", held,
-		"--hold", "cpu_package<=52"}, job...)
+		"--hold", "cpu_package<=52", "--report"}, job...)
 	code, out := exitCode(t, args...)
 	if code != 0 {
 		t.Fatalf("held run: exit %d\n%s", code, out)
@@ -165,5 +165,13 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	}
 	if holdPoints < 30 {
 		t.Errorf("%d hold points over a 36 s load", holdPoints)
+	}
+	// The report shows the hold, its figure and what it cost: sleep's
+	// iterations take as long held as free, so about as many per second.
+	if !strings.Contains(out, "Hold: cpu_package<=52") || !strings.Contains(out, "vs free") {
+		t.Errorf("the report has no hold section:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(held, "hold.svg")); err != nil {
+		t.Errorf("no hold figure: %v", err)
 	}
 }
