@@ -201,7 +201,6 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 		return c.pause(readingC, ok, fmt.Sprintf("the reading missed the model by %.1f °C %d times in a row (model rise %.1f °C): it cannot be trusted, falling back to the plain pause", resid, c.miss, m.RiseC()))
 	}
 	c.d += c.beta * resid
-	changed := ""
 	if g, why := c.refine(readingC, m); why != "" {
 		return c.pause(readingC, ok, why)
 	} else if g != c.gain {
@@ -214,7 +213,7 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 	u := clamp((target-m.BaseC-c.d-c.alpha*c.x)/den, 0, 1)
 	c.x = c.alpha*c.x + (1-c.alpha)*m.SlowC*u
 	c.u = u
-	return Step{Duty: u, Mode: ModeModel, PredictedC: m.BaseC + m.FastC*u + c.x + c.d, Gain: c.gain, Changed: changed}
+	return Step{Duty: u, Mode: ModeModel, PredictedC: m.BaseC + m.FastC*u + c.x + c.d, Gain: c.gain}
 }
 
 // refine compares the plant's steady rise with the model's once the duty

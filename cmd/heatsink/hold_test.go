@@ -174,4 +174,43 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(held, "hold.svg")); err != nil {
 		t.Errorf("no hold figure: %v", err)
 	}
+
+	// A rule's hold: action switches the same hold on mid-load, with the
+	// model of the newest free run beside --out (the held run is skipped).
+	rules := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rules, []byte(`alerts:
+  rules:
+    - name: package_warm
+      measurement: hwmon
+      field: temp_c
+      tags: {class: cpu_package}
+      threshold: {op: ">=", value: 47}
+      actions: ["hold:cpu_package<=52"]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(pidFile)
+	byRule := filepath.Join(dir, "by-rule")
+	args = append([]string{"run", "--sysfs-root", sys, "--config", rules, "--baseline", "3s", "--load", "30s", "--out", byRule}, job...)
+	if code, out := exitCode(t, args...); code != 0 {
+		t.Fatalf("run with the hold rule: exit %d\n%s", code, out)
+	}
+	run, err = rundir.Load(byRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = run.Meta.Hold
+	if h == nil || h.Mode != "model" || h.Model == nil || !strings.Contains(h.Model.Source, "free") {
+		t.Fatalf("the rule's hold: %+v", h)
+	}
+	guardHold := false
+	for _, e := range run.Meta.Events {
+		guardHold = guardHold || e.Kind == "guard_hold"
+	}
+	if !guardHold {
+		t.Error("no guard_hold event")
+	}
+	if h.MeanAbsC == nil || *h.MeanAbsC > 0.5 || h.OvershootC > 2 {
+		t.Errorf("held by the rule at mean |T−Tset| %v, overshoot %.2f °C", h.MeanAbsC, h.OvershootC)
+	}
 }
