@@ -181,6 +181,11 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 		if g, ok := c.jump(readingC, m); ok && (g < minGain || g > maxGain) {
 			return c.pause(readingC, true, fmt.Sprintf("the first second's rise was %.2f times the model's: it cannot be trusted, falling back to the plain pause", g))
 		} else if ok {
+			// The first second underestimates whenever the job
+			// started late in it (a process to start, an iteration
+			// to begin), which would overshoot: it may raise the
+			// gain above the model's, never lower it under.
+			g = math.Max(g, 1)
 			// The disturbance was taken at idle, where the gain does
 			// not enter: only the slow state scales.
 			c.x *= g / c.gain

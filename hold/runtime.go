@@ -144,8 +144,16 @@ func (h *Runtime) Start() {
 		h.cfg.Logger.Error("hold", "err", err)
 		return
 	}
-	h.ctrl, h.active, h.duty, h.start = ctrl, true, 1, time.Now()
+	h.ctrl, h.active, h.start = ctrl, true, time.Now()
 	h.mode = ctrl.Mode()
+	// Until the controller's first step (the next tick) the job stays as
+	// the controller assumes it was: held at the load's start, so the
+	// first reading is the idle the model starts from, or running when a
+	// rule switched the hold on mid-load.
+	h.duty = 0
+	if h.cfg.Running {
+		h.duty = 1
+	}
 	if d := h.cfg.FixedDuty; d != nil {
 		h.duty, h.mode = *d, ModeFixed
 	}

@@ -53,7 +53,7 @@ func (p *procPlant) jobRunning() bool {
 	}
 	st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
 	if err != nil {
-		return true // between iterations: the next one is starting
+		return false // between iterations: nothing runs until the next starts
 	}
 	s := string(st)
 	state := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
@@ -151,18 +151,23 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	// on two cores, and a tick read late shows as a spike the simulated
 	// plants (hold/sim_test.go) hold to 1.5 °C in sim time.
 	if h.MeanAbsC == nil || *h.MeanAbsC > 0.5 || *h.P95AbsC > 1.5 || h.OvershootC > 2 {
-		t.Errorf("held at mean |T−Tset| %v, p95 %v, overshoot %.2f °C (goals 0.5, 1.5, 2)", h.MeanAbsC, h.P95AbsC, h.OvershootC)
+		t.Errorf("held at mean |T−Tset| %s, p95 %s, overshoot %.2f °C (goals 0.5, 1.5, 2)", fmtPtr(h.MeanAbsC), fmtPtr(h.P95AbsC), h.OvershootC)
 	}
 	// 52 °C is 60 % of the way from 40 to the free 60 °C.
 	if h.Duty < 0.45 || h.Duty > 0.8 {
 		t.Errorf("duty %.2f, want about 0.6", h.Duty)
 	}
 	holdPoints := 0
+	var trace []string
 	for _, pt := range run.Points {
 		if pt.Measurement == "hold" && pt.Tag("run") == run.Meta.ID {
 			holdPoints++
+			v, _ := pt.Float("temp_c")
+			u, _ := pt.Float("duty")
+			trace = append(trace, fmt.Sprintf("%.2f@%.2f", v, u))
 		}
 	}
+	t.Logf("readings@duty: %s", strings.Join(trace, " "))
 	if holdPoints < 30 {
 		t.Errorf("%d hold points over a 36 s load", holdPoints)
 	}
@@ -211,6 +216,13 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 		t.Error("no guard_hold event")
 	}
 	if h.MeanAbsC == nil || *h.MeanAbsC > 0.5 || h.OvershootC > 2 {
-		t.Errorf("held by the rule at mean |T−Tset| %v, overshoot %.2f °C", h.MeanAbsC, h.OvershootC)
+		t.Errorf("held by the rule at mean |T−Tset| %v, overshoot %.2f °C", fmtPtr(h.MeanAbsC), h.OvershootC)
 	}
+}
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.2f", *p)
 }
