@@ -40,14 +40,14 @@ type Command struct {
 	DropEnv []string
 
 	mu     sync.Mutex
-	pgid   int           // process group of the run in progress; 0 between runs
-	paused bool          // SIGSTOP sent and not yet undone
+	pgid   int  // process group of the run in progress; 0 between runs
+	paused bool // SIGSTOP sent and not yet undone
 	// held is what Pause and Resume last asked, between runs too: a run
 	// that starts while the job is held is stopped at once, so a pause
 	// that raced the start of an iteration is not lost.
-	held bool
-	stop   chan struct{} // closed by Stop during a run
-	hurry  chan struct{} // closed by Kill: skip what is left of the grace period
+	held  bool
+	stop  chan struct{} // closed by Stop during a run
+	hurry chan struct{} // closed by Kill: skip what is left of the grace period
 }
 
 // NewCommand resolves argv[0] on PATH and checks it can be executed, so that a

@@ -157,17 +157,8 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	if h.Duty < 0.45 || h.Duty > 0.8 {
 		t.Errorf("duty %.2f, want about 0.6", h.Duty)
 	}
-	holdPoints := 0
-	var trace []string
-	for _, pt := range run.Points {
-		if pt.Measurement == "hold" && pt.Tag("run") == run.Meta.ID {
-			holdPoints++
-			v, _ := pt.Float("temp_c")
-			u, _ := pt.Float("duty")
-			trace = append(trace, fmt.Sprintf("%.2f@%.2f", v, u))
-		}
-	}
-	t.Logf("readings@duty: %s", strings.Join(trace, " "))
+	holdPoints, trace := holdTrace(run)
+	t.Logf("readings@duty: %s", trace)
 	if holdPoints < 30 {
 		t.Errorf("%d hold points over a 36 s load", holdPoints)
 	}
@@ -215,9 +206,24 @@ func TestRunHoldPacesARealProcessAtTheSetPoint(t *testing.T) {
 	if !guardHold {
 		t.Error("no guard_hold event")
 	}
+	_, trace = holdTrace(run)
+	t.Logf("by the rule, readings@duty: %s", trace)
 	if h.MeanAbsC == nil || *h.MeanAbsC > 0.5 || h.OvershootC > 2 {
 		t.Errorf("held by the rule at mean |T−Tset| %v, overshoot %.2f °C", fmtPtr(h.MeanAbsC), h.OvershootC)
 	}
+}
+
+// holdTrace counts the run's hold points and writes each reading@duty.
+func holdTrace(run *rundir.Run) (int, string) {
+	var trace []string
+	for _, pt := range run.Points {
+		if pt.Measurement == "hold" && pt.Tag("run") == run.Meta.ID {
+			v, _ := pt.Float("temp_c")
+			u, _ := pt.Float("duty")
+			trace = append(trace, fmt.Sprintf("%.2f@%.2f", v, u))
+		}
+	}
+	return len(trace), strings.Join(trace, " ")
 }
 
 func fmtPtr(p *float64) string {
