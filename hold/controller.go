@@ -184,8 +184,10 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 			// The first second underestimates whenever the job
 			// started late in it (a process to start, an iteration
 			// to begin), which would overshoot: it may raise the
-			// gain above the model's, never lower it under.
-			g = math.Max(g, 1)
+			// cautious gain, never lower it. Steady stretches bring
+			// it down where the model was right
+			// (TestHoldIsNotFooledByALateStart).
+			g = math.Max(g, c.gain)
 			// The disturbance was taken at idle, where the gain does
 			// not enter: only the slow state scales.
 			c.x *= g / c.gain

@@ -85,6 +85,10 @@ type Sim struct {
 	// (1 for NVML's whole degrees, 0 for none).
 	NoiseC, ResolutionC float64
 	Seed                uint64
+	// StartLagS is how late in the first interval the job starts (a
+	// process to start, an iteration to begin): the first second's rise is
+	// smaller than the plant's.
+	StartLagS float64
 }
 
 // SetStep is a change of set point during a simulated run.
@@ -140,7 +144,12 @@ func (s Sim) Run() (Trace, error) {
 		// The reading comes at the end of the interval, at a random
 		// phase of the duty cycle's last period.
 		at := dt - rng.Float64()*s.PeriodS
-		tr.RunS += s.advance(dt, duty, at, &sampled)
+		if t == 0 && s.StartLagS > 0 {
+			s.Plant.Advance(s.StartLagS, false)
+			tr.RunS += s.advance(dt-s.StartLagS, duty, at-s.StartLagS, &sampled)
+		} else {
+			tr.RunS += s.advance(dt, duty, at, &sampled)
+		}
 		reading = s.read(sampled, rng)
 	}
 	tr.DurationS = s.DurationS

@@ -117,6 +117,23 @@ func TestHoldMeetsTheGoalsOnSimulatedPlants(t *testing.T) {
 	}
 }
 
+// TestHoldIsNotFooledByALateStart: a job that starts 0.4 s into the first
+// interval rises less in it than the plant would; the first second's
+// measurement must not lower the gain and let the load overshoot.
+func TestHoldIsNotFooledByALateStart(t *testing.T) {
+	for _, gain := range []float64{0.5, 1, 1.5} {
+		s := h100("", gain, 1, 57).sim()
+		s.StartLagS = 0.4
+		tr, err := s.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := Judge(tr, 48); q.OvershootC > goalOvershootC || q.MeanAbsC > goalMeanC {
+			t.Errorf("model's rises ×%g, start 0.4 s late: overshoot %.2f °C, mean |T−Tset| %.2f °C", gain, q.OvershootC, q.MeanAbsC)
+		}
+	}
+}
+
 // TestHoldRunsFreeBelowTheSetPoint: a set point above what the job reaches
 // running free leaves it free.
 func TestHoldRunsFreeBelowTheSetPoint(t *testing.T) {
