@@ -14,6 +14,13 @@ command -v snmpget >/dev/null 2>&1 || need_apt+=(snmp)
 { command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ]; } || need_apt+=(slurmd)
 command -v srun >/dev/null 2>&1 || need_apt+=(slurm-client)
 { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || need_apt+=(munge)
+# Slurm's accounting (sacct, sacctmgr; slurmtest's Accounting option) needs
+# slurmdbd and a MariaDB the test starts itself: the server's and client's
+# programs only (the -core packages), not mariadb-server, whose install
+# would start a system database.
+{ command -v slurmdbd >/dev/null 2>&1 || [ -x /usr/sbin/slurmdbd ]; } || need_apt+=(slurmdbd)
+{ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; } || need_apt+=(mariadb-server-core)
+command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client-core)
 # heatsink export --prometheus is tested against a real Prometheus scraping a
 # real node_exporter (recordings/promhistory); both live in /usr/bin.
 command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need_apt+=(prometheus)

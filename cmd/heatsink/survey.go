@@ -20,15 +20,16 @@ type surveyFlags struct {
 	configPath, out, workload, against string
 	sets                               []string
 	plan                               node.SurveyPlan
+	fleet                              surveyFleetFlags
 }
 
 func newSurveyCmd() *cobra.Command {
 	sf := surveyFlags{plan: node.DefaultSurveyPlan()}
 	cmd := &cobra.Command{
-		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR]",
+		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR] [--launcher slurm --nodes N]",
 		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
-		Long:  surveyLong,
-		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyCmd(cmd, &sf, args) },
+		Long:  surveyLong + surveyFleetLong,
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyOrFleet(cmd, &sf, args) },
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -42,6 +43,7 @@ func newSurveyCmd() *cobra.Command {
 	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ")
 	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ")
 	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load")
+	addSurveyFleetFlags(f, &sf)
 	addRootFlags(cmd)
 	return cmd
 }
@@ -88,13 +90,9 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := errors.Join(checkNewRunDir(sf.out), sf.plan.Check()); err != nil {
 		return none, err
 	}
-	var against *analysis.Survey
-	if sf.against != "" {
-		a, err := analysis.ReadSurvey(sf.against)
-		if err != nil {
-			return none, fmt.Errorf("--against: %w", err)
-		}
-		against = &a
+	against, err := readAgainst(sf.against)
+	if err != nil {
+		return none, err
 	}
 	cfg, err := loadConfig(cmd, sf.configPath)
 	if err != nil {
@@ -111,7 +109,7 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
 		return none, err
 	}
-	rep, err := analyseRun(sf.out, analysis.DefaultOptions())
+	rep, err := analyseRun(sf.out, surveyAnalysisOptions(sf.plan))
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
