@@ -261,6 +261,7 @@ type rule struct {
 	commands []string
 	pause    bool
 	stop     bool
+	holds    []string // hold:TARGET actions' targets
 }
 
 var (
@@ -587,6 +588,13 @@ func compileRule(c Config, i int, r Rule, interval time.Duration) (*rule, error)
 			cr.pause = true
 		case "stop":
 			cr.stop = true
+		case "hold":
+			// The target's own syntax is the hold's (heatsink run
+			// --hold): checked where the hold is built, before the run.
+			if !strings.Contains(arg, "<=") {
+				return nil, bad(fmt.Sprintf("hold needs its target, as hold:gpu_core<=65 (got %q)", a), "actions", strconv.Itoa(j))
+			}
+			cr.holds = append(cr.holds, arg)
 		case "webhook":
 			if _, ok := c.Webhooks[arg]; !ok {
 				return nil, bad(fmt.Sprintf("no webhook named %q under alerts.webhooks", arg), "actions", strconv.Itoa(j))
@@ -598,7 +606,7 @@ func compileRule(c Config, i int, r Rule, interval time.Duration) (*rule, error)
 			}
 			cr.commands = append(cr.commands, arg)
 		default:
-			return nil, bad(fmt.Sprintf("%q is not an action: log, point, webhook:NAME, command:NAME, pause, stop", a), "actions", strconv.Itoa(j))
+			return nil, bad(fmt.Sprintf("%q is not an action: log, point, webhook:NAME, command:NAME, pause, stop, hold:COMPONENT<=SET_C", a), "actions", strconv.Itoa(j))
 		}
 		if (name == "log" || name == "point" || name == "pause" || name == "stop") && arg != "" {
 			return nil, bad(fmt.Sprintf("%s takes no argument", name), "actions", strconv.Itoa(j))

@@ -89,6 +89,10 @@
 //     and no other pause rule still fires; stop calls Job.Stop. Guard actions
 //     are recorded as guard_pause, guard_resume and guard_stop events; with no
 //     job attached they are logged as not applicable.
+//   - hold:COMPONENT<=SET_C (hold:gpu_core<=65) switches heatsink run's
+//     hold on when the rule fires (Holder.Hold), for the rest of the load:
+//     the job is paced so the component settles at the set point, as with
+//     --hold (docs/hold.md). Recorded as a guard_hold event.
 //
 // Webhooks, commands and Stop run in the background, so a tick never waits
 // on the network. Each webhook and command has its own queue, drained by

@@ -32,6 +32,15 @@ type Job interface {
 	Stop() error
 }
 
+// Holder is a Job that can hold a component at a set point (heatsink run
+// --hold): the hold:TARGET action switches it on when its rule fires, for
+// the rest of the load (it holds the component under the condition that
+// fired, so clearing must not switch it off). Hold is called on the tick
+// with the engine's lock held and must return at once.
+type Holder interface {
+	Hold(target string) error
+}
+
 // Emitter stores points with the next tick: a collectors.Outbox, made
 // before the collector so the engine can be built first.
 type Emitter interface {
@@ -859,6 +868,21 @@ func (e *Engine) record(rs *ruleState, s *series, t time.Time, o outcome, state 
 	case rs.stop:
 		delete(e.stopper, h)
 	}
+	if state == schema.StateFiring {
+		for _, target := range rs.holds {
+			e.holdJob(rs, s, t, target)
+		}
+	}
+}
+
+func (e *Engine) holdJob(rs *ruleState, s *series, t time.Time, target string) {
+	hj, ok := e.job.(Holder)
+	if !ok {
+		e.opts.Logger.Info("alert wants to hold a component, but no job that can be held is attached: not applicable", "rule", rs.Name, "series", s.key, "hold", target)
+		return
+	}
+	err := hj.Hold(target)
+	e.guardEvent(schema.KindGuardHold, rs, s, t, fmt.Sprintf("guard holds %s: %s fired on %s", target, rs.Name, s.key), err)
 }
 
 // repeat resends firing alerts to webhooks that want reminders.

@@ -41,6 +41,8 @@ type Report struct {
 	BlindSpot []BlindSpot `json:"blind_spot"`
 	// Workload is the job's own per-iteration results during the load.
 	Workload WorkloadResult `json:"workload"`
+	// Hold is how heatsink run --hold held its component (hold.go).
+	Hold *HoldResult `json:"hold,omitempty"`
 	// Episodes, Coupling and Verdicts are the load episodes found in a
 	// recording without phases, the neighbour heating measured in them and
 	// the GPUs compared (episodes.go, coupling.go, verdicts.go).
@@ -210,6 +212,7 @@ func Analyze(r *Run, o Options) *Report {
 	a.slowdown()
 	a.extensions()
 	rep.Workload = Workload(r)
+	rep.Hold = Hold(r)
 	rep.Recorded = HostSeries(r)
 	if len(rep.NotComputed) == 0 {
 		rep.NotComputed = nil

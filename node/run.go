@@ -21,6 +21,9 @@ type RunOptions struct {
 	Runner workloads.Options
 	// Launch runs the job through Slurm; nil runs it here.
 	Launch *SlurmLaunch
+	// Hold, when set, holds a component at a set point by pacing the job
+	// over the load (heatsink run --hold).
+	Hold *HoldOptions
 	// Watch, when set, is called as the job starts with the runner, whose
 	// Progress a live display may show; the func it returns is called as
 	// the job ends.
@@ -52,19 +55,26 @@ func Run(ctx context.Context, cfg *configs.Config, o RunOptions) (RunResult, err
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	holds := &holdSet{}
+	o.Runner.OnLoad = holds.phase
 	r, err := workloads.NewRunner(ctx, o.Runner)
 	if err != nil {
 		return RunResult{}, err
 	}
 	defer r.Close()
+	if err := holds.prepare(cfg, o, r); err != nil {
+		return RunResult{}, err
+	}
+	o.Sinks = append(o.Sinks, holds)
 	// The alert engine's guard acts on the job through the runner, which
 	// records its firings and actions with the phase they fell in.
 	o.Sinks = append([]collectors.Sink{r.Latest()}, o.Sinks...)
-	o.Job, o.OnEvent = r, r.Event
+	o.Job, o.OnEvent = guardJob{r, holds}, r.Event
 	c, err := Start(cfg, o.Options)
 	if err != nil {
 		return RunResult{}, err
 	}
+	holds.setRun(c.runID, c.collector.Emit)
 	var signo atomic.Int32
 	go func() {
 		n := 0

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -50,6 +51,97 @@ type Meta struct {
 	Status     string `json:"status,omitempty"` // "running", "complete", "interrupted", "failed"
 	// Labels are free-form (cooling: immersion|air, site, experiment).
 	Labels map[string]string `json:"labels,omitempty"`
+	// Hold is what `heatsink run --hold` did, when it was given.
+	Hold *Hold `json:"hold,omitempty"`
+}
+
+// Hold is run.json's record of a hold (heatsink run --hold): the target,
+// the model the controller started from and refined, and how well the
+// component was held over the load.
+type Hold struct {
+	Target  string  `json:"target"` // "gpu_core<=65"
+	SetC    float64 `json:"set_c"`
+	PeriodS float64 `json:"period_s"` // the duty cycle's period
+	// Model is the controller's model as refined by the end (nil: the
+	// plain pause, NoModel says why).
+	Model   *HoldModel `json:"model,omitempty"`
+	NoModel string     `json:"no_model,omitempty"`
+	// Mode is the controller's mode at the end; Fallback why it fell back
+	// to the plain pause, if it did.
+	Mode     string `json:"mode"`
+	Fallback string `json:"fallback,omitempty"`
+	// Duty is the share of the load's time the job ran: its throughput
+	// against running free, where the work scales with the time it runs.
+	Duty float64 `json:"duty"`
+	// MeanAbsC and P95AbsC are the mean and 95th percentile of
+	// |reading − set point| from SettleS (3τ of the model) after the load
+	// started; absent when the load was shorter. OvershootC is the
+	// largest reading above the set point once it had been reached.
+	SettleS    float64  `json:"settle_s"`
+	MeanAbsC   *float64 `json:"mean_abs_c,omitempty"`
+	P95AbsC    *float64 `json:"p95_abs_c,omitempty"`
+	OvershootC float64  `json:"overshoot_c"`
+	PeakC      *float64 `json:"peak_c,omitempty"`
+	Readings   int      `json:"readings"`
+	// FreeRun is the run the model came from, and FreeWorkPerS and
+	// FreeIterationsPerS its throughput over its load, running free: what
+	// the report sets this run's against.
+	FreeRun            string   `json:"free_run,omitempty"`
+	FreeWorkPerS       *float64 `json:"free_work_per_s,omitempty"`
+	FreeWorkUnit       string   `json:"free_work_unit,omitempty"`
+	FreeIterationsPerS *float64 `json:"free_iterations_per_s,omitempty"`
+}
+
+// Throughput is a run's work and iterations per second over its load
+// phase, from its successful iterations (work_<unit> metrics); nil where
+// it has none or no finished load.
+func (m *Meta) Throughput() (workPerS *float64, unit string, itersPerS *float64) {
+	var load *Phase
+	for i := range m.Phases {
+		if m.Phases[i].Name == "load" && m.Phases[i].End != nil {
+			load = &m.Phases[i]
+		}
+	}
+	if load == nil || m.Workload == nil {
+		return nil, "", nil
+	}
+	d := load.End.Sub(load.Start).Seconds()
+	if d <= 0 {
+		return nil, "", nil
+	}
+	var work float64
+	n := 0
+	for _, it := range m.Workload.Iterations {
+		if it.ExitStatus != 0 || it.Error != "" {
+			continue
+		}
+		n++
+		for k, v := range it.Metrics {
+			if u, ok := strings.CutPrefix(k, "work_"); ok {
+				work, unit = work+v, u
+			}
+		}
+	}
+	if n == 0 {
+		return nil, "", nil
+	}
+	ips := float64(n) / d
+	if work > 0 {
+		wps := work / d
+		return &wps, unit, &ips
+	}
+	return nil, "", &ips
+}
+
+// HoldModel is the hold's model of the component (hold.Model).
+type HoldModel struct {
+	BaseC    float64 `json:"base_c"`
+	FastC    float64 `json:"fast_c"`
+	SlowC    float64 `json:"slow_c"`
+	TauS     float64 `json:"tau_s"`
+	TauFastS float64 `json:"tau_fast_s"`
+	Gain     float64 `json:"gain"` // the online refinement: the rises are the given ones times Gain
+	Source   string  `json:"source,omitempty"`
 }
 
 // SourceInfo records what a source discovered, or why it was unavailable.

@@ -40,10 +40,14 @@ type Command struct {
 	DropEnv []string
 
 	mu     sync.Mutex
-	pgid   int           // process group of the run in progress; 0 between runs
-	paused bool          // SIGSTOP sent and not yet undone
-	stop   chan struct{} // closed by Stop during a run
-	hurry  chan struct{} // closed by Kill: skip what is left of the grace period
+	pgid   int  // process group of the run in progress; 0 between runs
+	paused bool // SIGSTOP sent and not yet undone
+	// held is what Pause and Resume last asked, between runs too: a run
+	// that starts while the job is held is stopped at once, so a pause
+	// that raced the start of an iteration is not lost.
+	held  bool
+	stop  chan struct{} // closed by Stop during a run
+	hurry chan struct{} // closed by Kill: skip what is left of the grace period
 }
 
 // NewCommand resolves argv[0] on PATH and checks it can be executed, so that a
@@ -113,6 +117,9 @@ func (c *Command) Run(ctx context.Context, env []string) (int, error) {
 	err = cmd.Start()
 	if err == nil {
 		c.pgid, c.stop, c.hurry, c.paused = cmd.Process.Pid, stop, hurry, false
+		if c.held && syscall.Kill(-c.pgid, syscall.SIGSTOP) == nil {
+			c.paused = true
+		}
 	}
 	c.mu.Unlock()
 	outW.Close()
@@ -316,6 +323,7 @@ func parseProcStat(b []byte) (procStat, bool) {
 func (c *Command) Pause() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.held = true
 	if c.pgid == 0 || c.paused {
 		return nil
 	}
@@ -330,6 +338,7 @@ func (c *Command) Pause() error {
 func (c *Command) Resume() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.held = false
 	if c.pgid == 0 || !c.paused {
 		return nil
 	}

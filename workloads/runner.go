@@ -106,6 +106,10 @@ type Options struct {
 	// directory as job.stdout and job.stderr); nil shows nothing.
 	Stdout, Stderr io.Writer
 	Logger         *slog.Logger
+	// OnLoad, when set, is called as the load phase starts (true) and
+	// as it ends (false), before the phase's end is recorded: the hold
+	// acts on the job only while it runs.
+	OnLoad func(started bool)
 }
 
 // Recording is where a run is recorded.
@@ -149,7 +153,9 @@ type Runner struct {
 	mu         sync.Mutex
 	j          *journal
 	phase      string
-	paused     bool
+	paused     bool // the job is held: by the guard, the hold, or both
+	guardHeld  bool
+	throttled  bool
 	pausedAt   time.Time
 	pausedIter time.Duration // paused time within the current iteration
 	iterStart  time.Time
@@ -475,6 +481,9 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 		msg = "repeat " + r.name + " for " + d.String()
 	}
 	start := r.enter(PhaseLoad, msg)
+	if r.o.OnLoad != nil {
+		r.o.OnLoad(true)
+	}
 	var endMsg string
 	for n := 1; ; n++ {
 		if err := r.gate.wait(loadCtx); err != nil {
@@ -503,6 +512,9 @@ func (r *Runner) load(ctx context.Context, runID, dir string, out Outcome) Outco
 	}
 	if endMsg == "" {
 		endMsg = plural(out.Iterations, "iteration")
+	}
+	if r.o.OnLoad != nil {
+		r.o.OnLoad(false)
 	}
 	r.mu.Lock()
 	r.cancelLoad = nil
@@ -819,39 +831,67 @@ func (r *Runner) Event(ev rundir.Event) {
 // starts until Resume. It returns at once.
 func (r *Runner) Pause() error {
 	r.mu.Lock()
-	if r.paused {
-		r.mu.Unlock()
-		return nil
-	}
-	r.paused, r.pausedAt = true, time.Now()
-	r.gate.shut()
-	var err error
-	if r.cmd != nil {
-		err = r.cmd.Pause()
-	}
-	r.mu.Unlock()
-	return err
+	defer r.mu.Unlock()
+	r.guardHeld = true
+	return r.applyHeld()
 }
 
-// Resume lets a paused job go on (SIGCONT to a command's group).
+// Resume lets a paused job go on (SIGCONT to a command's group), unless
+// the hold has it paused at this moment of its duty cycle.
 func (r *Runner) Resume() error {
 	r.mu.Lock()
-	if !r.paused {
-		r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.guardHeld = false
+	return r.applyHeld()
+}
+
+// Throttle is the hold's actuator (heatsink run --hold): true pauses the
+// job as Pause does, false lets it run unless the guard holds it. The
+// guard's pause and the hold's are separate, so neither resumes a job the
+// other holds. It returns at once.
+func (r *Runner) Throttle(held bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.throttled = held
+	return r.applyHeld()
+}
+
+// applyHeld pauses or resumes the job to match the guard and the hold.
+// It is called with r.mu held.
+func (r *Runner) applyHeld() error {
+	want := r.guardHeld || r.throttled
+	if want == r.paused {
 		return nil
 	}
 	now := time.Now()
+	var err error
+	if want {
+		r.paused, r.pausedAt = true, now
+		r.gate.shut()
+		if r.cmd != nil {
+			err = r.cmd.Pause()
+		}
+		return err
+	}
 	if !r.iterStart.IsZero() {
 		r.pausedIter += now.Sub(later(r.pausedAt, r.iterStart))
 	}
 	r.paused = false
-	var err error
 	if r.cmd != nil {
 		err = r.cmd.Resume()
 	}
 	r.gate.open()
-	r.mu.Unlock()
 	return err
+}
+
+// UpdateMeta changes run.json's content (saved with the run's next write):
+// what a part of the run beside the runner records there, as the hold
+// does its summary.
+func (r *Runner) UpdateMeta(fn func(m *rundir.Meta)) {
+	r.mu.Lock()
+	j := r.j
+	r.mu.Unlock()
+	j.update(fn)
 }
 
 // Stop ends the job: a running command's group gets SIGTERM, then SIGKILL

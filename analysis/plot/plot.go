@@ -558,6 +558,7 @@ func WriteReport(dir string, rep *analysis.Report) ([]report.Figure, error) {
 	return writeAll(dir, append([]figure{
 		{name: "temperatures", title: "Temperatures over time, phases shaded, coolant dashed", draw: plain(func() (*gplot.Plot, error) { return Temperatures(rep) })},
 		{name: "throughput", title: throughputTitle(rep), draw: func() (drawable, error) { return throughputFigure(rep) }},
+		{name: "hold", title: "Hold: the component against its set point, and the duty the job ran at", draw: func() (drawable, error) { return holdFigure(rep) }},
 		{name: "blind-spot", title: "Immersion blind spot: the component nearest its limit (or that rose most) against the coolant the tank's controller sees", draw: func() (drawable, error) { return BlindSpot(rep) }},
 		{name: "heat-intervals", title: "Heat-accumulation interval per component", draw: plain(func() (*gplot.Plot, error) { return HeatIntervals(rep) })},
 		{name: "pump-cycles", title: "Heat removed per pump cycle against coolant temperature at its start", draw: plain(func() (*gplot.Plot, error) { return PumpCycles(rep) })},

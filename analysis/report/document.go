@@ -100,6 +100,9 @@ func reportDocumentWith(rep *analysis.Report, figs []Figure, o Options) document
 	if len(rep.Workload.Metrics) > 0 || thermal {
 		d.Sections = append(d.Sections, workloadSection(rep))
 	}
+	if rep.Hold != nil {
+		d.Sections = append(d.Sections, holdSection(rep))
+	}
 	d.Sections = append(d.Sections, fitSections(rep)...)
 	if len(rep.PumpCycles) > 0 || rep.Run.Cooling == "immersion" {
 		d.Sections = append(d.Sections, pumpSection(rep))

@@ -22,8 +22,9 @@ type runFlags struct {
 	sets                                        []string
 	baseline, load, grace                       time.Duration
 	waitNominal, withReport                     bool
-	launcher, partition                         string
+	launcher, partition, hold, holdModel        string
 	nodes                                       int
+	duty                                        float64
 }
 
 func newRunCmd() *cobra.Command {
@@ -31,7 +32,7 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--workload NAME [--set key=value]... | -- CMD ARGS...]",
 		Short: "Run a job under thermal monitoring: idle baseline, load, cooldown, recorded as one run",
-		Long:  runLong,
+		Long:  runLong + holdLong,
 		RunE:  func(cmd *cobra.Command, args []string) error { return runJob(cmd, &rf, args) },
 	}
 	f := cmd.Flags()
@@ -50,6 +51,7 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&rf.launcher, "launcher", "local", "local, or slurm: run the command with srun on --nodes nodes of an allocation held for the whole run, recorded by the nodes' agents")
 	f.IntVar(&rf.nodes, "nodes", 1, "with --launcher slurm, the number of nodes")
 	f.StringVar(&rf.partition, "partition", "", "with --launcher slurm, the partition")
+	addHoldFlags(f, &rf)
 	f.BoolVar(&rf.withReport, "report", false, "after the run, print its report and write report.html and its figures into the run directory (needs --out)")
 	f.DurationVar(&rf.grace, "grace", workloads.DefaultGrace, "time between SIGTERM and SIGKILL when the job is stopped (overrides runner.grace)")
 	f.Duration("interval", time.Second, "sampling interval")

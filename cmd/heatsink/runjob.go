@@ -138,6 +138,9 @@ func runOptions(cmd *cobra.Command, rf *runFlags, cfg *configs.Config, args []st
 		cmd.SetOut(os.Stderr)   // and so not the report either
 	}
 	ro.Runner = opts
+	if ro.Hold, err = holdOptions(rf); err != nil {
+		return ro, err
+	}
 	ro.Sinks = append(ro.Sinks, disp)
 	ro.Watch = func(ctx context.Context, r *workloads.Runner) func() { return showProgress(ctx, disp, r.Progress) }
 	return ro, nil

@@ -18,16 +18,19 @@ const (
 	KindGuardPause     = "guard_pause"
 	KindGuardResume    = "guard_resume"
 	KindGuardStop      = "guard_stop"
+	KindGuardHold      = "guard_hold"
 	KindNote           = "note"
 	KindJobStart       = "job_start"
 	KindJobEnd         = "job_end"
+	KindHoldStart      = "hold_start"
+	KindHoldFallback   = "hold_fallback"
 )
 
 // EventKinds returns every kind an event point may have, in the order
 // docs/data-model.md lists them.
 func EventKinds() []string {
 	return []string{KindPhaseStart, KindPhaseEnd, KindIterationStart, KindIterationEnd, KindAlertFired,
-		KindAlertCleared, KindGuardPause, KindGuardResume, KindGuardStop, KindNote, KindJobStart, KindJobEnd}
+		KindAlertCleared, KindGuardPause, KindGuardResume, KindGuardStop, KindGuardHold, KindHoldStart, KindHoldFallback, KindNote, KindJobStart, KindJobEnd}
 }
 
 // EventPoint is one thing that happened to a run or a node, stamped when it

@@ -23,6 +23,7 @@ const (
 	CollectorSource = "collector_source"
 	InfluxSink      = "influx_sink"
 	TuneEvaluation  = "tune_evaluation"
+	Hold            = "hold"
 )
 
 // Tag keys.
@@ -151,6 +152,10 @@ const (
 	FieldPausedS               = "paused_s"
 	FieldPeakAtS               = "peak_at_s"
 	FieldPeakC                 = "peak_c"
+	FieldDuty                  = "duty"
+	FieldPredictedC            = "predicted_c"
+	FieldGain                  = "gain"
+	FieldPeriodS               = "period_s"
 	FieldPlantedAnalogyAdd     = "planted_analogy_add"
 	FieldPlantedAnalogyMul     = "planted_analogy_mul"
 	FieldPoints                = "points"
@@ -291,5 +296,8 @@ func table() []Measurement {
 		{Name: TuneEvaluation,
 			Tags:   []string{TagRun, TagSpace},
 			Fields: []string{FieldRecord}},
+		{Name: Hold,
+			Tags:   []string{TagRun, TagComponent},
+			Fields: []string{FieldSetpointC, FieldTempC, FieldDuty, FieldPredictedC, FieldGain, FieldMode, FieldPeriodS}},
 	}
 }

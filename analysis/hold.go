@@ -1,0 +1,70 @@
+package analysis
+
+import (
+	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// HoldResult is how `heatsink run --hold` held its component: run.json's
+// record of the hold (the target, the model, mean |T−Tset| after 3τ, its
+// 95th percentile, the overshoot, the share of the load the job ran) with
+// the throughput the hold cost against the free run the model came from.
+type HoldResult struct {
+	rundir.Hold
+	// WorkPerS and IterationsPerS are this run's over its load; VsFree is
+	// WorkPerS against the free run's (iterations per second where the
+	// job reports no work).
+	WorkPerS       *float64 `json:"work_per_s"`
+	WorkUnit       string   `json:"work_unit,omitempty"`
+	IterationsPerS *float64 `json:"iterations_per_s"`
+	VsFree         *float64 `json:"throughput_vs_free"`
+	// AtS, ReadingC, SetAtC and DutyAt are the hold points (s since the
+	// run's start), for the figure; not part of the JSON.
+	AtS, ReadingC, SetAtC, DutyAt []float64 `json:"-"`
+}
+
+// Hold is the run's hold, nil when it had none.
+func Hold(r *Run) *HoldResult {
+	if r.Meta == nil || r.Meta.Hold == nil {
+		return nil
+	}
+	h := &HoldResult{Hold: *r.Meta.Hold}
+	h.WorkPerS, h.WorkUnit, h.IterationsPerS = r.Meta.Throughput()
+	switch {
+	case h.WorkPerS != nil && h.FreeWorkPerS != nil && *h.FreeWorkPerS > 0 && h.WorkUnit == h.FreeWorkUnit:
+		v := *h.WorkPerS / *h.FreeWorkPerS
+		h.VsFree = &v
+	case h.IterationsPerS != nil && h.FreeIterationsPerS != nil && *h.FreeIterationsPerS > 0:
+		v := *h.IterationsPerS / *h.FreeIterationsPerS
+		h.VsFree = &v
+	}
+	duty := r.Find(schema.Hold, schema.FieldDuty, nil)
+	if len(duty) == 0 {
+		return h
+	}
+	// One held component per run: its series share the ticks.
+	temps := map[float64]float64{}
+	for _, s := range r.Find(schema.Hold, schema.FieldTempC, nil) {
+		for i, t := range s.T {
+			temps[t] = s.V[i]
+		}
+	}
+	sets := map[float64]float64{}
+	for _, s := range r.Find(schema.Hold, schema.FieldSetpointC, nil) {
+		for i, t := range s.T {
+			sets[t] = s.V[i]
+		}
+	}
+	d := duty[0]
+	for i, t := range d.T {
+		tc, ok := temps[t]
+		if !ok {
+			continue
+		}
+		h.AtS = append(h.AtS, t)
+		h.ReadingC = append(h.ReadingC, tc)
+		h.SetAtC = append(h.SetAtC, sets[t])
+		h.DutyAt = append(h.DutyAt, d.V[i])
+	}
+	return h
+}

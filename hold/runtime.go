@@ -1,0 +1,368 @@
+package hold
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/rundir"
+)
+
+// Switch is the job as a hold acts on it: Throttle(true) pauses it
+// (SIGSTOP to a command's process group; a built-in workload waits at its
+// next workloads.Checkpoint, between kernel launches or passes),
+// Throttle(false) lets it run. workloads.Runner is one.
+type Switch interface {
+	Throttle(held bool) error
+}
+
+// Config is a hold on a running job.
+type Config struct {
+	Target Target
+	// Model is the component's model; nil holds with the plain pause and
+	// NoModel says why.
+	Model   *Model
+	NoModel string
+	// FixedDuty, when set, runs the job at that duty instead of the
+	// controller's (no model needed), judged against the set point all
+	// the same: the best fixed duty a benchmark bisects for.
+	FixedDuty *float64
+	// IntervalS is the sampling interval: the controller steps once a tick.
+	IntervalS float64
+	// Free is the free run's record (FreeRun, FreeWorkPerS...), copied
+	// into the summary for the report's throughput against free running.
+	Free rundir.Hold
+	// Running says the job was running free when the hold started (a
+	// rule switched it on mid-load).
+	Running bool
+	Switch  Switch
+	RunID   string
+	// Event records a run event (the runner's Event).
+	Event func(rundir.Event)
+	// Record, when set, is given the summary as the hold stops, for
+	// run.json.
+	Record func(rundir.Hold)
+	Logger *slog.Logger
+}
+
+// Runtime is a hold while a job runs: a collector sink that takes each
+// tick's hottest reading of the component, steps the controller and
+// records a hold point, and the duty cycle that pauses and resumes the job
+// between ticks. Start and Stop bracket the load phase.
+type Runtime struct {
+	cfg    Config
+	period time.Duration
+
+	mu     sync.Mutex
+	emit   func(...point.Point)
+	ctrl   *Controller
+	active bool
+	duty   float64
+	start  time.Time
+	stopAt time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
+	ranS   float64 // time the job ran under the duty cycle
+	mode   Mode
+	fell   string
+	times  []float64 // since start, s
+	reads  []float64
+}
+
+// New checks cfg and returns a hold that does nothing until Start.
+func NewRuntime(cfg Config) (*Runtime, error) {
+	if cfg.Switch == nil {
+		return nil, fmt.Errorf("hold %s: no job to act on", cfg.Target)
+	}
+	if cfg.IntervalS <= 0 {
+		cfg.IntervalS = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Event == nil {
+		cfg.Event = func(rundir.Event) {}
+	}
+	if _, err := New(Options{SetC: cfg.Target.SetC, Model: cfg.Model, IntervalS: cfg.IntervalS}); err != nil {
+		return nil, fmt.Errorf("hold %s: %w", cfg.Target, err)
+	}
+	period := PeriodFor(cfg.Model, cfg.IntervalS)
+	if d := cfg.FixedDuty; d != nil {
+		if !(*d >= 0 && *d <= 1) {
+			return nil, fmt.Errorf("hold %s: fixed duty %v must be from 0 to 1", cfg.Target, *d)
+		}
+		if cfg.Model == nil {
+			period = time.Duration(math.Min(0.1, cfg.IntervalS) * float64(time.Second))
+		}
+	}
+	return &Runtime{cfg: cfg, period: period, emit: func(...point.Point) {}}, nil
+}
+
+// PeriodFor is the duty cycle's period for a model: a fifth of the fast
+// part's τ, so the fast part's ripple stays a fraction of a degree (an
+// H100's 18 °C jump with τ 0.5 s ripples ±0.4 °C at 0.1 s); 0.1 s when the
+// jump was quicker than the sampling could time; a twentieth of τ for a
+// plant with no fast part (a coolant), at most the interval. The plain
+// pause acts once a tick.
+func PeriodFor(m *Model, intervalS float64) time.Duration {
+	p := intervalS
+	switch {
+	case m == nil:
+	case m.FastC >= 1 && m.TauFastS > 0:
+		p = math.Max(0.05, m.TauFastS/5)
+	case m.FastC >= 1:
+		p = 0.1
+	default:
+		p = math.Max(0.05, m.TauS/20)
+	}
+	return time.Duration(math.Min(p, intervalS) * float64(time.Second))
+}
+
+// SetRun gives the hold the run's id and the collector's Emit, through
+// which its points reach every sink with the next tick.
+func (h *Runtime) SetRun(runID string, emit func(...point.Point)) {
+	h.mu.Lock()
+	h.cfg.RunID, h.emit = runID, emit
+	h.mu.Unlock()
+}
+
+// Start begins holding: the load has started (workloads.Options.OnLoad).
+func (h *Runtime) Start() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active {
+		return
+	}
+	ctrl, err := New(Options{SetC: h.cfg.Target.SetC, Model: h.cfg.Model, IntervalS: h.cfg.IntervalS, Running: h.cfg.Running})
+	if err != nil { // checked in NewRuntime
+		h.cfg.Logger.Error("hold", "err", err)
+		return
+	}
+	h.ctrl, h.active, h.start = ctrl, true, time.Now()
+	h.mode = ctrl.Mode()
+	// Until the controller's first step (the next tick) the job stays as
+	// the controller assumes it was: held at the load's start, so the
+	// first reading is the idle the model starts from, or running when a
+	// rule switched the hold on mid-load.
+	h.duty = 0
+	if h.cfg.Running {
+		h.duty = 1
+	}
+	if d := h.cfg.FixedDuty; d != nil {
+		h.duty, h.mode = *d, ModeFixed
+	}
+	msg := fmt.Sprintf("hold %s: %s, duty cycle period %v", h.cfg.Target, h.describeModel(), h.period)
+	h.cfg.Logger.Info(msg)
+	h.cfg.Event(rundir.Event{Kind: schema.KindHoldStart, Message: msg})
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan struct{})
+	go h.cycle(ctx, h.done)
+}
+
+func (h *Runtime) describeModel() string {
+	if d := h.cfg.FixedDuty; d != nil {
+		return fmt.Sprintf("a fixed duty of %g", *d)
+	}
+	if m := h.cfg.Model; m != nil {
+		return fmt.Sprintf("model from %s (idle %.1f °C, rise %.1f °C of which %.1f °C fast, τ %.1f s)", m.Source, m.BaseC, m.RiseC(), m.FastC, m.TauS)
+	}
+	return "the plain pause: " + h.cfg.NoModel
+}
+
+// Stop ends the hold as the load ends, leaving the job free.
+func (h *Runtime) Stop() {
+	h.mu.Lock()
+	if !h.active {
+		h.mu.Unlock()
+		return
+	}
+	h.active = false
+	cancel, done := h.cancel, h.done
+	h.mu.Unlock()
+	cancel()
+	<-done
+	h.mu.Lock()
+	h.stopAt = time.Now()
+	h.mu.Unlock()
+	if h.cfg.Record != nil {
+		h.cfg.Record(h.Summary())
+	}
+}
+
+// cycle pauses and resumes the job at the period with the current duty.
+func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	sw := h.cfg.Switch
+	held := false
+	set := func(v bool) {
+		if v != held {
+			if err := sw.Throttle(v); err != nil {
+				h.cfg.Logger.Warn("hold: the job did not follow", "held", v, "err", err)
+			}
+			held = v
+		}
+	}
+	defer set(false)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		h.mu.Lock()
+		u := h.duty
+		h.mu.Unlock()
+		on := time.Duration(u * float64(h.period))
+		// Slivers under a millisecond are not worth a signal pair.
+		if on < time.Millisecond {
+			on = 0
+		} else if h.period-on < time.Millisecond {
+			on = h.period
+		}
+		start := time.Now()
+		if on > 0 {
+			set(false)
+			if !sleep(ctx, t, on) {
+				h.addRan(time.Since(start))
+				return
+			}
+			h.addRan(time.Since(start))
+		}
+		if off := h.period - on; off > 0 {
+			set(true)
+			if !sleep(ctx, t, off) {
+				return
+			}
+		}
+	}
+}
+
+func (h *Runtime) addRan(d time.Duration) {
+	h.mu.Lock()
+	h.ranS += d.Seconds()
+	h.mu.Unlock()
+}
+
+func sleep(ctx context.Context, t *time.Timer, d time.Duration) bool {
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Write implements collectors.Sink: each tick's batch steps the controller
+// with the hottest reading of the component in it.
+func (h *Runtime) Write(points []point.Point) error {
+	hot, found, tick := math.Inf(-1), false, time.Time{}
+	for i := range points {
+		p := &points[i]
+		if p.Measurement == schema.CollectorTick {
+			tick = p.Time
+			continue
+		}
+		if v, ok := h.cfg.Target.Reading(p); ok {
+			hot, found = math.Max(hot, v), true
+		}
+	}
+	if tick.IsZero() {
+		return nil // points from outside a tick: events, alerts
+	}
+	h.mu.Lock()
+	if !h.active {
+		h.mu.Unlock()
+		return nil
+	}
+	var st Step
+	if d := h.cfg.FixedDuty; d != nil {
+		st = Step{Duty: *d, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
+	} else {
+		st = h.ctrl.Step(hot, found)
+	}
+	h.duty = st.Duty
+	if st.Changed != "" {
+		h.fell = st.Changed
+	}
+	h.mode = st.Mode
+	if found {
+		h.times = append(h.times, tick.Sub(h.start).Seconds())
+		h.reads = append(h.reads, hot)
+	}
+	emit, runID := h.emit, h.cfg.RunID
+	h.mu.Unlock()
+	if st.Changed != "" {
+		h.cfg.Logger.Warn("hold: " + st.Changed)
+		h.cfg.Event(rundir.Event{Time: tick, Kind: schema.KindHoldFallback, Message: st.Changed})
+	}
+	p := point.New(schema.Hold, tick)
+	p.AddTag(schema.TagComponent, componentTag(h.cfg.Target))
+	if runID != "" {
+		p.AddTag(schema.TagRun, runID)
+	}
+	p.AddFloat(schema.FieldSetpointC, h.cfg.Target.SetC)
+	if found {
+		p.AddFloat(schema.FieldTempC, hot)
+	}
+	p.AddFloat(schema.FieldDuty, st.Duty)
+	if !math.IsNaN(st.PredictedC) {
+		p.AddFloat(schema.FieldPredictedC, st.PredictedC)
+	}
+	p.AddFloat(schema.FieldGain, st.Gain)
+	p.AddString(schema.FieldMode, string(st.Mode))
+	p.AddFloat(schema.FieldPeriodS, h.period.Seconds())
+	emit(p)
+	return nil
+}
+
+func componentTag(t Target) string {
+	if t.Device != "" {
+		return t.Component + ":" + t.Device
+	}
+	return t.Component
+}
+
+// Flush implements collectors.Sink; a hold keeps nothing to flush.
+func (h *Runtime) Flush() error { return nil }
+
+// Close implements collectors.Sink.
+func (h *Runtime) Close() error { return nil }
+
+// Summary is run.json's record of the hold so far.
+func (h *Runtime) Summary() rundir.Hold {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := rundir.Hold{Target: h.cfg.Target.String(), SetC: h.cfg.Target.SetC, PeriodS: h.period.Seconds(),
+		NoModel: h.cfg.NoModel, Mode: string(h.mode), Fallback: h.fell, Readings: len(h.reads),
+		FreeRun: h.cfg.Free.FreeRun, FreeWorkPerS: h.cfg.Free.FreeWorkPerS, FreeWorkUnit: h.cfg.Free.FreeWorkUnit,
+		FreeIterationsPerS: h.cfg.Free.FreeIterationsPerS}
+	if h.ctrl != nil && h.cfg.Model != nil && h.cfg.FixedDuty == nil {
+		m := h.ctrl.Model()
+		s.Model = &rundir.HoldModel{BaseC: m.BaseC, FastC: m.FastC, SlowC: m.SlowC, TauS: m.TauS, TauFastS: m.TauFastS, Gain: h.ctrl.gain, Source: m.Source}
+		s.SettleS = 3 * m.TauS
+	}
+	if !h.start.IsZero() {
+		end := h.stopAt
+		if h.active {
+			end = time.Now()
+		}
+		if el := end.Sub(h.start).Seconds(); el > 0 {
+			s.Duty = math.Min(1, h.ranS/el)
+		}
+	}
+	if len(h.reads) == 0 {
+		return s
+	}
+	tr := Trace{TimeS: h.times, ReadingC: h.reads, SetC: slices.Repeat([]float64{h.cfg.Target.SetC}, len(h.reads)), RunS: 1, DurationS: 1}
+	q := Judge(tr, s.SettleS)
+	s.OvershootC, s.PeakC = q.OvershootC, &q.PeakC
+	if q.N > 0 {
+		s.MeanAbsC, s.P95AbsC = &q.MeanAbsC, &q.P95AbsC
+	}
+	return s
+}

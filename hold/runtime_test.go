@@ -1,0 +1,77 @@
+package hold
+
+import (
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
+)
+
+// switchLog is a job that records how long it was held.
+type switchLog struct {
+	mu           sync.Mutex
+	held         bool
+	since        time.Time
+	heldFor, ran time.Duration
+}
+
+func (s *switchLog) Throttle(held bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if !s.since.IsZero() {
+		if s.held {
+			s.heldFor += now.Sub(s.since)
+		} else {
+			s.ran += now.Sub(s.since)
+		}
+	}
+	s.held, s.since = held, now
+	return nil
+}
+
+// TestRuntimeCyclesTheJobAtItsDuty: a fixed duty of 0.3 at a 0.1 s period
+// holds the job 70 % of the time, leaves it free when stopped, and each
+// tick's batch gives one hold point with the hottest reading.
+func TestRuntimeCyclesTheJobAtItsDuty(t *testing.T) {
+	sw := &switchLog{}
+	d := 0.3
+	tg, _ := ParseTarget("gpu_core<=60")
+	h, err := NewRuntime(Config{Target: tg, FixedDuty: &d, Switch: sw, IntervalS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []point.Point
+	h.SetRun("r1", func(p ...point.Point) { got = append(got, p...) })
+	h.Start()
+	now := time.Now()
+	g0 := point.New(schema.GPU, now)
+	g0.AddTag(schema.TagGPU, "0").AddFloat("temp_c", 55)
+	g1 := point.New(schema.GPU, now)
+	g1.AddTag(schema.TagGPU, "1").AddFloat("temp_c", 58)
+	h.Write([]point.Point{g0, g1, point.New(schema.CollectorTick, now)})
+	time.Sleep(2 * time.Second)
+	h.Stop()
+	sw.mu.Lock()
+	held, ran, last := sw.heldFor, sw.ran, sw.held
+	sw.mu.Unlock()
+	if last {
+		t.Error("the job was left held after Stop")
+	}
+	share := held.Seconds() / (held + ran).Seconds()
+	if math.Abs(share-0.7) > 0.1 {
+		t.Errorf("held %v, ran %v: %.2f of the time held, want 0.7", held, ran, share)
+	}
+	if s := h.Summary(); math.Abs(s.Duty-0.3) > 0.1 || s.Mode != string(ModeFixed) || s.Readings != 1 || *s.PeakC != 58 {
+		t.Errorf("summary %+v", s)
+	}
+	if len(got) != 1 || got[0].Measurement != schema.Hold || got[0].Tag(schema.TagRun) != "r1" {
+		t.Fatalf("points %+v", got)
+	}
+	if v, _ := got[0].Float(schema.FieldTempC); v != 58 {
+		t.Errorf("hold point's temp_c %v, want the hotter GPU's 58", v)
+	}
+}
