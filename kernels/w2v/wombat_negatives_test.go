@@ -3,6 +3,7 @@ package w2v
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -138,7 +139,7 @@ func TestWombatNegativesOnTheGPUMatchTheSampler(t *testing.T) {
 			if redrawn == 0 {
 				t.Error("no negative was redrawn: the check does not reach the redraw rule")
 			}
-			t.Logf("%d windows, %d of whose first draws hit the centre or </s>, identical on the GPU", host.nwindows(), redrawn)
+			t.Logf("%d windows identical on the GPU; %d kept tokens' first draws hit the centre or </s>", host.nwindows(), redrawn)
 		})
 	}
 }
@@ -160,4 +161,63 @@ func redraws(s *sampler, e int, base int64, tok, neg []int32) int {
 		}
 	}
 	return count
+}
+
+// A whole Wombat SGNS epoch through the engine (launches of sentences
+// from several goroutines, the page-locked pipe on a GPU) ends with the
+// same weights, bit for bit, whether the negatives were drawn on the GPU
+// or on the host, one warp at a time so that the atomics land in one
+// order: the engine trains the host path's plans.
+func TestWombatEpochDrawsOnTheGPUAsOnTheHost(t *testing.T) {
+	needGPU(t)
+	// Small: one warp at a time takes minutes on the emulated GPU.
+	c := drawCorpus(t, 60, 1200, 30, 11)
+	cfg := DefaultConfig()
+	cfg.Dim, cfg.Negatives, cfg.TableSize, cfg.Sample = 32, 5, 50_000, 1e-2
+	cfg.Kernel, cfg.Objective = KernelWombat, ObjectiveNS
+	for _, layout := range []string{WombatWindows, WombatTiles} {
+		t.Run("layout="+layout, func(t *testing.T) {
+			dev := gpuDeviceForTest()
+			dev.WombatLayout, dev.BatchTokens, dev.Threads, dev.sequential = layout, 300, 2, true
+			tr, err := NewTrainer(context.Background(), c, cfg, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := tr.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			g := tr.eng.(*wombatEngine)
+			if len(g.launches) < 3 {
+				t.Fatalf("%d launches: the check needs several", len(g.launches))
+			}
+			syn0, syn1 := make([]float32, c.Vocab.Size()*cfg.Dim), make([]float32, c.Vocab.Size()*cfg.Dim)
+			initWeights(syn0, syn1, cfg.Dim, cfg.Seed)
+			var got [2][2][]float32
+			for i, onDevice := range []bool{true, false} {
+				g.drawOnDevice = onDevice
+				if err := g.reset(syn0, syn1); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.epoch(context.Background(), 1); err != nil {
+					t.Fatal(err)
+				}
+				if got[i][0], got[i][1], err = g.weights(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g.drawOnDevice = true
+			if slices.Equal(got[1][1], syn1) {
+				t.Fatal("the epoch left syn1 as it was")
+			}
+			for m, name := range []string{"syn0", "syn1"} {
+				for j := range got[0][m] {
+					if math.Float32bits(got[0][m][j]) != math.Float32bits(got[1][m][j]) {
+						t.Fatalf("%s[%d]: %v with the GPU's draws, %v with the host's", name, j, got[0][m][j], got[1][m][j])
+					}
+				}
+			}
+		})
+	}
 }
