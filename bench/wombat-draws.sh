@@ -19,6 +19,11 @@
 #   # on the GPU machine, from the repo root:
 #   bench/wombat-draws.sh DIR [STEP...]
 #
+# The AFTER binary embeds the kernels of main (without wombat_negatives)
+# until the regenerated ones are committed: it runs on $OUT/gen
+# (HEATSINK_KERNELS_DIR), and TestKernelSourceMatchesHost, which reads
+# the embedded PTX, is left to CI after that commit.
+#
 # STEPs: gen tests sanitize bench quality (default: all, in order).
 # Environment: OUT (logs and the regenerated kernels, default a temp dir;
 # commit $OUT/gen/w2v.* into kernels/gen), W2V_BENCH_RUNS (3).
@@ -57,7 +62,7 @@ if has tests; then
 		'grep -E "^(--- |ok|FAIL|PASS|panic)|    --- FAIL|identical|off by" | sed "s/^ *//" | sort | uniq -c | sort -rn | head -20' \
 		"tests failed (exit %d); see draws-tests.log" \
 		timeout 60 "${after[@]}" -test.v -test.timeout 55s \
-		-test.run 'TestKernelSourceMatchesHost|TestWombatNegativesOnTheGPU|TestWombatEpochDrawsOnTheGPU|TestWombatGPUMatchesPlan/(windows|tiles)/ns/d=(32|128)/W=5/'
+		-test.run 'TestWombatNegativesOnTheGPU|TestWombatEpochDrawsOnTheGPU|TestWombatGPUMatchesPlan/(windows|tiles)/ns/d=(32|128)/W=5/'
 fi
 
 if has sanitize; then
