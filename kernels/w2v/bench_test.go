@@ -75,11 +75,21 @@ func BenchmarkCPUObjectives(b *testing.B) {
 // BenchmarkWombatPlan measures one goroutine assembling Wombat's GPU plans
 // (drawing and cutting windows into tiles and pairs) at the benchmark
 // setting, in kept tokens a second: on the GPU machine the assembling
-// goroutines, not the kernels, bound Wombat's words/s.
+// goroutines, not the kernels, bound Wombat's words/s. draws=device is
+// negative sampling's plan as the GPU engine assembles it, its negatives
+// left to wombat_negatives; draws=host draws them here from the unigram
+// table, as the engine did before.
 func BenchmarkWombatPlan(b *testing.B) {
 	c := benchCorpus()
-	for _, obj := range []string{ObjectiveNS, ObjectiveHS} {
-		b.Run("objective="+obj, func(b *testing.B) {
+	for _, bc := range []struct {
+		obj      string
+		onDevice bool
+	}{{ObjectiveNS, false}, {ObjectiveNS, true}, {ObjectiveHS, false}} {
+		obj, name := bc.obj, "objective="+bc.obj
+		if bc.obj == ObjectiveNS {
+			name += map[bool]string{false: "/draws=host", true: "/draws=device"}[bc.onDevice]
+		}
+		b.Run(name, func(b *testing.B) {
 			cfg := DefaultConfig()
 			cfg.Objective, cfg.Kernel = obj, KernelWombat
 			tr, err := NewTrainer(context.Background(), c, cfg, CPU(1))
@@ -90,7 +100,7 @@ func BenchmarkWombatPlan(b *testing.B) {
 			s, m := tr.s, tr.eng.(*cpuEngine).m
 			n, wf := s.negatives(), cfg.WindowFixed()
 			sc := newWombatScratch(cfg.Dim, wf, m.wombatOutputs(n))
-			p := &wombatPlan{}
+			p := &wombatPlan{drawOnDevice: bc.onDevice}
 			tok, neg := make([]int32, DefaultMaxSentence), make([]int32, DefaultMaxSentence*n)
 			var kept, bytes int64
 			b.ResetTimer()
@@ -101,7 +111,15 @@ func BenchmarkWombatPlan(b *testing.B) {
 						kept += p.kept
 						p.reset()
 					}
-					L := s.prepare(0, c.starts[j], c.Sentence(j), tok, neg)
+					if j%64 == 0 {
+						p.base = c.starts[j]
+					}
+					var L int
+					if p.drawOnDevice {
+						L = s.prepareForDevice(0, c.starts[j], p.base, c.Sentence(j), tok, neg)
+					} else {
+						L = s.prepare(0, c.starts[j], c.Sentence(j), tok, neg)
+					}
 					p.addSentence(m, tok[:L], neg[:L*n], n, wf, 0.025, sc)
 				}
 			}

@@ -17,7 +17,7 @@ import (
 
 // gpuFunctions are the kernels of w2v.cu.
 var gpuFunctions = []string{"w2v_draw", "w2v_sgns_warp1", "w2v_sgns_warp2", "w2v_sgns_warp4", "w2v_sgns_warp8", "w2v_sgns_block",
-	"wombat_tiles", "wombat_pairs", "wombat_windows"}
+	"wombat_tiles", "wombat_pairs", "wombat_windows", "wombat_negatives"}
 
 // gpuWarps is the sentences (warps) per block of the warp kernels and of
 // w2v_draw (W2V_WARPS, checked at load).

@@ -115,6 +115,36 @@ func (s *sampler) prepare(e int, pos int64, raw, tok, neg []int32) int {
 	return k
 }
 
+// prepareForDevice is prepare for a GPU that draws the negatives itself
+// (w2v.cu's wombat_negatives): it makes only the subsampling draws, and
+// writes in each kept token's first negative slot its corpus position
+// less base, from which the device restarts the token's stream and draws
+// what negativesOf would (the other slots get 0). The host then never
+// reads the unigram table, whose reads missed every cache and bound
+// Wombat's words/s. pos - base + len(raw) must fit in an int32.
+func (s *sampler) prepareForDevice(e int, pos, base int64, raw, tok, neg []int32) int {
+	n := s.negatives()
+	k := 0
+	for i, w := range raw {
+		// A word always kept (threshold 2^32) needs no draw: its stream's
+		// first word is below it whatever it is.
+		if s.keep[w] < 1<<32 {
+			r := newStream(s.cfg.Seed, e, pos+int64(i))
+			if uint64(r.next()) >= s.keep[w] {
+				continue
+			}
+		}
+		tok[k] = w
+		if n > 0 {
+			d := neg[k*n : k*n+n]
+			clear(d)
+			d[0] = int32(pos + int64(i) - base)
+		}
+		k++
+	}
+	return k
+}
+
 // negative draws a negative for centre word w from the table; a draw of
 // </s> becomes a uniform other word (as in word2vec), and a draw of w
 // itself is redrawn, up to negativeTries times, then replaced by a uniform

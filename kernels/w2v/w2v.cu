@@ -877,3 +877,30 @@ extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
         }
     }
 }
+
+// wombat_negatives draws a Wombat plan's negatives on the GPU, so that the
+// host never reads the unigram table (its reads, a cache miss each, bound
+// the host's plans and so Wombat's words/s). Thread i of the grid takes
+// windows i, i + (threads in the grid), ..., window i being windows +
+// starts[i]: its first output is the centre w (label bit set), and its
+// first negative slot holds the centre's corpus position less the launch's
+// base (base1 << 32 | base0); the thread restarts that token's stream,
+// skips its subsampling word and writes the n negatives w2v_negative
+// draws, one after another, over the n slots: sampler.go's negativesOf,
+// the same numbers.
+extern "C" __global__ void __launch_bounds__(32 * WOMBAT_WARPS)
+    wombat_negatives(int *windows, const int *__restrict__ starts, const int *__restrict__ table, int nwindows,
+                     unsigned tableSize, int vocab, int eos, int n, unsigned seed0, unsigned seed1, unsigned epoch,
+                     unsigned base0, unsigned base1)
+{
+    const unsigned long long base = (unsigned long long)base1 << 32 | base0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nwindows; i += gridDim.x * blockDim.x) {
+        int *W = windows + __ldg(starts + i);
+        int *O = W + 2 + W[1];
+        const int w = O[0] & WOMBAT_ROW_MASK;
+        w2v_stream r(base + (unsigned)O[1], epoch, seed0, seed1);
+        r.next();
+        for (int j = 0; j < n; j++)
+            O[1 + j] = w2v_negative(r, w, table, tableSize, vocab, eos);
+    }
+}

@@ -39,9 +39,13 @@ type wombatEngine struct {
 	// windowWarps is wombat_windows's warps per block: WOMBAT_WARPS, or
 	// fewer where their rows would not fit in a block's shared memory.
 	windowWarps int
-	// The logistic table, and two slots of one plan's tiles, windows,
-	// pairs and starts.
-	tab                           gpuBuffer
+	// drawOnDevice: negative sampling's negatives are drawn on the GPU
+	// (wombat_negatives, from the unigram table uploaded once), not by
+	// the plans' goroutines.
+	drawOnDevice bool
+	// The logistic table, the unigram table (drawOnDevice), and two slots
+	// of one plan's tiles, windows, pairs and starts.
+	tab, unigram                  gpuBuffer
 	tiles, windows, pairs, starts [2]gpuBuffer
 	cap                           planCaps
 	launches                      [][2]int // sentence ranges
@@ -67,7 +71,7 @@ func newWombatGPUEngine(_ context.Context, t *Trainer) (*wombatEngine, error) {
 func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	cfg, c := t.cfg, t.c
 	g := &wombatEngine{deviceModel: deviceModel{t: t, dev: d}, m: &model{dim: cfg.Dim, lay: t.lay, table: newExpTable(), hs: t.hs, wombat: true},
-		byWindow: t.dev.WombatLayout != WombatTiles}
+		byWindow: t.dev.WombatLayout != WombatTiles, drawOnDevice: t.s.negatives() > 0}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, g.freeBuffers())
@@ -138,6 +142,13 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		g.launches = append(g.launches, [2]int{lo, hi})
 		lo = hi
 	}
+	if g.drawOnDevice {
+		for _, l := range g.launches {
+			if n := c.starts[l[1]] - c.starts[l[0]]; n >= 1<<31 {
+				return nil, fmt.Errorf("Wombat on a GPU: a launch of %d tokens, above the 2^31 a plan's positions hold (a smaller batch_tokens fits)", n)
+			}
+		}
+	}
 	// Room for the most tiles and pairs a launch can have: a token's window
 	// of k outputs (its Huffman path, or 1+n) and nc contexts (at most 2
 	// W_f, and fewer than its sentence's words) has floor(k/4) tiles per 8
@@ -165,17 +176,21 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 		}
 		if g.byWindow {
 			nt, np = 0, 0
-		} else {
+		} else if !g.drawOnDevice {
 			ns = 0
 		}
 		g.cap = planCaps{max(g.cap.tiles, nt), max(g.cap.windows, nw), max(g.cap.pairs, np), max(g.cap.starts, ns)}
 	}
 	v := c.Vocab.Size()
-	err = allocAll(d, []gpuAlloc{
+	allocs := []gpuAlloc{
 		{&g.syn0, 4 * v * cfg.Dim}, {&g.syn1, 4 * v * cfg.Dim}, {&g.tab, 4 * expTableSize},
 		{&g.tiles[0], 4 * wombatTileInts * g.cap.tiles}, {&g.windows[0], 4 * g.cap.windows}, {&g.pairs[0], 4 * wombatPairInts * g.cap.pairs}, {&g.starts[0], 4 * g.cap.starts},
 		{&g.tiles[1], 4 * wombatTileInts * g.cap.tiles}, {&g.windows[1], 4 * g.cap.windows}, {&g.pairs[1], 4 * wombatPairInts * g.cap.pairs}, {&g.starts[1], 4 * g.cap.starts},
-	}, func(need, free int64) error {
+	}
+	if g.drawOnDevice {
+		allocs = append(allocs, gpuAlloc{&g.unigram, 4 * len(t.s.table)})
+	}
+	err = allocAll(d, allocs, func(need, free int64) error {
 		return fmt.Errorf("Wombat training %d words of dimension %d in launches of %d tokens needs %.2f GiB on GPU %d (%s), which has %.2f GiB free (a smaller batch_tokens needs less)",
 			v, cfg.Dim, batch, float64(need)/(1<<30), info.Ordinal, info.Name, float64(free)/(1<<30))
 	})
@@ -184,6 +199,11 @@ func newWombatEngineOn(t *Trainer, d gpuDevice) (_ *wombatEngine, err error) {
 	}
 	if err := d.Upload(g.tab, kernels.Bytes(newExpTable())); err != nil {
 		return nil, err
+	}
+	if g.drawOnDevice {
+		if err := d.Upload(g.unigram, kernels.Bytes(t.s.table)); err != nil {
+			return nil, err
+		}
 	}
 	g.plans = make([][2]*wombatPlan, min(t.dev.threads(), len(g.launches)))
 	if cd, ok := d.(contextDevice); ok {
@@ -262,14 +282,20 @@ func (g *wombatEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 				case <-stop:
 					return
 				}
-				p.reset()
 				lo, hi := g.launches[i][0], g.launches[i][1]
+				p.drawOnDevice, p.epoch, p.base = g.drawOnDevice, e, c.starts[lo]
+				p.reset()
 				for j := lo; j < hi; j++ {
 					raw := c.Sentence(j)
 					if len(tok) < len(raw) {
 						tok, neg = make([]int32, len(raw)), make([]int32, len(raw)*n)
 					}
-					L := s.prepare(e, c.starts[j], raw, tok, neg)
+					var L int
+					if p.drawOnDevice {
+						L = s.prepareForDevice(e, c.starts[j], p.base, raw, tok, neg)
+					} else {
+						L = s.prepare(e, c.starts[j], raw, tok, neg)
+					}
 					p.addSentence(g.m, tok[:L], neg[:L*n], n, wf, s.alpha(e, j), sc)
 					// A plan takes a goroutine milliseconds, and with
 					// every core assembling one the feeding loop, back
@@ -381,6 +407,7 @@ func (g *wombatEngine) drain(st *epochStats) error {
 func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 	if g.pipe != nil && p.host == nil {
 		h := g.plans[0][0]
+		h.drawOnDevice, h.epoch, h.base = p.drawOnDevice, p.epoch, p.base
 		h.reset()
 		if !h.cap.holds(p) {
 			return 0, fmt.Errorf("%s: a plan of %v, above the %v allocated", g.name(), p.size(), g.cap)
@@ -397,6 +424,11 @@ func (g *wombatEngine) run(p *wombatPlan) (time.Duration, error) {
 // tiles and then its pairs, calling pairsReady (where not nil) before
 // the kernel that needs the whole plan.
 func (g *wombatEngine) launchPlan(s int, p *wombatPlan, pairsReady func(int) error) error {
+	if p.drawOnDevice {
+		if err := g.launchNegatives(s, p); err != nil {
+			return err
+		}
+	}
 	if p.byWindow {
 		if pairsReady != nil {
 			if err := pairsReady(s); err != nil {
@@ -446,13 +478,33 @@ func (g *wombatEngine) launch(kernel string, items, windows gpuBuffer, n int) er
 		g.syn0, g.syn1, items, windows, g.tab, int32(n), int32(g.t.cfg.Dim), hs)
 }
 
+// launchNegatives queues wombat_negatives over plan p in slot s: a thread
+// per window draws its centre's negatives into it.
+func (g *wombatEngine) launchNegatives(s int, p *wombatPlan) error {
+	n := p.nwindows()
+	if n == 0 {
+		return nil
+	}
+	const block = 32 * wombatWarps
+	smp := g.t.s
+	eos := int32(0)
+	if smp.eos {
+		eos = 1
+	}
+	seed := uint64(smp.cfg.Seed)
+	return g.dev.Launch("wombat_negatives", cuda.Dim1((n+block-1)/block), cuda.Dim1(block), 0,
+		g.windows[s], g.starts[s], g.unigram, int32(n), int32(uint32(len(smp.table))), int32(smp.vocab), eos,
+		int32(smp.negatives()), int32(uint32(seed)), int32(uint32(seed>>32)), int32(p.epoch),
+		int32(uint32(uint64(p.base))), int32(uint32(uint64(p.base)>>32)))
+}
+
 func (g *wombatEngine) freeBuffers() error {
 	var errs []error
 	if g.pipe != nil {
 		errs = append(errs, g.pipe.close())
 		g.pipe = nil
 	}
-	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.starts[0], &g.tiles[1], &g.windows[1], &g.pairs[1], &g.starts[1]} {
+	for _, b := range []*gpuBuffer{&g.syn0, &g.syn1, &g.tab, &g.unigram, &g.tiles[0], &g.windows[0], &g.pairs[0], &g.starts[0], &g.tiles[1], &g.windows[1], &g.pairs[1], &g.starts[1]} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
 			*b = nil

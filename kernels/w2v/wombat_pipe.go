@@ -90,8 +90,9 @@ func (p *wombatPipe) idle() (bool, error) {
 	return true, nil
 }
 
-// send queues plan pl's copy into slot s's buffers (tiles, windows, pairs,
-// starts), then makes the default stream wait for its tiles and windows
+// send queues plan pl's copy into slot s's buffers (tiles, windows,
+// starts, then pairs), then makes the default stream wait for its tiles,
+// windows and starts (wombat_negatives needs the starts)
 // and marks where the kernels start (pairsCopied makes it wait for the
 // rest). Slot s must be retired.
 func (p *wombatPipe) send(pl *wombatPlan, s int, bufs [4]gpuBuffer) error {
@@ -114,9 +115,9 @@ func (p *wombatPipe) send(pl *wombatPlan, s int, bufs [4]gpuBuffer) error {
 	}
 	copyAsync(bufs[0], 0, len(pl.tiles))
 	copyAsync(bufs[1], w0, len(pl.windows))
+	copyAsync(bufs[3], s0, len(pl.starts))
 	errs = append(errs, p.tcopied[s].RecordOn(p.copy))
 	copyAsync(bufs[2], p0, len(pl.pairs))
-	copyAsync(bufs[3], s0, len(pl.starts))
 	errs = append(errs, p.copied[s].RecordOn(p.copy), p.ctx.WaitEvent(nil, p.tcopied[s]), p.kstart[s].Record())
 	return errors.Join(errs...)
 }

@@ -78,10 +78,18 @@ const (
 type wombatPlan struct {
 	windows, tiles, pairs, starts []int32
 	byWindow                      bool
-	kept                          int64
-	host                          *cuda.HostBuffer
-	ints                          []int32
-	cap                           planCaps
+	// drawOnDevice: the plan's negatives are drawn on the GPU
+	// (wombat_negatives) before its windows train. Until then a window's
+	// first negative slot holds its centre's corpus position less base,
+	// the rest 0 (sampler.prepareForDevice), and the plan records every
+	// window's start in either layout, where the kernel finds them.
+	drawOnDevice bool
+	epoch        int
+	base         int64
+	kept         int64
+	host         *cuda.HostBuffer
+	ints         []int32
+	cap          planCaps
 }
 
 // planCaps is the room a plan's records need or have.
@@ -91,6 +99,9 @@ type planCaps struct{ tiles, windows, pairs, starts int }
 func (c planCaps) ints() int {
 	return wombatTileInts*c.tiles + c.windows + wombatPairInts*c.pairs + c.starts
 }
+
+// startsWindows reports whether the plan records where each window starts.
+func (p *wombatPlan) startsWindows() bool { return p.byWindow || p.drawOnDevice }
 
 // holds reports whether every record of p fits in c.
 func (c planCaps) holds(p *wombatPlan) bool {
@@ -114,7 +125,7 @@ func (p *wombatPlan) reset() {
 		q := w + p.cap.pairs*wombatPairInts
 		p.tiles, p.windows, p.pairs, p.starts = p.ints[:0:t], p.ints[t:t:w], p.ints[w:w:q], p.ints[q:q:len(p.ints)]
 	}
-	if p.byWindow {
+	if p.startsWindows() {
 		p.starts = append(p.starts, 0)
 	}
 }
@@ -175,8 +186,10 @@ func (p *wombatPlan) addWindow(out []int32, codes []uint8, ctx []int32, alpha fl
 	for j, o := range out[:len(O)] {
 		O[j] = o | int32(1-codes[j])<<31
 	}
-	if p.byWindow {
+	if p.startsWindows() {
 		p.starts = append(p.starts, int32(len(p.windows)))
+	}
+	if p.byWindow {
 		return
 	}
 	w := int32(w0)

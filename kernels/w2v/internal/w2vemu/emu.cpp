@@ -1,7 +1,7 @@
 // w2v.cu compiled for the CPU (see shim.h), with a C entry point per kernel
 // for emu.go. The hash below changes this file, and so rebuilds it, when
 // w2v.cu changes (stamp.sh, run by go generate ./kernels/w2v).
-// w2v.cu sha256: 40aefaa9fca00d8780fc798d6a55a705494a5b04cdeb904e73abca9747fcf707
+// w2v.cu sha256: f7bf58b6a57ae2795d8b2ee1ff3380db4eafffb053d3df57c368e614232e5dfb
 #include "shim.h"
 #include "../../w2v.cu"
 
@@ -64,6 +64,14 @@ int emu_wombat_warps() { return wombat_warps; }
 void emu_wombat_tiles(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_tiles(WOMBAT_ARGS); }); }
 void emu_wombat_pairs(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_pairs(WOMBAT_ARGS); }); }
 void emu_wombat_windows(GRID, WOMBAT_PARAMS) { launch(gx, bx, sh, [&] { wombat_windows(WOMBAT_ARGS); }); }
+void emu_wombat_negatives(GRID, int *windows, const int *starts, const int *table, int nwindows, unsigned tableSize,
+                          int vocab, int eos, int n, unsigned seed0, unsigned seed1, unsigned epoch, unsigned base0,
+                          unsigned base1)
+{
+    launch(gx, bx, sh, [&] {
+        wombat_negatives(windows, starts, table, nwindows, tableSize, vocab, eos, n, seed0, seed1, epoch, base0, base1);
+    });
+}
 int emu_w2v_warps() { return w2v_warps; }
 int emu_w2v_exp_table() { return w2v_exp_table; }
 int emu_w2v_neg_tries() { return w2v_neg_tries; }

@@ -36,6 +36,8 @@ int emu_wombat_warps(void);
 void emu_wombat_tiles(GRID, WOMBAT_PARAMS);
 void emu_wombat_pairs(GRID, WOMBAT_PARAMS);
 void emu_wombat_windows(GRID, WOMBAT_PARAMS);
+void emu_wombat_negatives(GRID, int *windows, const int *starts, const int *table, int nwindows, unsigned tableSize,
+	int vocab, int eos, int n, unsigned seed0, unsigned seed1, unsigned epoch, unsigned base0, unsigned base1);
 */
 import "C"
 
@@ -92,6 +94,8 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		nbuf, nint = 8, 10
 	case "wombat_tiles", "wombat_pairs", "wombat_windows":
 		nbuf, nint = 5, 3
+	case "wombat_negatives":
+		nbuf, nint = 3, 10
 	}
 	if len(argv) != nbuf+nint {
 		return fmt.Errorf("kernel %s: %d arguments, want %d", kernel, len(argv), nbuf+nint)
@@ -117,6 +121,11 @@ func (d *Device) Launch(kernel string, grid, block cuda.Dim3, shared int, argv .
 		C.emu_w2v_draw(gx, bx, sh, (*C.int)(p[0]), (*C.int)(p[1]), (*C.ulonglong)(p[2]), (*C.int)(p[3]),
 			(*C.int)(p[4]), (*C.int)(p[5]), (*C.int)(p[6]), (*C.ulonglong)(p[7]),
 			C.uint(v[0]), v[1], v[2], v[3], C.uint(v[4]), C.uint(v[5]), C.uint(v[6]), v[7], v[8], v[9])
+		return nil
+	}
+	if kernel == "wombat_negatives" {
+		C.emu_wombat_negatives(gx, bx, sh, (*C.int)(p[0]), (*C.int)(p[1]), (*C.int)(p[2]), v[0], C.uint(v[1]), v[2], v[3], v[4],
+			C.uint(v[5]), C.uint(v[6]), C.uint(v[7]), C.uint(v[8]), C.uint(v[9]))
 		return nil
 	}
 	syn0, syn1 := (*C.float)(p[0]), (*C.float)(p[1])
