@@ -15,7 +15,7 @@
 #   WORKLOAD: dgemm, stream (built-ins, paced between kernel launches or
 #   passes), cupy (a CuPy FP64 matmul loop, paced by SIGSTOP/SIGCONT of its
 #   process group). Default: dgemm stream.
-# Durations (seconds, environment): FREE_S 25 (load of the free run),
+# Durations (seconds, environment): FREE_S 50 (load of the free run: its load fit needs three time constants, an H100 τ of 12-14 s),
 # HOLD_S 50, COOL_S 5 (idle before each run: an H100's fast part drops at
 # once, its slow part only by 1-e^(-5/14) ~ 30 %, so repeats 2.. start warm),
 # REPEATS 3, STEPS 4 and STEP_S 16 (the bisection: warm runs at a fixed duty
@@ -36,7 +36,7 @@ shift
 workloads=("$@")
 [[ ${#workloads[@]} -eq 0 ]] && workloads=(dgemm stream)
 out=${OUT:?OUT must name the output directory}
-FREE_S=${FREE_S:-25} HOLD_S=${HOLD_S:-50} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
+FREE_S=${FREE_S:-50} HOLD_S=${HOLD_S:-50} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
 STEPS=${STEPS:-4} STEP_S=${STEP_S:-16} PAUSE_S=${PAUSE_S:-35}
 mkdir -p "$out"
 gunzip -c "$bin" >/tmp/heatsink && chmod +x /tmp/heatsink
