@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,7 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 		}
 	}
 	var phases []rundir.Phase
-	err = Survey(ctx, o.Plan, gpus, readings, o.Load, func(p rundir.Phase) { phases = append(phases, p) }, o.Progress)
+	timing, err := Survey(ctx, o.Plan, gpus, readings, o.Load, func(p rundir.Phase) { phases = append(phases, p) }, o.Progress)
 	stopCollector()
 	collErr := <-collDone
 	if m := c.Meta(); m != nil {
@@ -59,6 +60,13 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 			m.Labels = map[string]string{}
 		}
 		m.Labels["experiment"] = "survey"
+		if timing.LoadS > 0 {
+			m.Labels["survey_load_s"] = strconv.FormatFloat(timing.LoadS, 'f', 1, 64)
+			m.Labels["survey_load_why"] = timing.Why
+		}
+		if timing.TauSlowS > 0 {
+			m.Labels["survey_tau_slow_s"] = strconv.FormatFloat(timing.TauSlowS, 'f', 1, 64)
+		}
 	}
 	status := workloads.StatusComplete
 	switch {

@@ -38,10 +38,13 @@ func newSurveyCmd() *cobra.Command {
 	f.StringArrayVar(&sf.sets, "set", nil, "workload parameter key=value (repeatable)")
 	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory: flag GPUs (by UUID) whose cooling degraded since")
 	f.DurationVar(&sf.plan.Baseline, "baseline", sf.plan.Baseline, "idle baseline before the first load")
-	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ, τ measured on the first GPU, within --min-load and --max-load)")
-	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ")
-	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ")
-	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load")
+	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ_slow, measured on the first GPU, within --min-load and --max-load and the --load-budget)")
+	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ_slow")
+	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ_slow")
+	f.DurationVar(&sf.plan.LoadBudget, "load-budget", sf.plan.LoadBudget, "all the loads together last at most this when measured from τ_slow (0: no budget)")
+	f.BoolVar(&sf.plan.Together, "together", sf.plan.Together, "end with every GPU loaded at once (--together=false: the alone loads only)")
+	f.DurationVar(&sf.plan.MinReturn, "min-return", sf.plan.MinReturn, "shortest wait after a load (the next GPU's episode needs a 20 s baseline; a GPU's loads under 30 s apart join)")
+	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load (4 τ_slow when it was measured, within --min-return and this)")
 	addRootFlags(cmd)
 	return cmd
 }
@@ -49,10 +52,11 @@ func newSurveyCmd() *cobra.Command {
 const surveyLong = `survey measures every GPU of this node in minutes and judges it: an idle
 baseline; each GPU loaded alone in turn (the fixed-seed dgemm by default, any
 built-in workload with a device parameter, or a command after --, which gets
-CUDA_VISIBLE_DEVICES), each load 3 τ long (τ measured on the first GPU, 40 s
-to 3 min; --load fixes it), followed by a wait until every GPU is back within
-2 °C of its baseline (at most --max-cooldown); then all GPUs together; then a
-cooldown.
+CUDA_VISIBLE_DEVICES), each load 3 τ_slow long (τ_slow, the heatsink's time
+constant rather than the die's first jump, measured on the first GPU; 30 s to
+2 min, five minutes of load in all; --load fixes it), followed by a wait
+until every GPU is back within 2 °C of its baseline (at most 4 τ_slow or
+--max-cooldown); then all GPUs together; then a cooldown.
 
 DIR is a run directory (heatsink report DIR reads it). DIR/survey.json holds
 each GPU (host, index, UUID, model), its fingerprint alone and together, the
