@@ -98,6 +98,8 @@ type SurveyGPU struct {
 	AloneMem     *Fingerprint `json:"alone_mem"`
 	TogetherCore *Fingerprint `json:"together_core"`
 	TogetherMem  *Fingerprint `json:"together_mem"`
+	// Rank is its place among the node's GPUs of its model.
+	Rank *SurveyRank `json:"rank"`
 }
 
 // SurveyFlag is one finding of the rule.
@@ -124,6 +126,7 @@ func JudgeSurvey(rep *Report, against *Survey, rule SurveyRule) Survey {
 	s := Survey{Schema: SurveySchema, RunID: rep.Run.ID, Host: rep.Run.Host, Rule: rule, RuleText: rule.Text(),
 		Coupling: rep.Coupling, Verdicts: rep.Verdicts, Flags: []SurveyFlag{}, NotComputed: map[string]string{}}
 	s.GPUs = surveyGPUs(rep)
+	rankGPUs(s.GPUs)
 	if len(s.GPUs) == 0 {
 		s.NotComputed["gpus"] = "no GPU had a load episode with a fingerprint"
 		if why := rep.NotComputed["episodes"]; why != "" {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,11 @@ func surveyNode(rCore0 float64) plantedNode {
 	return n
 }
 
+// surveyFlops is each planted GPU's DGEMM rate: GPU 3 runs 12 % slower
+// than the others at the same power (a clock held back), while its
+// cooling is as good as theirs.
+var surveyFlops = []float64{52e12, 52.5e12, 51.5e12, 46e12}
+
 // surveyOf records n with the phases heatsink survey writes in run.json
 // (names the analysis does not take for baseline, load and cooldown, so it
 // finds the episodes in each GPU's power) and judges it.
@@ -49,6 +55,16 @@ func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
 	}
 	phase("together", 3900, 4200)
 	phase("survey_cooldown", 4200, 4500)
+	// Each GPU's own job iterates every 1.1 s while it is loaded, as
+	// heatsink survey records it (the GPU in each iteration).
+	b.meta.Workload = &rundir.Workload{Name: "dgemm"}
+	for _, l := range n.loads {
+		g := int(l[0])
+		for at := l[1] + 1.1; at <= l[2]; at += 1.1 {
+			b.meta.Workload.Iterations = append(b.meta.Workload.Iterations, rundir.Iteration{N: len(b.meta.Workload.Iterations) + 1,
+				Start: b.at(at - 1.1), End: b.at(at), RuntimeS: 1.1, Metrics: map[string]float64{"flop_per_s": surveyFlops[g]}, Device: strconv.Itoa(g)})
+		}
+	}
 	n.write(b)
 	return JudgeSurvey(Analyze(b.done(), DefaultOptions()), against, DefaultSurveyRule())
 }
@@ -144,4 +160,40 @@ func TestSurveyOfARecordingWithoutGPUsCannotJudge(t *testing.T) {
 	if s.ExitCode() != 2 || s.NotComputed["gpus"] == "" {
 		t.Errorf("exit %d, not computed %q", s.ExitCode(), s.NotComputed["gpus"])
 	}
+}
+
+// Every GPU's throughput per watt is its own job's over its own power,
+// alone and together (not the four GPUs' summed power), and the ranks put
+// first the GPU to look at: GPU 1 for its cooling, GPU 3 for its rate.
+func TestSurveyGivesEachGPUItsThroughputAndRank(t *testing.T) {
+	s := surveyOf(t, surveyNode(0.040), nil)
+	for i, g := range s.GPUs {
+		want := surveyFlops[i] / 690
+		for name, fp := range map[string]*Fingerprint{"alone": g.AloneCore, "together": g.TogetherCore} {
+			if fp == nil || fp.ThroughputPerW == nil || math.Abs(*fp.ThroughputPerW/want-1) > 0.03 || fp.ThroughputMetric != "flop_per_s" {
+				t.Errorf("GPU %s %s: throughput per watt %v, want %.4g flop_per_s/W (±3 %%)", g.Index, name, fp, want)
+			}
+		}
+		if g.Rank == nil || g.Rank.Of != 4 || g.Rank.Core == nil || g.Rank.Mem == nil || g.Rank.ThroughputPerW == nil {
+			t.Fatalf("GPU %s rank %+v", g.Index, g.Rank)
+		}
+	}
+	r1, r3 := s.GPUs[1].Rank, s.GPUs[3].Rank
+	if *r1.Core != 1 || r1.CoreZ == nil || *r1.CoreZ < 3.5 {
+		t.Errorf("GPU 1 (30 %% worse cooled): core rank %d z %v, want 1 and z ≥ 3.5", *r1.Core, r1.CoreZ)
+	}
+	if *r3.ThroughputPerW != 1 || r3.ThroughputPerWZ == nil || *r3.ThroughputPerWZ > -3.5 {
+		t.Errorf("GPU 3 (12 %% slower): throughput rank %d z %v, want 1 and z ≤ −3.5", *r3.ThroughputPerW, r3.ThroughputPerWZ)
+	}
+	var text strings.Builder
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	for _, want := range []string{"GPU-1", "1/4, +", "flagged: GPU 1 of node1 core", "throughput: flop_per_s per watt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("\n%s", out)
 }

@@ -74,8 +74,8 @@ func runSurveyCmd(cmd *cobra.Command, sf *surveyFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	for _, f := range s.Flags {
-		fmt.Fprintln(cmd.OutOrStdout(), "flagged:", f.Reason)
+	if err := s.WriteText(cmd.OutOrStdout()); err != nil {
+		return &exitError{code: 2, err: err}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: survey %s: %d GPUs, %s -> %s\n", s.RunID, len(s.GPUs), s.Status, filepath.Join(absDir(sf.out), analysis.SurveyFile))
 	if code := s.ExitCode(); code != 0 {
@@ -104,14 +104,14 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err != nil {
 		return none, err
 	}
-	load, err := surveyLoad(sf, args)
+	load, its, err := surveyLoad(sf, args)
 	if err != nil {
 		return none, err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	o := node.SurveyOptions{Options: node.Options{OutDir: sf.out, Command: os.Args, Versions: versions()},
-		Plan: sf.plan, Load: load, Progress: node.SurveyPrinter(cmd.ErrOrStderr(), progressEvery)}
+		Plan: sf.plan, Load: load, Iterations: its, Progress: node.SurveyPrinter(cmd.ErrOrStderr(), progressEvery)}
 	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
 		return none, err
 	}
@@ -131,24 +131,24 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 
 // surveyLoad is the load of each step: the built-in workload (dgemm when
 // neither it nor a command is given) or the command.
-func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, error) {
+func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, *node.SurveyIterations, error) {
 	name := sf.workload
 	if name == "" && len(args) == 0 {
 		name = "dgemm"
 	}
 	job, err := tune.TunedJob("", name, sf.sets, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(args) > 0 {
 		if name != "" {
-			return nil, fmt.Errorf("give either --workload %s or a command, not both", name)
+			return nil, nil, fmt.Errorf("give either --workload %s or a command, not both", name)
 		}
 		return node.SurveyCommand(args)
 	}
 	w, err := workloads.Find(builtinWorkloads(), job.Workload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return node.SurveyWorkload(w, job.Layers)
 }
