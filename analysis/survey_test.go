@@ -1,12 +1,17 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/heatsink-hpc/heatsink/point"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
@@ -196,4 +201,52 @@ func TestSurveyGivesEachGPUItsThroughputAndRank(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", out)
+}
+
+// The last survey of each GPU comes back from its survey_gpu points (as
+// InfluxDB returns them) and judges drift as its survey.json does: the
+// latest point of each UUID wins, whichever survey it came from.
+func TestSurveyPointsGiveBackTheLastSurveyOfEachGPU(t *testing.T) {
+	older := surveyOf(t, surveyNode(0.060), nil)
+	first := surveyOf(t, surveyNode(0.040), nil)
+	older.RunID, first.RunID = "older", "first"
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var ps []point.Point
+	for i, s := range []Survey{first, older} { // the older one stamped earlier, read back after
+		p, err := SurveyPoints(s, at.Add(-time.Duration(i)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p...)
+	}
+	// One GPU only in the older survey: its last survey is that one.
+	ps[len(ps)-1].Tags = nil
+	ps[len(ps)-1].AddTag(schema.TagRun, "older").AddTag(schema.TagUUID, "GPU-9")
+	var g SurveyGPU
+	g.UUID, g.Index = "GPU-9", "9"
+	b, _ := json.Marshal(g)
+	ps[len(ps)-1].Fields = nil
+	ps[len(ps)-1].AddString(schema.FieldRecord, string(b))
+	last, err := LastSurveys(ps, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last.GPUs) != 5 || last.RunID != "first,older" {
+		t.Fatalf("%d GPUs from runs %q, want the 4 of the first and GPU-9 of the older", len(last.GPUs), last.RunID)
+	}
+	if !reflect.DeepEqual(last.GPUs[0], first.GPUs[0]) {
+		t.Errorf("GPU-0 came back as\n%+v\nwant\n%+v", last.GPUs[0], first.GPUs[0])
+	}
+	later := surveyOf(t, surveyNode(0.046), last)
+	if got := flagKeys(later); !slices.Contains(got, "drift gpu_core:0") {
+		t.Errorf("flags %q: drift of GPU 0 against its last survey from points not found", got)
+	}
+	ps[0].Fields = nil
+	ps[0].AddString(schema.FieldRecord, "{not json")
+	if _, err := LastSurveys(ps, "influx"); err == nil || !strings.Contains(err.Error(), "influx: survey_gpu of run first, GPU GPU-0") {
+		t.Errorf("a bad record: %v", err)
+	}
+	if s, err := LastSurveys(nil, "influx"); s != nil || err != nil {
+		t.Errorf("no points: %v, %v", s, err)
+	}
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/node"
-	"github.com/heatsink-hpc/heatsink/tune"
-	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +34,7 @@ func newSurveyCmd() *cobra.Command {
 	f.StringVar(&sf.out, "out", "", "write the survey's run directory here (required)")
 	f.StringVar(&sf.workload, "workload", "", "built-in workload to load each GPU with (default dgemm; its device parameter is set to each GPU)")
 	f.StringArrayVar(&sf.sets, "set", nil, "workload parameter key=value (repeatable)")
-	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory: flag GPUs (by UUID) whose cooling degraded since")
+	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory, or influx (influx:BUCKET) for each GPU's last survey in the configured InfluxDB: flag GPUs (by UUID) whose cooling degraded since")
 	f.DurationVar(&sf.plan.Baseline, "baseline", sf.plan.Baseline, "idle baseline before the first load")
 	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ_slow, measured on the first GPU, within --min-load and --max-load and the --load-budget)")
 	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ_slow")
@@ -92,15 +90,11 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := errors.Join(checkNewRunDir(sf.out), sf.plan.Check()); err != nil {
 		return none, err
 	}
-	var against *analysis.Survey
-	if sf.against != "" {
-		a, err := analysis.ReadSurvey(sf.against)
-		if err != nil {
-			return none, fmt.Errorf("--against: %w", err)
-		}
-		against = &a
-	}
 	cfg, err := loadConfig(cmd, sf.configPath)
+	if err != nil {
+		return none, err
+	}
+	against, err := newSurveyAgainst(sf.against, cfg)
 	if err != nil {
 		return none, err
 	}
@@ -119,36 +113,12 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
-	s := analysis.JudgeSurvey(rep, against, analysis.DefaultSurveyRule())
-	if err := analysis.WriteSurvey(sf.out, s); err != nil {
+	s, err := judgeSurvey(ctx, rep, against, cfg, sf.out)
+	if err != nil {
 		return s, err
 	}
 	if len(s.GPUs) == 0 {
 		return s, fmt.Errorf("no GPU could be judged: %s", s.NotComputed["gpus"])
 	}
 	return s, nil
-}
-
-// surveyLoad is the load of each step: the built-in workload (dgemm when
-// neither it nor a command is given) or the command.
-func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, *node.SurveyIterations, error) {
-	name := sf.workload
-	if name == "" && len(args) == 0 {
-		name = "dgemm"
-	}
-	job, err := tune.TunedJob("", name, sf.sets, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(args) > 0 {
-		if name != "" {
-			return nil, nil, fmt.Errorf("give either --workload %s or a command, not both", name)
-		}
-		return node.SurveyCommand(args)
-	}
-	w, err := workloads.Find(builtinWorkloads(), job.Workload)
-	if err != nil {
-		return nil, nil, err
-	}
-	return node.SurveyWorkload(w, job.Layers)
 }

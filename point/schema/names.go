@@ -23,6 +23,7 @@ const (
 	CollectorSource = "collector_source"
 	InfluxSink      = "influx_sink"
 	TuneEvaluation  = "tune_evaluation"
+	SurveyGPU       = "survey_gpu"
 )
 
 // Tag keys.
@@ -272,6 +273,9 @@ func table() []Measurement {
 			Fields: []string{FieldSpoolBytes, FieldSpoolPoints, FieldOldestUnsentS, FieldSentPointsTotal, FieldRetriesTotal, FieldDirectPointsTotal, FieldDroppedPointsTotal, FieldRejectedPointsTotal, FieldOK}},
 		{Name: TuneEvaluation,
 			Tags:   []string{TagRun, TagSpace},
+			Fields: []string{FieldRecord}},
+		{Name: SurveyGPU,
+			Tags:   []string{TagRun, TagHost, TagGPU, TagUUID, TagModel},
 			Fields: []string{FieldRecord}},
 	}
 }
