@@ -71,7 +71,8 @@ func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
 		}
 	}
 	n.write(b)
-	return JudgeSurvey(Analyze(b.done(), DefaultOptions()), against, DefaultSurveyRule())
+	r := b.done()
+	return JudgeSurveyRun(r, Analyze(r, DefaultOptions()), against, DefaultSurveyRule())
 }
 
 // flagKeys names each flag by kind, GPU and component, sorted.
@@ -248,5 +249,37 @@ func TestSurveyPointsGiveBackTheLastSurveyOfEachGPU(t *testing.T) {
 	}
 	if s, err := LastSurveys(nil, "influx"); s != nil || err != nil {
 		t.Errorf("no points: %v, %v", s, err)
+	}
+}
+
+// Another process on GPU 3 at 250 W (a job at low duty) from GPU 0's turn
+// through its return: the survey did not load GPU 3 then, so GPU 3 is
+// flagged for it with the phases named; the healthy node of the other
+// tests, judged the same way, has no such flag.
+func TestSurveyFlagsALoadThatIsNotTheSurveys(t *testing.T) {
+	n := surveyNode(0.040)
+	n.extra = [][4]float64{{3, 250, 1150, 250}}
+	s := surveyOf(t, n, nil)
+	var foreign []SurveyFlag
+	for _, f := range s.Flags {
+		if f.Kind == "foreign_load" {
+			foreign = append(foreign, f)
+		}
+	}
+	if len(foreign) != 1 || foreign[0].GPU != "3" || !strings.Contains(foreign[0].Reason, "during alone:0, return:0") ||
+		math.Abs(foreign[0].Value-250) > 10 || math.Abs(foreign[0].Reference-70) > 10 {
+		t.Errorf("foreign-load flags %+v, want GPU 3 at 250 W against 70 W during alone:0 and return:0", foreign)
+	}
+	if s.ExitCode() != 1 {
+		t.Errorf("exit %d", s.ExitCode())
+	}
+	clean := surveyOf(t, surveyNode(0.040), nil)
+	if clean.NotComputed["foreign_load"] != "" {
+		t.Errorf("not computed on a survey: %s", clean.NotComputed["foreign_load"])
+	}
+	for _, f := range clean.Flags {
+		if f.Kind == "foreign_load" {
+			t.Errorf("false flag: %s", f.Reason)
+		}
 	}
 }

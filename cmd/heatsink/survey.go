@@ -109,11 +109,11 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
 		return none, err
 	}
-	rep, err := analyseRun(sf.out, analysis.DefaultOptions())
+	run, err := analysis.Load(sf.out)
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
-	s, err := judgeSurvey(ctx, rep, against, cfg, sf.out)
+	s, err := judgeSurvey(ctx, run, against, cfg, sf.out)
 	if err != nil {
 		return s, err
 	}

@@ -73,11 +73,12 @@ func (a surveyAgainst) earlier(ctx context.Context, uuids []string) (*analysis.S
 	return s, "", err
 }
 
-// judgeSurvey judges the survey's report against the earlier one, writes
+// judgeSurvey analyses the survey's run and judges it against the earlier one, writes
 // survey.json, and where an InfluxDB is configured publishes each GPU as a
 // survey_gpu point for the next survey's --against influx; a failure to
 // publish is said, not fatal: the verdict stands.
-func judgeSurvey(ctx context.Context, rep *analysis.Report, a surveyAgainst, cfg *configs.Config, out string) (analysis.Survey, error) {
+func judgeSurvey(ctx context.Context, run *analysis.Run, a surveyAgainst, cfg *configs.Config, out string) (analysis.Survey, error) {
+	rep := analysis.Analyze(run, analysis.DefaultOptions())
 	rule := analysis.DefaultSurveyRule()
 	var uuids []string
 	for _, g := range analysis.JudgeSurvey(rep, nil, rule).GPUs {
@@ -89,7 +90,7 @@ func judgeSurvey(ctx context.Context, rep *analysis.Report, a surveyAgainst, cfg
 	if err != nil {
 		return analysis.Survey{}, err
 	}
-	s := analysis.JudgeSurvey(rep, against, rule)
+	s := analysis.JudgeSurveyRun(run, rep, against, rule)
 	if why != "" {
 		s.NotComputed["drift"] = why
 	}
