@@ -47,6 +47,13 @@ var surveyFlops = []float64{52e12, 52.5e12, 51.5e12, 46e12}
 // finds the episodes in each GPU's power) and judges it.
 func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
 	t.Helper()
+	r := surveyRecording(t, n)
+	return JudgeSurveyRun(r, Analyze(r, DefaultOptions()), against, DefaultSurveyRule())
+}
+
+// surveyRecording records n as heatsink survey does.
+func surveyRecording(t *testing.T, n plantedNode) *Run {
+	t.Helper()
 	b := newRun(t)
 	phase := func(name string, from, to float64) {
 		end := b.at(to)
@@ -71,8 +78,7 @@ func surveyOf(t *testing.T, n plantedNode, against *Survey) Survey {
 		}
 	}
 	n.write(b)
-	r := b.done()
-	return JudgeSurveyRun(r, Analyze(r, DefaultOptions()), against, DefaultSurveyRule())
+	return b.done()
 }
 
 // flagKeys names each flag by kind, GPU and component, sorted.
@@ -202,6 +208,24 @@ func TestSurveyGivesEachGPUItsThroughputAndRank(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", out)
+
+	// The runtime-on-temperature regression of a GPU takes its own
+	// iterations only.
+	rep := Analyze(surveyRecording(t, surveyNode(0.040)), DefaultOptions())
+	checked := 0
+	for _, sr := range rep.Slowdown {
+		if !strings.HasPrefix(sr.Component, "gpu_") {
+			continue
+		}
+		checked++
+		// 272 iterations per 300 s load, two loads (alone, together) per GPU.
+		if sr.N < 540 || sr.N > 546 {
+			t.Errorf("%s regressed on %d iterations, want its own GPU's 544", sr.Component, sr.N)
+		}
+	}
+	if checked != 8 {
+		t.Errorf("%d GPU components in the slowdown regressions, want 8 (4 cores, 4 memories)", checked)
+	}
 }
 
 // The last survey of each GPU comes back from its survey_gpu points (as
