@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -63,7 +64,7 @@ func (a *analyzer) episodes(comps, coolants []*Component) {
 	if a.ph.Baseline != nil || a.ph.Load != nil {
 		return
 	}
-	rule := DefaultEpisodeRule()
+	rule := cmp.Or(a.o.Episodes, DefaultEpisodeRule())
 	a.rep.Definitions = append(a.rep.Definitions, episodeDefinitions(rule)...)
 	a.rep.Definitions = append(a.rep.Definitions, fingerprintDefinitions()...)
 	a.rep.Definitions = append(a.rep.Definitions, couplingDefinitions()...)

@@ -56,6 +56,9 @@ type Options struct {
 	// CoolantMoveC is how far (°C) the coolant's smoothed readings must
 	// rise above its idle mean to count as having moved.
 	CoolantMoveC float64
+	// Episodes is the episode rule of a recording without phases; the
+	// zero value is DefaultEpisodeRule (see Scaled).
+	Episodes EpisodeRule
 }
 
 // DefaultOptions returns the defaults that `heatsink report` states.

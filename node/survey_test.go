@@ -48,11 +48,10 @@ func (p *plant) load(ctx context.Context, gpus []string) error {
 }
 
 func (p *plant) sample(ctx context.Context, r *GPUReadings, tick time.Duration) {
-	a := 1 - math.Exp(-tick.Seconds()/p.tauS)
-	af := 0.0
-	if p.fastShare > 0 {
-		af = 1 - math.Exp(-tick.Seconds()/p.fastTauS)
-	}
+	// The response follows the wall clock, not the tick count: on a busy
+	// machine a tick comes late, and a plant stepped per tick would then
+	// have a longer τ in seconds than planted.
+	last := time.Now()
 	p.mu.Lock()
 	if p.fast == nil {
 		p.fast = map[string]float64{}
@@ -63,6 +62,14 @@ func (p *plant) sample(ctx context.Context, r *GPUReadings, tick time.Duration) 
 		case <-ctx.Done():
 			return
 		case <-time.After(tick):
+		}
+		now := time.Now()
+		dt := now.Sub(last).Seconds()
+		last = now
+		a := 1 - math.Exp(-dt/p.tauS)
+		af := 0.0
+		if p.fastShare > 0 {
+			af = 1 - math.Exp(-dt/p.fastTauS)
 		}
 		p.mu.Lock()
 		var ps []point.Point
@@ -76,7 +83,7 @@ func (p *plant) sample(ctx context.Context, r *GPUReadings, tick time.Duration) 
 			fast += (targetFast - fast) * af
 			p.fast[g] = fast
 			p.temp[g] = 35 + slow + fast
-			pt := point.New("gpu", time.Now())
+			pt := point.New("gpu", now)
 			pt.AddTag("gpu", g).AddFloat("temp_c", p.temp[g]).AddFloat("power_w", 70)
 			ps = append(ps, pt)
 		}

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if probePath != "" {
 		os.RemoveAll(filepath.Dir(probePath))
 	}
+	if gpusimPath != "" {
+		os.RemoveAll(filepath.Dir(gpusimPath))
+	}
 	os.Exit(code)
 }
 

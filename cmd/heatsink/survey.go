@@ -18,15 +18,16 @@ type surveyFlags struct {
 	configPath, out, workload, against string
 	sets                               []string
 	plan                               node.SurveyPlan
+	fleet                              surveyFleetFlags
 }
 
 func newSurveyCmd() *cobra.Command {
 	sf := surveyFlags{plan: node.DefaultSurveyPlan()}
 	cmd := &cobra.Command{
-		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR]",
+		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR] [--launcher slurm --nodes N]",
 		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
-		Long:  surveyLong,
-		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyCmd(cmd, &sf, args) },
+		Long:  surveyLong + surveyFleetLong,
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyOrFleet(cmd, &sf, args) },
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -41,8 +42,8 @@ func newSurveyCmd() *cobra.Command {
 	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ_slow")
 	f.DurationVar(&sf.plan.LoadBudget, "load-budget", sf.plan.LoadBudget, "all the loads together last at most this when measured from τ_slow (0: no budget)")
 	f.BoolVar(&sf.plan.Together, "together", sf.plan.Together, "end with every GPU loaded at once (--together=false: the alone loads only)")
-	f.DurationVar(&sf.plan.MinReturn, "min-return", sf.plan.MinReturn, "shortest wait after a load (the next GPU's episode needs a 20 s baseline; a GPU's loads under 30 s apart join)")
 	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load (4 τ_slow when it was measured, within --min-return and this)")
+	addSurveyFleetFlags(f, &sf)
 	addRootFlags(cmd)
 	return cmd
 }
@@ -113,7 +114,7 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
-	s, err := judgeSurvey(ctx, run, against, cfg, sf.out)
+	s, err := judgeSurvey(ctx, run, surveyAnalysisOptions(sf.plan), against, cfg, sf.out)
 	if err != nil {
 		return s, err
 	}

@@ -73,12 +73,12 @@ func (a surveyAgainst) earlier(ctx context.Context, uuids []string) (*analysis.S
 	return s, "", err
 }
 
-// judgeSurvey analyses the survey's run and judges it against the earlier one, writes
+// judgeSurvey analyses the survey's run with opts and judges it against the earlier one, writes
 // survey.json, and where an InfluxDB is configured publishes each GPU as a
 // survey_gpu point for the next survey's --against influx; a failure to
 // publish is said, not fatal: the verdict stands.
-func judgeSurvey(ctx context.Context, run *analysis.Run, a surveyAgainst, cfg *configs.Config, out string) (analysis.Survey, error) {
-	rep := analysis.Analyze(run, analysis.DefaultOptions())
+func judgeSurvey(ctx context.Context, run *analysis.Run, opts analysis.Options, a surveyAgainst, cfg *configs.Config, out string) (analysis.Survey, error) {
+	rep := analysis.Analyze(run, opts)
 	rule := analysis.DefaultSurveyRule()
 	var uuids []string
 	for _, g := range analysis.JudgeSurvey(rep, nil, rule).GPUs {
