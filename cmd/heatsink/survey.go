@@ -24,7 +24,7 @@ type surveyFlags struct {
 func newSurveyCmd() *cobra.Command {
 	sf := surveyFlags{plan: node.DefaultSurveyPlan()}
 	cmd := &cobra.Command{
-		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR] [--launcher slurm --nodes N]",
+		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR|influx] [--launcher slurm --nodes N]",
 		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
 		Long:  surveyLong + surveyFleetLong,
 		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyOrFleet(cmd, &sf, args) },
