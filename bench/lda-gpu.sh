@@ -14,7 +14,9 @@
 #   bench/lda-gpu.sh [BIN_DIR] [STEP...]    # on the GPU machine, from the repo root
 #
 # STEPs: gen tests memcheck bench (default: all four, in order; each after
-# gen needs gen's output in $OUT/gen). Environment: OUT (logs and the
+# gen needs gen's output in $OUT/gen), and phases (not by default): where an
+# iteration goes on 1, 2 and 4 GPUs, stage by stage (TestGPUMultiPhases;
+# LDA_BENCH_PHASE_GPUS, and LDA_BENCH_GPUS=N for the benchmark on N GPUs). Environment: OUT (logs and the
 # generated kernels, default a temp dir; commit $OUT/gen/lda.* into
 # kernels/gen), and the benchmark's LDA_BENCH_* variables (see
 # kernels/lda/gpu_bench_test.go). On an H100 with 16 cores the four steps
@@ -67,6 +69,12 @@ if has bench; then
 	step "benchmark (GPU time from events)"
 	run_shown "$out/lda-bench.log" "benchmark failed; see lda-bench.log" \
 		env LDA_BENCH=1 "$bin/lda.test" -test.v -test.run 'TestGPUBenchTable' -test.timeout 1800s
+fi
+
+if has phases; then
+	step "multi-GPU phases (GPU time from events)"
+	run_shown "$out/lda-phases.log" "phases failed; see lda-phases.log" \
+		env LDA_BENCH=1 "$bin/lda.test" -test.v -test.run 'TestGPUMultiPhases' -test.timeout 900s
 fi
 
 gpu_finish "all steps passed"

@@ -167,7 +167,7 @@ func (c *Collection) createRunDir(o Options, host string) error {
 }
 
 // StateDir is where heatsink keeps its state between runs (the InfluxDB
-// spool's parent: /var/lib/heatsink as root).
+// spool's parent: /var/lib/heatsink as root, $HEATSINK_STATE_DIR when set).
 func StateDir() string { return filepath.Dir(influx.DefaultSpoolDir()) }
 
 // recordEvent keeps an alert's event for run.json, written at the end.

@@ -105,11 +105,7 @@ func JobSummary(ctx context.Context, cfg *configs.Config, jobID, outDir, promURL
 	}
 	// Where admins look (sacct -o AdminComment): the controller's copy,
 	// written whatever became of the InfluxDB points.
-	text, aerr := s.Admin(path).Encode()
-	if aerr == nil {
-		aerr = client.SetAdminComment(ctx, jobID, text)
-	}
-	if aerr != nil {
+	if aerr := client.SetAdminComment(ctx, slurm.AccountingJobID(jobID, os.Getenv), s.Admin(path)); aerr != nil {
 		slog.Warn("job summary not put into the job's AdminComment", "job", jobID, "err", aerr)
 	}
 	return path, err

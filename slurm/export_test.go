@@ -24,3 +24,6 @@ func expand(c Client, ctx context.Context) func(JobInfo, error) (JobInfo, error)
 		return j, err
 	}
 }
+
+// NextLevel is the band a node moves to, for the hysteresis table.
+var NextLevel = nextLevel

@@ -31,6 +31,12 @@ const (
 	// its numbers count the GPUs the job's cgroup lets it see (0..n-1
 	// under ConstrainDevices=yes), so they name no GPU of the node.
 	GPUsFromCUDA = "CUDA_VISIBLE_DEVICES"
+	// GPUsFromMIG is CUDA_VISIBLE_DEVICES naming MIG instances: it wins
+	// over SLURM_JOB_GPUS, whose indices then count the node's MIG
+	// instances, not its GPUs. The job holds a part of each physical GPU
+	// named, which other jobs' instances may share: that GPU's points
+	// carry every job on it, and its energy is shared (see Holding).
+	GPUsFromMIG = "CUDA_VISIBLE_DEVICES (MIG)"
 	// GPUsNone is a job given no GPU on a node whose GPUs are Slurm gres
 	// (NodeInfo.HasGPUGres): slurmd sets no SLURM_JOB_GPUS for it, and it
 	// holds none of them.
@@ -45,6 +51,14 @@ const (
 // source: the Prolog runs before slurmstepd creates it, and cgroup v2
 // keeps its device list in an eBPF program nothing can read back.
 func JobGPUs(getenv func(string) string) ([]GPU, string, error) {
+	cuda := strings.TrimSpace(getenv(GPUsFromCUDA))
+	if strings.Contains(cuda, "MIG-") {
+		gpus, ok := migParents(cuda)
+		if !ok {
+			return nil, "", nil
+		}
+		return gpus, GPUsFromMIG, nil
+	}
 	if v := strings.TrimSpace(getenv(GPUsFromSlurm)); v != "" {
 		idx, err := indexList(v)
 		if err != nil {
@@ -56,13 +70,12 @@ func JobGPUs(getenv func(string) string) ([]GPU, string, error) {
 		}
 		return gpus, GPUsFromSlurm, nil
 	}
-	if v := strings.TrimSpace(getenv(GPUsFromCUDA)); v != "" {
+	if cuda != "" {
 		var gpus []GPU
-		for f := range strings.SplitSeq(v, ",") {
+		for f := range strings.SplitSeq(cuda, ",") {
 			f = strings.TrimSpace(f)
 			if !strings.HasPrefix(f, "GPU-") {
-				// Numbers relative to the cgroup (or MIG instances): not
-				// the node's GPUs.
+				// Numbers relative to the cgroup: not the node's GPUs.
 				return nil, "", nil
 			}
 			gpus = append(gpus, GPU{UUID: f})
@@ -70,6 +83,30 @@ func JobGPUs(getenv func(string) string) ([]GPU, string, error) {
 		return gpus, GPUsFromCUDA, nil
 	}
 	return nil, "", nil
+}
+
+// migParents returns the physical GPUs of the MIG instances in
+// CUDA_VISIBLE_DEVICES, where the names tell them: the form of drivers
+// before R470, MIG-GPU-<uuid>/<gi>/<ci>, names its GPU's UUID; today's
+// MIG-<uuid> does not (only NVML on the node could map it), and then
+// nothing is known (ok false). A GPU named as a whole (GPU-<uuid>) is
+// kept; a number is not a GPU of the node.
+func migParents(cuda string) ([]GPU, bool) {
+	var gpus []GPU
+	for f := range strings.SplitSeq(cuda, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case strings.HasPrefix(f, "MIG-GPU-"):
+			parent, _, _ := strings.Cut(strings.TrimPrefix(f, "MIG-"), "/")
+			gpus = append(gpus, GPU{UUID: parent})
+		case strings.HasPrefix(f, "GPU-"):
+			gpus = append(gpus, GPU{UUID: f})
+		default:
+			return nil, false
+		}
+	}
+	slices.SortFunc(gpus, func(a, b GPU) int { return strings.Compare(a.UUID, b.UUID) })
+	return slices.Compact(gpus), true
 }
 
 // NoGPUsOnGresNode settles a job JobGPUs found no GPUs for: on a node

@@ -30,6 +30,13 @@ func TestJobGPUsPrefersSlurmsAllocation(t *testing.T) {
 		{"CUDA UUIDs", map[string]string{"CUDA_VISIBLE_DEVICES": "GPU-aa,GPU-bb"}, []GPU{{UUID: "GPU-aa"}, {UUID: "GPU-bb"}}, GPUsFromCUDA, false},
 		{"CUDA numbers name no node GPU", map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, nil, "", false},
 		{"nothing", map[string]string{}, nil, "", false},
+		// On a MIG node SLURM_JOB_GPUS counts MIG instances: the old MIG
+		// names give the physical GPU, two instances of one GPU one GPU.
+		{"MIG instances named by their GPU", map[string]string{"SLURM_JOB_GPUS": "5,6", "CUDA_VISIBLE_DEVICES": "MIG-GPU-aa/1/0,MIG-GPU-aa/2/0,MIG-GPU-bb/1/0"},
+			[]GPU{{UUID: "GPU-aa"}, {UUID: "GPU-bb"}}, GPUsFromMIG, false},
+		// Today's MIG UUIDs name no physical GPU: nothing is known, and
+		// SLURM_JOB_GPUS is not taken for GPU indices.
+		{"MIG UUIDs", map[string]string{"SLURM_JOB_GPUS": "5", "CUDA_VISIBLE_DEVICES": "MIG-5b7b4c1a-3bfd-5a64-9b1c-2c8e0e2e7b11"}, nil, "", false},
 		{"not an index", map[string]string{"SLURM_JOB_GPUS": "0,x"}, nil, "", true},
 		{"backward range", map[string]string{"SLURM_JOB_GPUS": "3-1"}, nil, "", true},
 	} {

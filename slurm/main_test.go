@@ -22,6 +22,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) == 3 && os.Args[1] == ctldEpilogArg {
+		if err := ctldEpilog(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) == 4 && os.Args[1] == writerArg {
 		path, err := slurm.ReceiveSummary(os.Args[2], os.Args[3], os.Stdin)
 		if err != nil {

@@ -53,6 +53,10 @@ type Holding struct {
 	// SharedWith are the other jobs on the node's shared readings (CPU,
 	// memory, PDU) while the job ran.
 	SharedWith []string `json:"shared_with,omitempty"`
+	// SharedGPUs are the job's GPUs whose points also carried other jobs
+	// (MIG instances of one GPU, a job whose GPUs were not known), by
+	// index, with those jobs: their energy is the GPU's, in no job's.
+	SharedGPUs map[string][]string `json:"shared_gpus,omitempty"`
 }
 
 // GatherJob is Gather for the summary of job, which started at start: it
@@ -71,6 +75,7 @@ func GatherJob(ctx context.Context, r Readings, dir, job string, start time.Time
 func holdings(job string, start time.Time) (observe func(*point.Point), held func() map[string]Holding) {
 	gpus := map[string]map[string]bool{}
 	others := map[string]map[string]bool{}
+	gpuOthers := map[string]map[string]map[string]bool{} // host -> gpu -> other jobs
 	observe = func(p *point.Point) {
 		if p.Time.Before(start) {
 			return
@@ -85,6 +90,17 @@ func holdings(job string, start time.Time) (observe func(*point.Point), held fun
 		}
 		if g := p.Tag(schema.TagGPU); g != "" && p.Measurement == schema.GPU {
 			gpus[host][g] = true
+			for _, id := range ids {
+				if id != "" && id != job {
+					if gpuOthers[host] == nil {
+						gpuOthers[host] = map[string]map[string]bool{}
+					}
+					if gpuOthers[host][g] == nil {
+						gpuOthers[host][g] = map[string]bool{}
+					}
+					gpuOthers[host][g][id] = true
+				}
+			}
 			return
 		}
 		for _, id := range ids {
@@ -99,6 +115,12 @@ func holdings(job string, start time.Time) (observe func(*point.Point), held fun
 			h := Holding{GPUs: slices.Sorted(maps.Keys(g)), SharedWith: slices.Sorted(maps.Keys(others[host]))}
 			if h.GPUs == nil {
 				h.GPUs = []string{}
+			}
+			for gpu, o := range gpuOthers[host] {
+				if h.SharedGPUs == nil {
+					h.SharedGPUs = map[string][]string{}
+				}
+				h.SharedGPUs[gpu] = slices.Sorted(maps.Keys(o))
 			}
 			out[host] = h
 		}

@@ -228,6 +228,8 @@ type NodeInfo struct {
 	// Gres is the node's configured generic resources (gpu:4, or
 	// gpu:h100:8(S:0-1)), "(null)" for none.
 	Gres string
+	// Weight is the node's scheduling weight as slurmctld has it now.
+	Weight string
 }
 
 // HasGPUGres reports whether the node's GPUs are Slurm gres, so that a
@@ -256,7 +258,7 @@ func (c Client) Node(ctx context.Context, name string) (NodeInfo, error) {
 	if kv["NodeName"] != name {
 		return NodeInfo{}, fmt.Errorf("scontrol show node %s: answer is about node %q", name, kv["NodeName"])
 	}
-	return NodeInfo{Name: name, State: kv["State"], Reason: reasonStamp.ReplaceAllString(kv["Reason"], ""), Gres: kv["Gres"]}, nil
+	return NodeInfo{Name: name, State: kv["State"], Reason: reasonStamp.ReplaceAllString(kv["Reason"], ""), Gres: kv["Gres"], Weight: kv["Weight"]}, nil
 }
 
 // Drain drains the node with a reason: running jobs finish, no new job

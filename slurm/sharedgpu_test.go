@@ -135,11 +135,12 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	s := &slurm.Summary{Job: first, RuntimeS: 120, GPUs: []slurm.Energy{{Host: "n1", GPU: "0", UUID: "GPU-a", EnergyJ: &e}},
 		Components: []slurm.ComponentSummary{{Host: "n1", ID: "gpu_core:0", Kind: "gpu_core", PeakC: &peak}},
 		NodeEnergy: []slurm.NodeEnergy{{Host: "n1", EnergyJ: &e, SharedCPUEnergyJ: &e, SharedWith: []string{second}}}}
-	text, err := s.Admin("/home/ana/job-" + first + "-thermal.json").Encode()
+	summary := s.Admin("/home/ana/job-" + first + "-thermal.json")
+	text, err := summary.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Client.SetAdminComment(ctx, first, text); err != nil {
+	if err := c.Client.SetAdminComment(ctx, first, summary); err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.Client.AdminComment(ctx, first)
@@ -148,14 +149,14 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	}
 	a, ok := slurm.ParseAdminSummary(got)
 	var out strings.Builder
-	if !ok || a.Print(&out) != nil || !strings.Contains(out.String(), "n1           0          36.0     71.0            -  GPU-a") ||
+	if !ok || a.Print(&out) != nil || !strings.Contains(out.String(), "n1           0          36.0     71.0            -        -  GPU-a") ||
 		!strings.Contains(out.String(), "shared with other jobs") {
 		t.Errorf("printed for a person:\n%s", out.String())
 	}
 	if _, err := c.Client.Run(ctx, "scontrol", "update", "JobId="+second, "AdminComment=JS1:abc"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Client.SetAdminComment(ctx, second, text); !errors.Is(err, slurm.ErrAdminCommentTaken) {
+	if err := c.Client.SetAdminComment(ctx, second, summary); !errors.Is(err, slurm.ErrAdminCommentTaken) {
 		t.Errorf("over another tool's AdminComment: %v", err)
 	}
 	if got, _ := c.Client.AdminComment(ctx, second); got != "JS1:abc" {
@@ -200,11 +201,12 @@ func TestSharedGPUNodeOnRealSlurm(t *testing.T) {
 	for i := range 64 {
 		big.GPUs = append(big.GPUs, slurm.Energy{Host: fmt.Sprintf("node%03d", i/8), GPU: fmt.Sprint(i % 8), UUID: fmt.Sprintf("GPU-%036d", i), EnergyJ: &e})
 	}
-	text, err = big.Admin("/home/ana/job-" + forger.Job.ID + "-thermal.json").Encode()
+	bigSummary := big.Admin("/home/ana/job-" + forger.Job.ID + "-thermal.json")
+	text, err = bigSummary.Encode()
 	if a, _ := slurm.ParseAdminSummary(text); err != nil || len(text) > slurm.AdminCommentMaxBytes || a.GPUsLeftOut == 0 || len(a.GPUs)+a.GPUsLeftOut != 64 {
 		t.Fatalf("64 GPUs encoded in %d bytes, %d left out: %v", len(text), a.GPUsLeftOut, err)
 	}
-	if err := c.Client.SetAdminComment(ctx, forger.Job.ID, text); err != nil {
+	if err := c.Client.SetAdminComment(ctx, forger.Job.ID, bigSummary); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := c.Client.AdminComment(ctx, forger.Job.ID); got != text || err != nil {

@@ -61,6 +61,14 @@ type Energy struct {
 	// power cap (throttle_power); absent where the GPU reports neither.
 	ThermalThrottleS *float64 `json:"thermal_throttle_s,omitempty"`
 	PowerThrottleS   *float64 `json:"power_throttle_s,omitempty"`
+	// Fingerprint is the GPU's thermal fingerprint where the job's load
+	// allows one; else FingerprintNotComputed says why.
+	Fingerprint            *GPUFingerprint `json:"fingerprint,omitempty"`
+	FingerprintNotComputed string          `json:"fingerprint_not_computed,omitempty"`
+	// SharedWith are the other jobs whose tags the GPU's points carried
+	// too (MIG instances of one GPU): its energy is then the GPU's, in
+	// the node's shared_gpu_energy_j and no job's energy_j.
+	SharedWith []string `json:"shared_with,omitempty"`
 }
 
 // NodeEnergy is one node's measured energy over the job: the job's GPUs
@@ -76,6 +84,9 @@ type NodeEnergy struct {
 	CPUEnergyJ       *float64 `json:"cpu_energy_j"`
 	SharedCPUEnergyJ *float64 `json:"shared_cpu_energy_j,omitempty"`
 	SharedWith       []string `json:"shared_with,omitempty"`
+	// SharedGPUEnergyJ is the energy of the job's GPUs other jobs held
+	// parts of (Energy.SharedWith), in no job's energy_j.
+	SharedGPUEnergyJ *float64 `json:"shared_gpu_energy_j,omitempty"`
 	Parts            []string `json:"parts,omitempty"`
 	NotComputed      string   `json:"not_computed,omitempty"`
 }
@@ -157,12 +168,17 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		}
 		**p += v
 	}
+	fps, noFP := jobFingerprints(run, o, from, to)
 	for _, sr := range run.Find(schema.GPU, schema.FieldTempC, nil) {
 		host := sr.Tag(schema.TagHost)
 		if !onNode(host) || !job.ownsGPU(host, sr.Tag(schema.TagGPU)) {
 			continue
 		}
 		e := Energy{Host: host, GPU: sr.Tag(schema.TagGPU), UUID: sr.Tag(schema.TagUUID)}
+		e.Fingerprint, e.FingerprintNotComputed = fps[host+"\x00"+e.GPU], noFP[host+"\x00"+e.GPU]
+		if e.Fingerprint == nil && e.FingerprintNotComputed == "" {
+			e.FingerprintNotComputed = noEpisode
+		}
 		match := func(x *analysis.Series) bool { return x.Tag(schema.TagHost) == host && x.Tag(schema.TagGPU) == e.GPU }
 		for _, f := range []struct {
 			field string
@@ -178,9 +194,14 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 		} else {
 			e.EnergyJ, e.Method = ptr(v), method
 			n := node(host)
-			add(&n.GPUEnergyJ, v)
-			add(&n.EnergyJ, v)
-			n.Parts = append(n.Parts, "gpu "+e.GPU)
+			if others := job.Held[host].SharedGPUs[e.GPU]; len(others) > 0 {
+				e.SharedWith = others
+				add(&n.SharedGPUEnergyJ, v)
+			} else {
+				add(&n.GPUEnergyJ, v)
+				add(&n.EnergyJ, v)
+				n.Parts = append(n.Parts, "gpu "+e.GPU)
+			}
 		}
 		s.GPUs = append(s.GPUs, e)
 	}
@@ -210,10 +231,19 @@ func Summarize(run *analysis.Run, o analysis.Options, job Span) *Summary {
 	}
 	for _, h := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[h]
-		if held, ok := job.Held[h]; ok && len(held.GPUs) == 0 && n.EnergyJ == nil {
-			n.EnergyJ, n.GPUEnergyJ = ptr(0), ptr(0) // it held no GPU there
+		if held, ok := job.Held[h]; ok && len(held.GPUs) == len(held.SharedGPUs) {
+			// It held no GPU of its own there (none, or only parts).
+			if n.GPUEnergyJ == nil {
+				n.GPUEnergyJ = ptr(0)
+			}
+			if n.EnergyJ == nil {
+				n.EnergyJ = ptr(0)
+			}
 		}
-		if n.EnergyJ == nil && n.SharedCPUEnergyJ == nil {
+		if n.SharedGPUEnergyJ != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %.0f J of GPUs other jobs held parts of (MIG) are shared and counted in no job's energy_j", h, *n.SharedGPUEnergyJ))
+		}
+		if n.EnergyJ == nil && n.SharedCPUEnergyJ == nil && n.SharedGPUEnergyJ == nil {
 			n.NotComputed = "the node recorded neither GPU energy nor RAPL energy over the job"
 		}
 		if n.SharedCPUEnergyJ != nil {
@@ -321,6 +351,7 @@ func definitions() map[string]string {
 		schema.FieldIdleMeanC:         "mean over the baseline before the job (the run's baseline phase, or the readings before the job's start)",
 		schema.FieldPeakC:             "highest reading while the job ran; peak_at_s is when, in seconds since the job's start",
 		schema.FieldHeatIntervalSPerC: "(t_peak - load start) / (peak - idle mean), the reference study's heat-accumulation interval, as heatsink report computes it; refused for a rise under the minimum",
+		"fingerprint":                 fingerprintDefinition,
 		schema.FieldEnergyJ:           "per GPU the NVML energy counter's increase over the job (the power integral where the counter is missing), for the GPUs the job held (its agent's job tags, from SLURM_JOB_GPUS); per node the sum of those GPUs and, on a node no other job shared, its top-level RAPL zones (CPU packages and DRAM, psys excluded); on a shared node the RAPL energy is shared_cpu_energy_j, the node's, in no job's energy_j",
 	}
 }
@@ -331,10 +362,12 @@ func definitions() map[string]string {
 func (s *Summary) Points() []point.Point {
 	var out []point.Point
 	gpuEnergy := map[string]float64{}
+	gpus := map[string]Energy{}
 	for _, g := range s.GPUs {
 		if g.EnergyJ != nil {
 			gpuEnergy[g.Host+"\x00gpu_core:"+g.GPU] = *g.EnergyJ
 		}
+		gpus[g.Host+"\x00gpu_core:"+g.GPU] = g
 	}
 	base := func(host, component, kind string) point.Point {
 		p := point.New(schema.JobSummary, s.End)
@@ -355,6 +388,10 @@ func (s *Summary) Points() []point.Point {
 		addOpt(&p, schema.FieldHeatIntervalSPerC, c.HeatIntervalSPerC)
 		if e, ok := gpuEnergy[c.Host+"\x00"+c.ID]; ok {
 			p.AddFloat(schema.FieldEnergyJ, e)
+		}
+		if g, ok := gpus[c.Host+"\x00"+c.ID]; ok {
+			addOpt(&p, schema.FieldThermalThrottleS, g.ThermalThrottleS)
+			addOpt(&p, schema.FieldPowerThrottleS, g.PowerThrottleS)
 		}
 		out = append(out, p)
 	}

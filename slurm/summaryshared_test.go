@@ -129,6 +129,28 @@ func TestSummaryOfJobsSharingANodeCountsOnlyTheirGPUs(t *testing.T) {
 				t.Errorf("job %s summarises %s, another job's GPU", id, c.ID)
 			}
 		}
+		// The throttle seconds also reach the job_summary points, on each
+		// GPU's core component.
+		cores := 0
+		for _, p := range s.Points() {
+			if p.Tag("kind") != "gpu_core" {
+				continue
+			}
+			cores++
+			want := 0.0
+			if p.Tag("component") == "gpu_core:1" {
+				want = 50
+			}
+			if v, ok := p.Float("thermal_throttle_s"); !ok || v != want {
+				t.Errorf("job %s %s point: thermal_throttle_s %v (%v), want %v", id, p.Tag("component"), v, ok, want)
+			}
+			if _, ok := p.Float("power_throttle_s"); ok {
+				t.Errorf("job %s %s point has a power_throttle_s the GPU never reported", id, p.Tag("component"))
+			}
+		}
+		if cores != 2 {
+			t.Errorf("job %s: %d gpu_core points, want its 2 GPUs'", id, cores)
+		}
 		n := s.NodeEnergy[0]
 		if n.EnergyJ == nil || math.Abs(*n.EnergyJ-gpuJ) > 1e-6 || n.CPUEnergyJ != nil {
 			t.Errorf("job %s node energy %v (cpu %v), want its GPUs' %v J alone", id, deref(n.EnergyJ), deref(n.CPUEnergyJ), gpuJ)

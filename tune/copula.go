@@ -31,6 +31,9 @@ type FitOptions struct {
 	// Maximize says a larger objective is better (throughput); otherwise
 	// smaller is (runtime, energy).
 	Maximize bool
+	// GC is the copula's variant: its marginals, the order it proposes in,
+	// and how it spends a budget its samples cannot fill.
+	GC GCOptions
 }
 
 // Copula is a Gaussian copula over a space's task features and parameters.
@@ -96,10 +99,14 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 	}
 	for j, p := range s.Params {
 		x := cols[nt+j]
-		if p.Kind == Categorical || p.Kind == Bool {
+		switch {
+		case p.Kind == Categorical || p.Kind == Bool:
 			c.marginals[nt+j] = fitCategorical(x, len(p.Levels))
-		} else {
-			c.marginals[nt+j] = fitLevels(x)
+		case o.GC.Marginals == MarginalsData:
+			dmin, dmax := floats(x)
+			c.marginals[nt+j] = fitLevels(x, dmin-0.5, dmax+0.5)
+		default:
+			c.marginals[nt+j] = fitLevels(x, -0.5, float64(len(p.Levels))-0.5)
 		}
 	}
 	z := mat.NewDense(len(top), d, nil)
@@ -181,6 +188,18 @@ func correlation(z *mat.Dense) *mat.SymDense {
 	return identity(d)
 }
 
+// shrink is (1-lambda) c + lambda I.
+func shrink(c *mat.SymDense, lambda float64) *mat.SymDense {
+	d := c.SymmetricDim()
+	s := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			s.SetSym(i, j, (1-lambda)*c.At(i, j)+lambda*b2f(i == j))
+		}
+	}
+	return s
+}
+
 func identity(d int) *mat.SymDense {
 	s := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
@@ -259,17 +278,17 @@ func (m *taskMarginal) fromNormal(z float64) float64 {
 }
 
 // numeric is a Gaussian truncated to [lo, hi] over a parameter's level
-// indices: the bounds are half a level beyond the observed levels, so the
-// extreme observed levels get a whole level's mass and unobserved levels
-// beyond them none, as a fit bounded by the data (SDV's) intends.
+// indices, fitted by maximum likelihood. With the chapter's marginals
+// (MarginalsSpace) the bounds are half a level beyond the space's first and
+// last levels, so every level has mass; with SDV's (MarginalsData) half a
+// level beyond the observed levels, so unobserved levels beyond them have
+// none.
 type numeric struct {
 	mu, sigma, lo, hi float64
 	plo, phi          float64 // Φ at the standardised bounds
 }
 
-func fitLevels(x []float64) *numeric {
-	dmin, dmax := floats(x)
-	lo, hi := dmin-0.5, dmax+0.5
+func fitLevels(x []float64, lo, hi float64) *numeric {
 	m := &numeric{lo: lo, hi: hi}
 	mean, std := stat.MeanStdDev(x, nil)
 	if std == 0 || math.IsNaN(std) {
@@ -410,15 +429,28 @@ func (c *Copula) Condition(t Task, seed uint64) (*Sampler, error) {
 		obs[i], vals[i] = i, c.marginals[i].toNormal(v)
 	}
 	src := rand.NewPCG(seed, 0x2545f4914f6cdd1d)
-	full, ok := distmv.NewNormal(make([]float64, c.corr.SymmetricDim()), c.corr, src)
-	if !ok {
-		return nil, errors.New("condition copula: the correlation matrix is not positive definite")
-	}
-	dist := full
-	if nt > 0 {
-		if dist, ok = full.ConditionNormal(obs, vals, src); !ok {
-			return nil, errors.New("condition copula: the conditional normal is degenerate")
+	// A correlation fitted on few observations of many variables can be
+	// positive definite and still leave a conditional covariance that is
+	// not (numerically): it is shrunk towards the identity until the
+	// conditional normal exists, as correlation() does for the joint one.
+	var dist *distmv.Normal
+	for _, lambda := range []float64{0, 1e-6, 1e-4, 1e-2, 0.1, 0.3, 1} {
+		corr := shrink(c.corr, lambda)
+		full, ok := distmv.NewNormal(make([]float64, corr.SymmetricDim()), corr, src)
+		if !ok {
+			continue
 		}
+		if nt == 0 {
+			dist = full
+			break
+		}
+		if d, ok := full.ConditionNormal(obs, vals, src); ok {
+			dist = d
+			break
+		}
+	}
+	if dist == nil {
+		return nil, errors.New("condition copula: the conditional normal is degenerate even with the correlation shrunk to the identity")
 	}
 	return &Sampler{c: c, task: t, dist: dist, z: make([]float64, len(c.space.Params))}, nil
 }

@@ -246,7 +246,7 @@ func (e *RunEvaluator) measure(dir string, out workloads.Outcome, rec *Record) (
 			m["energy_per_work_j"] = v
 		}
 	}
-	return Result{Objective: y, Violation: e.Limits.violation(th), Metrics: m}, nil
+	return Result{Objective: y, Violation: e.Limits.violation(th, measured, m), Metrics: m}, nil
 }
 
 // LoadSources reads every evaluation recorded under the directories (the
@@ -302,7 +302,8 @@ func WorkloadRunArgs(w workloads.Workload, s *Space) []string {
 		args = append(args, "--set", k+"="+s.Set[k])
 	}
 	for _, p := range w.Params() {
-		if s.Param(p.Name) >= 0 || s.isTask(p.Name) {
+		// A key the space's set already gives (epochs: "{epochs}") is given once.
+		if _, set := s.Set[p.Name]; !set && (s.Param(p.Name) >= 0 || s.isTask(p.Name)) {
 			args = append(args, "--set", p.Name+"={"+p.Name+"}")
 		}
 	}

@@ -17,48 +17,6 @@ type Method interface {
 	Tell(c Config, r Result)
 }
 
-// maxDraws bounds the draws spent finding one new feasible configuration.
-const maxDraws = 10000
-
-// Copula proposes the copula's conditional samples in the order drawn. It
-// takes no feedback: the chapter finds refitting on its own samples only
-// narrows it.
-type CopulaMethod struct {
-	s    *Sampler
-	seen map[string]bool
-}
-
-// NewCopulaMethod fits a copula on the sources and conditions it on the task.
-func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed uint64) (*CopulaMethod, error) {
-	c, err := Fit(s, sources, o)
-	if err != nil {
-		return nil, err
-	}
-	smp, err := c.Condition(t, seed)
-	if err != nil {
-		return nil, err
-	}
-	return &CopulaMethod{s: smp, seen: map[string]bool{}}, nil
-}
-
-// Name is "gc".
-func (m *CopulaMethod) Name() string { return "gc" }
-
-// Sampler is the conditioned sampler, for its statistics.
-func (m *CopulaMethod) Sampler() *Sampler { return m.s }
-
-// Next draws the next unique feasible sample.
-func (m *CopulaMethod) Next() (Config, error) {
-	got := m.s.Unique(1, m.seen, maxDraws)
-	if len(got) == 0 {
-		return nil, fmt.Errorf("gc: %w after %d draws (%v): the copula reaches too few configurations; more or more varied source evaluations widen it", ErrExhausted, maxDraws, m.s.Stats)
-	}
-	return got[0], nil
-}
-
-// Tell does nothing: see CopulaMethod.
-func (m *CopulaMethod) Tell(Config, Result) {}
-
 // RandomMethod proposes feasible configurations uniformly, without repeats.
 type RandomMethod struct {
 	space *Space

@@ -19,6 +19,7 @@ type Report struct {
 	Seed       uint64   `json:"seed"`
 	Sources    int      `json:"source_evaluations"`
 	Budget     *Budget  `json:"budget,omitempty"`
+	GC         string   `json:"gc,omitempty"` // the copula's variant (--gc), when gc ran
 	BudgetUsed int      `json:"budget_used"`
 	Traces     []Trace  `json:"-"`
 	Curves     []Curve  `json:"methods"`
@@ -143,6 +144,9 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "%d source evaluations; %d evaluations per method, seed %d; objective: %s.\n\n", r.Sources, r.BudgetUsed, r.Seed, dir)
 	if r.Budget != nil {
 		fmt.Fprintf(&b, "GC %s.\n\n", r.Budget)
+	}
+	if r.GC != "" {
+		fmt.Fprintf(&b, "GC variant: --gc %s.\n\n", r.GC)
 	}
 	b.WriteString("## Best so far\n\n| evaluation |")
 	for _, c := range r.Curves {

@@ -74,6 +74,9 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.BudgetUsed = budget
 	for _, name := range o.Methods {
+		if name == "gc" {
+			rep.GC = o.Fit.GC.String()
+		}
 		m, err := newMethod(name, o)
 		if err != nil {
 			return rep, err
@@ -123,7 +126,7 @@ func estimate(o Options) (Budget, error) {
 	if len(o.Sources) == 0 {
 		return Budget{}, fmt.Errorf("the copula needs source evaluations: give --sources DIR (earlier tuning runs of this space and objective)")
 	}
-	c, err := Fit(o.Space, o.Sources, FitOptions{Quantile: o.Fit.Quantile, Maximize: o.Maximize})
+	c, err := Fit(o.Space, o.Sources, FitOptions{Quantile: o.Fit.Quantile, Maximize: o.Maximize, GC: o.Fit.GC})
 	if err != nil {
 		return Budget{}, err
 	}
@@ -142,7 +145,7 @@ func estimate(o Options) (Budget, error) {
 func newMethod(name string, o Options) (Method, error) {
 	switch name {
 	case "gc":
-		return NewCopulaMethod(o.Space, o.Sources, o.Task, FitOptions{Quantile: o.Fit.Quantile, Maximize: o.Maximize}, o.Seed)
+		return NewCopulaMethod(o.Space, o.Sources, o.Task, FitOptions{Quantile: o.Fit.Quantile, Maximize: o.Maximize, GC: o.Fit.GC}, o.Seed)
 	case "random":
 		return NewRandomMethod(o.Space, o.Task, o.Seed), nil
 	case "tpe":

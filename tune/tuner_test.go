@@ -43,7 +43,8 @@ func TestTunePrintsTheBudgetBeforeSpendingItAndWritesTheReport(t *testing.T) {
 		t.Errorf("report.json %s (%v)", b, err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil || !strings.Contains(string(md), "| evaluation | gc | random |") || !strings.Contains(string(md), "heatsink run -- run.sh") {
+	if err != nil || !strings.Contains(string(md), "| evaluation | gc | random |") || !strings.Contains(string(md), "heatsink run -- run.sh") ||
+		!strings.Contains(string(md), "GC variant: --gc marginals=space,order=frequent,rest=local,local=3.") {
 		t.Errorf("report.md:\n%s", md)
 	}
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))

@@ -35,7 +35,15 @@ func main() {
 	budget := flag.Int("budget", 30, "evaluations per target and method")
 	seeds := flag.String("seeds", "1,2,3", "method seeds")
 	quantile := flag.Float64("quantile", 0.3, "the best share of source evaluations the GC is fitted on")
+	gcVariant := flag.String("gc", "", "the GC's variant, as heatsink tune --gc takes it (default: tune's default)")
 	flag.Parse()
+	gc, err := tune.ParseGCOptions([]string{*gcVariant})
+	if *gcVariant == "" {
+		gc, err = tune.ParseGCOptions(nil)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	s, err := tune.LoadSpace(*spacePath)
 	if err != nil {
@@ -48,7 +56,7 @@ func main() {
 	feature := s.Task[0].Name
 	x := &tune.Experiment{
 		Space: s, Table: tab, SourceEvals: *sourceEvals, SourceSeed: 19,
-		Budget: *budget, Fit: tune.FitOptions{Quantile: *quantile},
+		Budget: *budget, Fit: tune.FitOptions{Quantile: *quantile, GC: gc},
 		Checkpoints: []int{1, 3, 10, 30},
 	}
 	for _, v := range strings.Split(*sources, ",") {
@@ -77,8 +85,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("space %s\nsources %s (%d random evaluations each, replayed), GC fitted on the best %g%%; %d evaluations per target, seeds %s\n",
-		s.Describe(), *sources, *sourceEvals, 100**quantile, *budget, *seeds)
+	fmt.Printf("space %s\nsources %s (%d random evaluations each, replayed), GC (%s) fitted on the best %g%%; %d evaluations per target, seeds %s\n",
+		s.Describe(), *sources, *sourceEvals, gc, 100**quantile, *budget, *seeds)
 	fmt.Printf("objective %s from %s: ratios are best/optimum (1.000 = the brute-forced optimum; larger is slower)\n\n", *objective, *tablePath)
 	tune.WriteComparison(os.Stdout, x, res)
 }

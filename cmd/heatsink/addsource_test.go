@@ -53,7 +53,7 @@ func TestAddingASourceTakesOnePackageAndOneImport(t *testing.T) {
 	}
 
 	addr, run := freeAddr(t), filepath.Join(dir, "run")
-	cmd := exec.Command(bin, "collect", "--config", cfg, "--out", run, "--listen", addr, "--duration", "20s")
+	cmd := ownState(t, exec.Command(bin, "collect", "--config", cfg, "--out", run, "--listen", addr, "--duration", "20s"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

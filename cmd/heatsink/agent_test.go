@@ -59,7 +59,7 @@ alerts:
 `)
 	addr := freeAddr(t)
 	run := filepath.Join(dir, "run")
-	cmd := exec.Command(bin, "collect", "--config", cfgPath, "--listen", addr, "--out", run)
+	cmd := ownState(t, exec.Command(bin, "collect", "--config", cfgPath, "--listen", addr, "--out", run))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -27,7 +27,7 @@ func TestCollectWithoutListenStopsCleanlyOnSIGHUP(t *testing.T) {
 func testCollectStopsCleanlyOn(t *testing.T, sig syscall.Signal) {
 	bin := heatsinkBinary(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(bin, "collect", "--interval", "200ms", "--out", dir)
+	cmd := ownState(t, exec.Command(bin, "collect", "--interval", "200ms", "--out", dir))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

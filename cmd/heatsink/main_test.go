@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/heatsink-hpc/heatsink/collectors/influx"
 )
 
 // The CLI tests run the real binary as a real process (signals, exit codes,
@@ -18,7 +21,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The tests' runs keep their ledger out of the machine's state
+	// directory; ownState gives a test one of its own.
+	state, err := os.MkdirTemp("", "heatsink-state")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(influx.StateDirEnv, state)
 	code := m.Run()
+	os.RemoveAll(state)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -53,7 +53,7 @@ func rampRun(t *testing.T, id string, rate float64) string {
 
 func heatsink(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(heatsinkBinary(t), args...)
+	cmd := ownState(t, exec.Command(heatsinkBinary(t), args...))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

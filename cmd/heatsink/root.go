@@ -36,6 +36,7 @@ takes to return to idle, and what cooling cost.
 	// One line per command; each lives in the file named for it.
 	root.AddCommand(
 		newSensorsCmd(),
+		newWatchCmd(),
 		newCollectCmd(),
 		newImportCmd(),
 		newExportCmd(),
@@ -56,6 +57,8 @@ takes to return to idle, and what cooling cost.
 		newW2VTrainCmd(),
 		newW2VEvalCmd(),
 		newVersionCmd(),
+		newManCmd(),
 	)
+	registerCompletions(root)
 	return root
 }

@@ -23,7 +23,7 @@ func exitCode(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, heatsinkBinary(t), args...)
+	cmd := ownState(t, exec.CommandContext(ctx, heatsinkBinary(t), args...))
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	switch {
@@ -186,7 +186,7 @@ func TestRunRefusesBadJobsBeforeAnythingRuns(t *testing.T) {
 // printed (its shell's pid, i.e. its process group).
 func startRun(t *testing.T, args ...string) (*exec.Cmd, int, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(heatsinkBinary(t), args...)
+	cmd := ownState(t, exec.Command(heatsinkBinary(t), args...))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

@@ -15,13 +15,12 @@ import (
 )
 
 type tuneFlags struct {
-	config, space, workload, out, objective, budget, methods string
-	launcher, partition, nodeConfig                          string
-	parallel                                                 int
-	sources, tasks, constraints                              []string
-	seed                                                     uint64
-	quantile                                                 float64
-	baseline                                                 time.Duration
+	config, space, workload, out, objective, budget, methods, launcher, partition, nodeConfig string
+	parallel                                                                                  int
+	sources, tasks, constraints, gc                                                           []string
+	seed                                                                                      uint64
+	quantile                                                                                  float64
+	baseline                                                                                  time.Duration
 }
 
 func newTuneCmd() *cobra.Command {
@@ -31,16 +30,15 @@ func newTuneCmd() *cobra.Command {
 		Short: "Tune a workload's or command's parameters for a task, with a Gaussian copula fitted on earlier tuning runs",
 		Long: `tune evaluates configurations of a tuning space (YAML: see docs/tune.md) as
 heatsink runs: the node back at the thermal baseline the first evaluation
-measured (--baseline), the job run 3 times, the first discarded, temperatures,
-power, energy and throttling recorded. Every evaluation is a run directory
-under --out with a tune.json, so this tuning run is a source for later ones.
+measured (--baseline), the job run 3 times, the first discarded, thermals
+recorded; each a run directory under --out with a tune.json (a source later).
 
 --method gc (the default) fits a Gaussian copula on the best 30% of the
 evaluations found under --sources and samples it conditioned on --task; its
 budget (eq. 5.1 of the dissertation's chapter 5) is printed before it is
-spent. random, tpe and default are the baselines; several, comma-separated,
-run one after another with the same budget and seed. report.md and .json in
---out: best-so-far curves and the recommendation as a heatsink run command.`,
+spent; --gc picks its variant. random, tpe and default are baselines, run
+one after another with the same budget and seed. --constraint score>=0.62:
+an evaluation under a floor is recorded with why and never recommended.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTune(cmd, fl, args) },
 	}
 	f := cmd.Flags()
@@ -54,7 +52,8 @@ run one after another with the same budget and seed. report.md and .json in
 	f.StringVar(&fl.budget, "budget", "auto", "evaluations per method, or auto: the copula's estimate")
 	f.StringVar(&fl.methods, "method", "gc", "gc, random, tpe, default, or several comma-separated")
 	f.StringVar(&fl.objective, "objective", "runtime_s", "runtime_s, energy_per_work, min:|max: METRIC, re:REGEXP or json:PATH")
-	f.StringArrayVar(&fl.constraints, "constraint", nil, "no-throttle, or margin_c=N (peak N °C under the slowdown limit); repeatable")
+	f.StringArrayVar(&fl.constraints, "constraint", nil, "no-throttle, margin_c=N (peak N °C under the slowdown limit), or METRIC>=X, METRIC<=X (a floor or ceiling on a metric the workload reports); repeatable")
+	f.StringArrayVar(&fl.gc, "gc", nil, "the copula's variant: marginals=space|data, order=frequent|drawn, rest=local|stop, local=N|-1 (docs/tune.md)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the methods")
 	f.Float64Var(&fl.quantile, "quantile", 0.3, "best share of the source evaluations the copula is fitted on")
 	f.DurationVar(&fl.baseline, "baseline", 30*time.Second, "idle baseline the first evaluation records; later ones wait to be back to it")
@@ -75,6 +74,7 @@ type tuneInputs struct {
 	limits tune.Limits
 	task   tune.Task
 	budget int // 0: auto
+	gc     tune.GCOptions
 }
 
 func parseTuneInputs(fl tuneFlags) (in tuneInputs, err error) {
@@ -93,7 +93,10 @@ func parseTuneInputs(fl tuneFlags) (in tuneInputs, err error) {
 	if in.task, err = tune.ParseTask(fl.tasks); err != nil {
 		return in, err
 	}
-	in.budget, err = tune.ParseBudget(fl.budget)
+	if in.budget, err = tune.ParseBudget(fl.budget); err != nil {
+		return in, err
+	}
+	in.gc, err = tune.ParseGCOptions(fl.gc)
 	return in, err
 }
 
@@ -137,7 +140,7 @@ func runTune(cmd *cobra.Command, fl tuneFlags, args []string) error {
 	}
 	defer closePub()
 	rep, err := tune.Tune(ctx, tune.Options{Space: s, Task: task, Methods: strings.Split(fl.methods, ","),
-		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile}, Sources: sources, Parallel: fl.parallel,
+		Budget: budget, Seed: fl.seed, Fit: tune.FitOptions{Quantile: fl.quantile, GC: in.gc}, Sources: sources, Parallel: fl.parallel,
 		Evaluator: evaluator, Maximize: obj.Maximize, Out: fl.out, Log: cmd.ErrOrStderr(), RunArgs: runArgs})
 	if rep != nil && rep.Best != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "recommended: heatsink run %s\n  the same: heatsink run --tuned %s\nreport: %s/report.md\n",

@@ -53,3 +53,25 @@ func TestTuneTakesItsSourcesFromInfluxDB(t *testing.T) {
 		t.Errorf("--sources influx without sinks.influx: %v\n%s", err, b)
 	}
 }
+
+// --gc and --constraint are parsed before anything runs, and a bad value
+// is named.
+func TestTuneNamesABadCopulaVariantOrBound(t *testing.T) {
+	t.Parallel()
+	bin := heatsinkBinary(t)
+	dir := t.TempDir()
+	space := filepath.Join(dir, "space.yaml")
+	os.WriteFile(space, []byte("name: toy\ntask:\n  - {name: n, min: 1, max: 100}\nparams:\n  - {name: a, type: int, min: 1, max: 6}\n"), 0o644)
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--gc", "marginals=sdv", `--gc "marginals=sdv": want marginals=space|data`},
+		{"--gc", "local=0", `--gc "local=0"`},
+		{"--constraint", "score>=high", `--constraint "score>=high": "high" is not a number`},
+		{"--constraint", "score=>0.5", `--constraint "score=>0.5": want no-throttle, margin_c=N, or a floor or ceiling`},
+	} {
+		out, err := exec.Command(bin, "tune", "--space", space, "--task", "n=3", "--budget", "2", "--method", "random",
+			"--out", filepath.Join(dir, "out"), tc.flag, tc.value, "--", "true").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s %s: %v\n%s\nwant %q", tc.flag, tc.value, err, out, tc.want)
+		}
+	}
+}

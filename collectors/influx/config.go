@@ -158,11 +158,21 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// StateDirEnv names the environment variable that moves heatsink's state
+// directory (the default spool root's parent, and the run ledger beside it)
+// away from its default: a test's runs, or a second heatsink on one
+// machine, then neither see nor mark the others' runs.
+const StateDirEnv = "HEATSINK_STATE_DIR"
+
 // DefaultSpoolDir is the spool root when the configuration does not say:
+// $HEATSINK_STATE_DIR/influx-spool when that is set, else
 // /var/lib/heatsink/influx-spool for root, else under the user's state
 // directory ($XDG_STATE_HOME or ~/.local/state). It survives reboots, as
 // the spools must.
 func DefaultSpoolDir() string {
+	if d := os.Getenv(StateDirEnv); d != "" {
+		return filepath.Join(d, "influx-spool")
+	}
 	if os.Geteuid() == 0 {
 		return "/var/lib/heatsink/influx-spool"
 	}

@@ -69,7 +69,7 @@ type Driver struct {
 	cuMemAlloc, cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemsetD8, cuMemGetInfo unsafe.Pointer
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize, cuEventElapsedTime      unsafe.Pointer
 	cuEventQuery                                                                              unsafe.Pointer
-	cuMemcpyPeer, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                unsafe.Pointer
+	cuMemcpyPeer, cuMemcpyPeerAsync, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess             unsafe.Pointer
 	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize, cuStreamWaitEvent                   unsafe.Pointer
 	cuMemAllocHost, cuMemFreeHost, cuMemcpyHtoDAsync                                          unsafe.Pointer
 }
@@ -137,6 +137,7 @@ func LoadLibrary(name string) (*Driver, error) {
 		{&d.cuEventQuery, []string{"cuEventQuery"}},
 		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 		{&d.cuMemcpyPeer, []string{"cuMemcpyPeer"}},
+		{&d.cuMemcpyPeerAsync, []string{"cuMemcpyPeerAsync"}},
 		{&d.cuDeviceCanAccessPeer, []string{"cuDeviceCanAccessPeer"}},
 		{&d.cuCtxEnablePeerAccess, []string{"cuCtxEnablePeerAccess"}},
 		{&d.cuStreamCreate, []string{"cuStreamCreate"}},

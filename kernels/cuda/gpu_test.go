@@ -247,3 +247,73 @@ func mustEvent(t *testing.T, c *Context) *Event {
 	t.Cleanup(func() { e.Destroy() })
 	return e
 }
+
+// A peer copy queued on the destination's stream after an event of the
+// source's context reads what the source wrote before the event, lands at
+// its offset and nowhere else, and the destination's default stream, told
+// to wait for it, sees it; an out-of-range copy or a stream of the wrong
+// context is refused. Between GPUs 0 and 1 where the machine has two.
+func TestGPUPeerCopyAsyncOrderedByEvents(t *testing.T) {
+	src := openGPU(t)
+	dst := src
+	if n, err := src.Driver().DeviceCount(); err == nil && n > 1 {
+		if dst, err = src.Driver().Open(1); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dst.Close() })
+		if _, err := dst.EnablePeerAccess(src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 1 << 22
+	a, err := src.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	b, err := dst.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	s, err := dst.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(rand.IntN(256))
+	}
+	if err := errors.Join(Upload(a, want), b.Memset(0xee)); err != nil {
+		t.Fatal(err)
+	}
+	written, copied, seen := mustEvent(t, src), mustEvent(t, dst), mustEvent(t, dst)
+	const off, size = 4096, n/2 + 12
+	if err := errors.Join(written.Record(), dst.WaitEvent(s, written), CopyPeerAsync(b, off, a, off, size, s),
+		copied.RecordOn(s), dst.WaitEvent(nil, copied), seen.Record(), seen.Synchronize()); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, n)
+	if err := Download(got, b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		w := byte(0xee)
+		if i >= off && i < off+size {
+			w = want[i]
+		}
+		if got[i] != w {
+			t.Fatalf("GPU %d byte %d is %#x, want %#x", dst.Device().Ordinal, i, got[i], w)
+		}
+	}
+	if err := CopyPeerAsync(b, n-8, a, 0, 16, s); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("a copy past the end: %v, want out of range", err)
+	}
+	if other, err := src.NewStream(); err == nil && src != dst {
+		defer other.Destroy()
+		if err := CopyPeerAsync(b, 0, a, 0, 16, other); err == nil || !strings.Contains(err.Error(), "on a stream of GPU") {
+			t.Errorf("a copy on the source's stream: %v, want refused", err)
+		}
+	}
+}

@@ -52,3 +52,26 @@ func CopyPeer(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, bytes int64)
 			C.CUdeviceptr(src.ptr+DevicePtr(srcOff)), src.ctx.ctx, C.size_t(bytes)))
 	})
 }
+
+// CopyPeerAsync queues on s, a stream of dst's context (nil: its default
+// stream), the copy of bytes from src at byte srcOff to dst at byte
+// dstOff, and returns at once. Unlike CopyPeer it is ordered with nothing
+// but s: the caller orders it after src's writes (s waiting on an event of
+// src's context) and before dst's readers (an event recorded on s).
+func CopyPeerAsync(dst *Buffer, dstOff int64, src *Buffer, srcOff int64, bytes int64, s *Stream) error {
+	if bytes < 0 || dstOff < 0 || srcOff < 0 || dstOff+bytes > dst.bytes || srcOff+bytes > src.bytes {
+		return fmt.Errorf("asynchronous peer copy of %d bytes from offset %d of %d to offset %d of %d: out of range",
+			bytes, srcOff, src.bytes, dstOff, dst.bytes)
+	}
+	if s != nil && s.ctx != dst.ctx {
+		return fmt.Errorf("asynchronous peer copy to GPU %d on a stream of GPU %d", dst.ctx.info.Ordinal, s.ctx.info.Ordinal)
+	}
+	if bytes == 0 {
+		return nil
+	}
+	c := dst.ctx
+	return c.Do(func() error {
+		return c.drv.check("cuMemcpyPeerAsync", C.hs_peerAsync(c.drv.cuMemcpyPeerAsync, C.CUdeviceptr(dst.ptr+DevicePtr(dstOff)), dst.ctx.ctx,
+			C.CUdeviceptr(src.ptr+DevicePtr(srcOff)), src.ctx.ctx, C.size_t(bytes), s.handle()))
+	})
+}

@@ -50,6 +50,9 @@ static inline CUresult hs_dtoh(void *f, void *d, CUdeviceptr s, size_t n) { retu
 static inline CUresult hs_peer(void *f, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
     return ((CUresult(*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t))f)(d, dc, s, sc, n);
 }
+static inline CUresult hs_peerAsync(void *f, CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+    return ((CUresult(*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))f)(d, dc, s, sc, n, st);
+}
 static inline CUresult hs_canAccessPeer(void *f, int *can, CUdevice d, CUdevice p) { return ((CUresult(*)(int *, CUdevice, CUdevice))f)(can, d, p); }
 static inline CUresult hs_enablePeer(void *f, CUcontext p, unsigned fl) { return ((CUresult(*)(CUcontext, unsigned))f)(p, fl); }
 static inline CUresult hs_dtod(void *f, CUdeviceptr d, CUdeviceptr s, size_t n) { return ((CUresult(*)(CUdeviceptr, CUdeviceptr, size_t))f)(d, s, n); }

@@ -57,7 +57,9 @@ type gpuEngine struct {
 	// forceShortcut, when nonzero, is the mode every sampling uses (tests).
 	lastShortcuts int64
 	forceShortcut uint32
-	allocated     int64
+	// mode is the shortcut mode of the sampling under way.
+	mode      uint32
+	allocated int64
 	// part is the units this GPU samples: all of them, or its share
 	// when several GPUs sample one chain (multiGPU).
 	part share
@@ -341,6 +343,14 @@ func (g *gpuEngine) step(ctx context.Context) (stepStats, error) {
 // sample queues iteration g.iter's per-iteration tables and the sampling
 // of g.part's units into znew.
 func (g *gpuEngine) sample() error {
+	if err := g.prep(); err != nil {
+		return err
+	}
+	return g.draw()
+}
+
+// prep queues the per-iteration tables of every word.
+func (g *gpuEngine) prep() error {
 	l, cfg := g.l, g.cfg
 	k := uint32(l.k)
 	vbeta := float64(float64(l.v) * cfg.Beta)
@@ -358,29 +368,55 @@ func (g *gpuEngine) sample() error {
 		g.wTop, g.wCnt, g.wLen, k, g.denom, g.consts, cfg.Alpha, cfg.Beta, g.zphiMax, g.gpre, g.phiS, g.epreS, g.ws32, g.ws64); err != nil {
 		return err
 	}
+	return nil
+}
+
+// draw queues the sampling of g.part's units into znew.
+func (g *gpuEngine) draw() error {
+	if err := g.drawStart(); err != nil {
+		return err
+	}
+	for li := range numLists {
+		if err := g.drawList(li); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drawStart zeroes the sampling's counters and picks its shortcut mode,
+// before the first drawList.
+func (g *gpuEngine) drawStart() error {
 	if err := g.dev.Memset(g.counter, 0); err != nil {
 		return err
 	}
 	if err := g.dev.Memset(g.nshort, 0); err != nil {
 		return err
 	}
-	shortcut := g.shortcutMode()
-	for _, u := range []struct {
-		units  gpuBuffer
-		r      unitRange
-		medium uint32
-	}{{g.denseUnits, g.part.dense, 0}, {g.mediumUnits, g.part.medium, 1}} {
-		if err := g.launch("lda_sample_dense", u.r.n(), 4*l.k, u.units, uint32(u.r.lo), u.medium, g.phiD, g.epreD, g.wordOff,
-			l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
-			g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort); err != nil {
-			return err
+	g.mode = g.shortcutMode()
+	return nil
+}
+
+// drawList queues the sampling of g.part's units of list li (listDense,
+// listMedium, listSparse) into znew.
+func (g *gpuEngine) drawList(li int) error {
+	l, cfg := g.l, g.cfg
+	k := uint32(l.k)
+	r := *g.part.list(li)
+	switch li {
+	case listDense, listMedium:
+		units, medium := g.denseUnits, uint32(0)
+		if li == listMedium {
+			units, medium = g.mediumUnits, 1
 		}
+		return g.launch("lda_sample_dense", r.n(), 4*l.k, units, uint32(r.lo), medium, g.phiD, g.epreD, g.wordOff,
+			l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k, g.tokDoc, g.tokIdx, g.docOff,
+			g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, g.mode, g.znew, g.nshort)
 	}
-	r := g.part.sparse
 	persist := min(r.n(), g.dev.Info().SMs*gpuPersist*gpuThreads/g.block)
 	return g.launch("lda_sample_sparse", persist, 0, g.sparseUnits, uint32(r.lo), uint32(r.n()), g.counter,
 		g.wordOff, l.sparseBase, g.wTop, g.wLen, g.phiS, g.epreS, g.ws32, g.ws64, g.zphi, g.gpre, k,
-		g.tokDoc, g.tokIdx, g.docOff, g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, shortcut, g.znew, g.nshort)
+		g.tokDoc, g.tokIdx, g.docOff, g.dRow, g.docShift(), g.dLen, cfg.Seed, g.iter, g.mode, g.znew, g.nshort)
 }
 
 // The kernels' shortcut modes (lda.cu's LDA_SHORTCUT_*).
@@ -434,43 +470,69 @@ func (g *gpuEngine) shortcuts() (int64, error) {
 
 // rebuild counts T, W and D from z on the GPU.
 func (g *gpuEngine) rebuild() error {
-	l := g.l
-	k := uint32(l.k)
-	if err := g.dev.Memset(g.t, 0); err != nil {
-		return err
-	}
-	if err := g.dev.Memset(g.wd, 0); err != nil {
-		return err
-	}
-	grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*gpuHistPerSM))
-	if err := g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t); err != nil {
-		return err
-	}
-	if err := g.launch("lda_count_dense", l.nDenseUnits(), 4*l.k, g.denseUnits, g.z, k, g.wd); err != nil {
-		return err
-	}
-	for _, r := range []struct {
-		small, large    gpuBuffer
-		nsmall, nlarge  int
-		off, idx        gpuBuffer
-		indirect, base  uint32
-		top, cnt, count gpuBuffer
-		pack            uint32
-	}{
-		{g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen, 0},
-		{g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift()},
-	} {
-		if err := g.launch("lda_rows_small", g.blocksFor(r.nsmall), 0, r.small, uint32(r.nsmall), r.off, r.idx, r.indirect,
-			g.z, r.base, r.top, r.cnt, r.count, r.pack); err != nil {
-			return err
-		}
-		if err := g.launch("lda_rows_large", r.nlarge, 4*l.k, r.large, r.off, r.idx, r.indirect, g.z, k, r.base,
-			r.top, r.cnt, r.count, r.pack); err != nil {
+	for _, st := range g.rebuildStages(nil) {
+		if err := st.run(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// stage is a named part of an iteration's launches, timed apart by the
+// multi-GPU phase benchmark.
+type stage struct {
+	name string
+	run  func() error
+}
+
+// rebuildStages are the rebuild's launches in order: the document rows,
+// the dense word rows, the topic totals and the sparse word rows; with
+// shard set, only its documents' and dense words' rows (the dense rows
+// all zeroed). The shared-out rows come first, so that their copies to
+// the other GPUs overlap the rest.
+func (g *gpuEngine) rebuildStages(shard *recount) []stage {
+	l := g.l
+	k := uint32(l.k)
+	rows := func(small, large gpuBuffer, nsmall, nlarge int, off, idx gpuBuffer, indirect, base uint32, top, cnt, count gpuBuffer, pack uint32) func() error {
+		return func() error {
+			if err := g.launch("lda_rows_small", g.blocksFor(nsmall), 0, small, uint32(nsmall), off, idx, indirect,
+				g.z, base, top, cnt, count, pack); err != nil {
+				return err
+			}
+			return g.launch("lda_rows_large", nlarge, 4*l.k, large, off, idx, indirect, g.z, k, base,
+				top, cnt, count, pack)
+		}
+	}
+	docs := rows(g.smallDocs, g.largeDocs, len(l.smallDocs), len(l.largeDocs), g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift())
+	units, nunits := g.denseUnits, l.nDenseUnits()
+	if r := shard; r != nil {
+		docs = rows(r.smallDocs, r.largeDocs, r.nSmallDocs, r.nLargeDocs, g.docOff, g.docTok, 1, 0, g.dRow, g.dRow, g.dLen, g.docShift())
+		units, nunits = r.denseUnits, r.nUnits
+	}
+	return []stage{
+		{stageDocs, docs},
+		{stageDense, func() error {
+			if err := g.dev.Memset(g.wd, 0); err != nil {
+				return err
+			}
+			return g.launch("lda_count_dense", nunits, 4*l.k, units, g.z, k, g.wd)
+		}},
+		{"topics", func() error {
+			if err := g.dev.Memset(g.t, 0); err != nil {
+				return err
+			}
+			grid := max(1, min(g.blocksFor(l.n), g.dev.Info().SMs*gpuHistPerSM))
+			return g.launch("lda_count_topics", grid, 4*l.k, g.z, uint32(l.n), k, g.t)
+		}},
+		{"sparse W", rows(g.smallWords, g.largeWords, len(l.smallWords), len(l.largeWords), g.wordOff, g.wordOff, 0, l.sparseBase, g.wTop, g.wCnt, g.wLen, 0)},
+	}
+}
+
+// The stages whose rows multiGPU shares out (recount).
+const (
+	stageDocs  = "D"
+	stageDense = "dense W"
+)
 
 // state downloads the counts and topics.
 func (g *gpuEngine) state(ctx context.Context) (*counts, []uint32, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/kernels/cuda"
 )
@@ -96,8 +97,77 @@ func openTestGPUs(t testing.TB, n int) []gpuDevice {
 	return devs
 }
 
+// A recut gives every GPU the same predicted time: where each range's
+// time per token is even within it, the new ranges' predicted times are
+// equal to within a unit, whatever the old cut.
+func TestRecutBalancesPredictedTime(t *testing.T) {
+	c := synthetic(t, "small", nil)
+	l, err := newLayout(c, 100, Hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for li := range numLists {
+		u := listOf(l, li)
+		for _, tc := range []struct {
+			name string
+			// perToken[p] is GPU p's time a token (ns).
+			perToken []float64
+		}{
+			{"even", []float64{1, 1}},
+			{"second twice as slow", []float64{1, 2}},
+			{"four uneven", []float64{3, 1, 1, 2}},
+			{"one idle-fast", []float64{0.1, 1, 1}},
+		} {
+			t.Run(fmt.Sprintf("list %d/%s", li, tc.name), func(t *testing.T) {
+				n := len(tc.perToken)
+				old := cutByCost(u.n(), func(i int) float64 { return float64(u.before(i)) }, n)
+				// A unit's cost is its tokens at the rate of the old
+				// range holding it: the model recut assumes.
+				rateOf := func(i int) float64 {
+					for p, r := range old {
+						if i < r.hi {
+							return tc.perToken[p]
+						}
+					}
+					return tc.perToken[n-1]
+				}
+				times := make([]time.Duration, n)
+				for p, r := range old {
+					times[p] = time.Duration(tc.perToken[p] * float64(u.before(r.hi)-u.before(r.lo)))
+				}
+				got := recut(u, old, times)
+				next, total, biggest := 0, 0.0, 0.0
+				pred := make([]float64, n)
+				for p, r := range got {
+					if r.lo != next || r.hi < r.lo {
+						t.Fatalf("range %d is [%d, %d) after %d", p, r.lo, r.hi, next)
+					}
+					next = r.hi
+					for i := r.lo; i < r.hi; i++ {
+						c := rateOf(i) * float64(u.before(i+1)-u.before(i))
+						pred[p] += c
+						biggest = max(biggest, c)
+					}
+					total += pred[p]
+				}
+				if next != u.n() {
+					t.Fatalf("the ranges end at unit %d of %d", next, u.n())
+				}
+				for p, x := range pred {
+					// Times are whole nanoseconds: allow their rounding too.
+					if d := x - total/float64(n); d > biggest+float64(n) || d < -biggest-float64(n) {
+						t.Errorf("range %d %v: predicted %.0f, a %d-way even cut is %.0f (largest unit %.0f)", p, got[p], x, n, total/float64(n), biggest)
+					}
+				}
+			})
+		}
+	}
+}
+
 // One chain on several GPUs equals the CPU's, token for token, and every
-// GPU ends each iteration with the same counts.
+// GPU ends each iteration with the same counts, while the shares are cut
+// anew every iteration: first unevenly on purpose, then from the GPUs'
+// times.
 func TestMultiGPUMatchesTheCPU(t *testing.T) {
 	needGPU(t)
 	ctx := context.Background()
@@ -105,7 +175,7 @@ func TestMultiGPUMatchesTheCPU(t *testing.T) {
 	if testOpen == nil && !testing.Short() {
 		c = synthetic(t, "small", nil)
 	}
-	for _, n := range []int{2, 3} {
+	for _, n := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("%d GPUs", n), func(t *testing.T) {
 			cfg := DefaultConfig(100)
 			l, err := newLayout(c, cfg.Topics, Hybrid)
@@ -122,7 +192,16 @@ func TestMultiGPUMatchesTheCPU(t *testing.T) {
 					t.Error(err)
 				}
 			})
+			// Lopsided: GPU 0 as if its tokens took n times as long.
+			times := make([][]time.Duration, numLists)
+			for li := range times {
+				for p := range n {
+					times[li] = append(times[li], time.Duration(1+(n-1)*(1-min(p, 1)))*time.Millisecond)
+				}
+			}
+			m.rebalance(times)
 			t.Logf("%s: %s, token ranges %v", m.name(), c.Describe(), m.own)
+			seen := map[string]bool{}
 			for _, e := range []engine{cpu, m} {
 				if err := e.initialise(ctx); err != nil {
 					t.Fatal(err)
@@ -155,6 +234,10 @@ func TestMultiGPUMatchesTheCPU(t *testing.T) {
 				if err := m.check(ctx); err != nil {
 					t.Fatalf("iteration %d: %v", it, err)
 				}
+				seen[fmt.Sprint(m.own)] = true
+			}
+			if len(seen) < 2 {
+				t.Errorf("the shares never changed: %v", m.own)
 			}
 		})
 	}

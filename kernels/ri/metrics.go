@@ -20,5 +20,7 @@ func (Workload) Metrics() []schema.Field {
 		schema.FieldRetrainBytesPerS,
 		schema.FieldNormaliseVectorsPerS,
 		schema.FieldNormaliseBytesPerS,
+		schema.FieldReferenceAgreement,
+		schema.FieldMaxRelErr,
 	)
 }

@@ -3,9 +3,11 @@ package ri
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -44,6 +46,9 @@ type Params struct {
 	Device    string `param:"device" default:"0" help:"GPU index (see heatsink gpus) or cpu"`
 	Threads   int    `param:"threads" default:"0" min:"0" max:"65536" help:"goroutines for device=cpu and for preparing the corpus (0: one per core)"`
 	Kernel    string `param:"kernel" default:"block" choices:"block,warp,thread" help:"GPU term-vector kernel: a block per slice summing in shared memory with a warp (or a thread) per occurrence, or the paper's thread per slice"`
+	// Check makes correctness a metric a tuning floor can hold
+	// (--constraint reference_agreement>=1).
+	Check bool `param:"check" default:"false" help:"compute the exact CPU reference of the same configuration once, at the start, and report every iteration's agreement with it: reference_agreement (the share of vectors within 1e-6 relative) and max_rel_err"`
 }
 
 // SetDefaults implements workloads.Defaulter: DefaultConfig is the one
@@ -118,16 +123,38 @@ func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job,
 	if err != nil {
 		return nil, err
 	}
+	var ref []float32
+	if p.Check {
+		if ref, err = reference(ctx, c, cfg, dev.Threads); err != nil {
+			return nil, err
+		}
+	}
 	tr, err := NewTrainer(ctx, c, cfg, dev)
 	if err != nil {
 		return nil, err
 	}
-	return &job{tr: tr, passes: 1 + cfg.Retrain}, nil
+	return &job{tr: tr, passes: 1 + cfg.Retrain, ref: ref, dim: cfg.Dim}, nil
+}
+
+// reference is the configuration's vectors computed in Go: the kernels'
+// exact reference (see the package comment).
+func reference(ctx context.Context, c *Corpus, cfg Config, threads int) ([]float32, error) {
+	tr, err := NewTrainer(ctx, c, cfg, CPU(threads))
+	if err != nil {
+		return nil, fmt.Errorf("the CPU reference: %w", err)
+	}
+	defer tr.Close()
+	if _, err := tr.Run(ctx); err != nil {
+		return nil, fmt.Errorf("the CPU reference: %w", err)
+	}
+	return tr.Vectors(ctx)
 }
 
 type job struct {
 	tr     *Trainer
 	passes int
+	ref    []float32 // the CPU reference's vectors (check); nil without
+	dim    int
 }
 
 // Iterate implements workloads.Job.
@@ -136,7 +163,45 @@ func (j *job) Iterate(ctx context.Context) (workloads.Result, error) {
 	if err != nil {
 		return workloads.Result{}, err
 	}
-	return workloads.Result{Work: float64(st.Tokens) * float64(j.passes), WorkUnit: "tokens", Metrics: st.Metrics()}, nil
+	m := st.Metrics()
+	if j.ref != nil {
+		v, err := j.tr.Vectors(ctx)
+		if err != nil {
+			return workloads.Result{}, err
+		}
+		m[schema.FieldReferenceAgreement], m[schema.FieldMaxRelErr] = Agreement(v, j.ref, j.dim)
+	}
+	return workloads.Result{Work: float64(st.Tokens) * float64(j.passes), WorkUnit: "tokens", Metrics: m}, nil
+}
+
+// agreementTol is the kernels' contract with the reference: 1e-6 relative,
+// per vector.
+const agreementTol = 1e-6
+
+// Agreement compares vectors with a reference, row by row of dim: the share
+// of rows within 1e-6 relative (Euclidean norm of the difference over the
+// reference's; a zero reference row agrees only with zero), and the largest
+// relative difference. Vectors of another shape than the reference agree
+// nowhere (share 0, difference 1).
+func Agreement(v, ref []float32, dim int) (share, maxRel float64) {
+	if len(v) != len(ref) || dim <= 0 || len(ref) == 0 {
+		return 0, 1
+	}
+	rows, ok := len(ref)/dim, 0
+	for r := 0; r < rows; r++ {
+		var d2, n2 float64
+		for i := r * dim; i < (r+1)*dim; i++ {
+			d := float64(v[i]) - float64(ref[i])
+			d2 += d * d
+			n2 += float64(ref[i]) * float64(ref[i])
+		}
+		rel := math.Sqrt(d2 / math.Max(n2, 1)) // a zero reference row: the difference's own norm
+		if rel <= agreementTol {
+			ok++
+		}
+		maxRel = math.Max(maxRel, rel)
+	}
+	return float64(ok) / float64(rows), maxRel
 }
 
 // Close implements workloads.Job.

@@ -120,3 +120,45 @@ func TestMemAvailable(t *testing.T) {
 		t.Error("an absent file gave a reading")
 	}
 }
+
+// check reports the iterations' agreement with the exact CPU reference:
+// the CPU path, with its own goroutines and slices, agrees on every vector.
+func TestWorkloadReportsItsAgreementWithTheCPUReference(t *testing.T) {
+	set := map[string]string{"device": "cpu", "corpus": "zipf:tokens=20k,doc=10", "dim": "64", "nonzeros": "4", "retrain": "1", "threads": "2", "slice": "7", "check": "true"}
+	job, err := Workload{}.Start(context.Background(), values(t, set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	for i := 0; i < 2; i++ {
+		r, err := job.Iterate(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Metrics["reference_agreement"] != 1 || r.Metrics["max_rel_err"] > 1e-6 {
+			t.Errorf("iteration %d: agreement %v, max_rel_err %v; want every vector within 1e-6", i+1, r.Metrics["reference_agreement"], r.Metrics["max_rel_err"])
+		}
+	}
+	set["check"] = "false"
+	plain, err := Workload{}.Start(context.Background(), values(t, set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if r, err := plain.Iterate(context.Background()); err != nil || r.Metrics["reference_agreement"] != 0 {
+		t.Errorf("without check: %v %v", r.Metrics, err)
+	}
+}
+
+// Agreement counts the rows within 1e-6 relative and the largest
+// difference, and a vector of another shape agrees nowhere.
+func TestAgreementOfVectorsWithAReference(t *testing.T) {
+	ref := []float32{1, 0, 0, 1, 0, 0}
+	got := []float32{1, 0, 0, 1.5, 0, 0}
+	if share, rel := Agreement(got, ref, 2); share != 2.0/3 || rel != 0.5 {
+		t.Errorf("share %v rel %v, want 2/3 and 0.5", share, rel)
+	}
+	if share, rel := Agreement(got[:4], ref, 2); share != 0 || rel != 1 {
+		t.Errorf("another shape: share %v rel %v", share, rel)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/heatsink-hpc/heatsink/kernels/embeval"
+	"github.com/heatsink-hpc/heatsink/point/schema"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -330,6 +331,29 @@ func Evaluate(v *Vectors, o EvalOptions) (Report, error) {
 		r.Planted = &p
 	}
 	return r, nil
+}
+
+// setMetric names each similarity set's Spearman metric (point/schema).
+var setMetric = map[string]string{
+	"ws353.txt":             schema.FieldWS353Spearman,
+	"ws353_similarity.txt":  schema.FieldWS353SimilaritySpearman,
+	"ws353_relatedness.txt": schema.FieldWS353RelatednessSpearman,
+	"SimLex999.txt":         schema.FieldSimLex999Spearman,
+}
+
+// addMetrics puts the sets' scores into an iteration's metrics: Spearman
+// per similarity set (left out when NaN: fewer than two pairs covered),
+// 3CosAdd and 3CosMul accuracy on the analogies.
+func (r Report) addMetrics(m map[string]float64) {
+	for _, s := range r.Similarity {
+		if !math.IsNaN(s.Spearman) {
+			m[setMetric[s.Set]] = s.Spearman
+		}
+	}
+	if r.Analogy != nil && r.Analogy.Questions > 0 {
+		m[schema.FieldGoogleAnalogyAdd] = r.Analogy.AddAccuracy()
+		m[schema.FieldGoogleAnalogyMul] = r.Analogy.MulAccuracy()
+	}
 }
 
 func loadFS[T any](fsys fs.FS, name string, read func(io.Reader) ([]T, error)) ([]T, error) {

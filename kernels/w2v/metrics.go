@@ -20,5 +20,11 @@ func (Workload) Metrics() []schema.Field {
 		schema.FieldClusterPurity,
 		schema.FieldPlantedAnalogyAdd,
 		schema.FieldPlantedAnalogyMul,
+		schema.FieldWS353Spearman,
+		schema.FieldWS353SimilaritySpearman,
+		schema.FieldWS353RelatednessSpearman,
+		schema.FieldSimLex999Spearman,
+		schema.FieldGoogleAnalogyAdd,
+		schema.FieldGoogleAnalogyMul,
 	)
 }

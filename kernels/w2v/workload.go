@@ -3,6 +3,7 @@ package w2v
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/heatsink-hpc/heatsink/kernels"
@@ -33,6 +34,9 @@ type Params struct {
 	Sentences string `param:"sentences" default:"line" choices:"line,word2vec" help:"a text corpus's sentences: lines, or word2vec's convention (a line end is the word </s>)"`
 	MinCount  int64  `param:"min_count" default:"5" min:"1" help:"a text corpus's words seen fewer times are dropped"`
 	Vocab     string `param:"vocab" help:"a saved vocabulary to use instead of counting the text corpus (heatsink w2v-train --save-vocab writes one)"`
+	// Sets makes a real text's quality a metric (ws353_spearman...), so
+	// heatsink tune can hold a floor on it (--constraint ws353_spearman>=0.49).
+	Sets string `param:"sets" default:"none" help:"evaluation sets the vectors are scored on after every iteration: none, builtin (WS-353, SimLex-999 and Google's analogies, shipped with heatsink), or a directory of ws353*.txt, SimLex999.txt, google.txt (one without google.txt skips the analogies, which take seconds)"`
 	// MaxSentence, Dim, Window, Negatives, Sample, Alpha, Epochs, Table,
 	// Fresh, BatchTokens, WombatConcurrency and Concurrency default to
 	// DefaultConfig's and the Default constants.
@@ -150,6 +154,10 @@ func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job,
 	if err != nil {
 		return nil, err
 	}
+	sets, err := OpenSets(p.Sets)
+	if err != nil {
+		return nil, fmt.Errorf("parameter sets: %w", err)
+	}
 	c, truth, err := OpenCorpus(p.Corpus, o)
 	if err != nil {
 		return nil, err
@@ -160,12 +168,13 @@ func (w Workload) Start(ctx context.Context, v workloads.Values) (workloads.Job,
 	if err != nil {
 		return nil, err
 	}
-	return &job{tr: tr, truth: truth, threads: dev.Threads}, nil
+	return &job{tr: tr, truth: truth, sets: sets, threads: dev.Threads}, nil
 }
 
 type job struct {
 	tr      *Trainer
 	truth   *Truth
+	sets    fs.FS // nil: none
 	threads int
 }
 
@@ -182,6 +191,13 @@ func (j *job) Iterate(ctx context.Context) (workloads.Result, error) {
 	}
 	if err := vecs.CheckFinite(); err != nil {
 		return workloads.Result{}, err
+	}
+	if j.sets != nil {
+		r, err := Evaluate(vecs, EvalOptions{Sets: j.sets, Threads: j.threads})
+		if err != nil {
+			return workloads.Result{}, fmt.Errorf("score the vectors on the evaluation sets: %w", err)
+		}
+		r.addMetrics(m)
 	}
 	if j.truth != nil {
 		sc := j.truth.Score(vecs, j.threads)

@@ -2,6 +2,7 @@ package w2v
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +125,54 @@ func TestWorkloadWithoutAGPUSaysSo(t *testing.T) {
 	_, err := Workload{}.Start(context.Background(), v)
 	if err == nil || !strings.Contains(err.Error(), "CUDA driver") {
 		t.Errorf("device=0 without a driver: %v, want an error saying there is no CUDA driver", err)
+	}
+}
+
+// With sets, a text corpus's vectors are scored on the evaluation sets
+// after every iteration, as metrics a tuning floor can hold: two topics
+// whose words share sentences, and pairs within a topic rated high.
+func TestWorkloadScoresATextCorpusOnTheEvaluationSets(t *testing.T) {
+	dir := t.TempDir()
+	topics := [][]string{{"cat", "dog", "pet", "fur", "paw"}, {"car", "road", "wheel", "engine", "tyre"}}
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		w := topics[i%2]
+		for k := 0; k < 8; k++ {
+			b.WriteString(w[(i*7+k*3)%len(w)] + " ")
+		}
+		b.WriteString("\n")
+	}
+	corpus := filepath.Join(dir, "two-topics.txt")
+	sets := filepath.Join(dir, "sets")
+	pairs := "cat dog 9\ncar wheel 8\ncat car 1\ndog engine 1\npet fur 8\nroad paw 1\nfur tyre 1\nroad wheel 7\n"
+	if err := os.MkdirAll(sets, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{corpus: b.String(), filepath.Join(sets, "ws353.txt"): pairs, filepath.Join(sets, "SimLex999.txt"): pairs} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := workloadValues(t, "device=cpu", "corpus="+corpus, "sets="+sets, "min_count=1", "dim=16", "epochs=3", "table=10000", "threads=1")
+	job, err := Workload{}.Start(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	r, err := job.Iterate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ws353_spearman", "simlex999_spearman"} {
+		if got, ok := r.Metrics[k]; !ok || got < 0.5 {
+			t.Errorf("%s = %v (reported %v), want a positive rank correlation: same-topic pairs are rated high", k, got, ok)
+		}
+	}
+	if _, ok := r.Metrics["google_analogy_add"]; ok {
+		t.Error("analogies scored from a directory without google.txt")
+	}
+	if _, err := (Workload{}).Start(context.Background(), workloadValues(t, "device=cpu", "sets="+filepath.Join(dir, "nowhere"))); err == nil ||
+		!strings.Contains(err.Error(), "parameter sets") || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("a missing sets directory: %v", err)
 	}
 }

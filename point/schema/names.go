@@ -158,6 +158,7 @@ const (
 	FieldPowerDerived          = "power_derived"
 	FieldPowerLimitW           = "power_limit_w"
 	FieldPowerW                = "power_w"
+	FieldPowerThrottleS        = "power_throttle_s"
 	FieldProcsRunning          = "procs_running"
 	FieldPState                = "pstate"
 	FieldPump1On               = "pump1_on"
@@ -192,6 +193,7 @@ const (
 	FieldTermVectorsS          = "term_vectors_s"
 	FieldTermVectorsTokensPerS = "term_vectors_tokens_per_s"
 	FieldTest                  = "test"
+	FieldThermalThrottleS      = "thermal_throttle_s"
 	FieldThreshold             = "threshold"
 	FieldThrottlePower         = "throttle_power"
 	FieldThrottleThermal       = "throttle_thermal"
@@ -217,6 +219,22 @@ const (
 	FieldWords                 = "words"
 	FieldWordsPerS             = "words_per_s"
 )
+
+// The real-text evaluation sets' scores (full-w2v's sets parameter):
+// Spearman's rank correlation of cosine and human score on each similarity
+// set, 3CosAdd's and 3CosMul's accuracy on Google's analogies.
+const (
+	FieldWS353Spearman            = "ws353_spearman"
+	FieldWS353SimilaritySpearman  = "ws353_similarity_spearman"
+	FieldWS353RelatednessSpearman = "ws353_relatedness_spearman"
+	FieldSimLex999Spearman        = "simlex999_spearman"
+	FieldGoogleAnalogyAdd         = "google_analogy_add"
+	FieldGoogleAnalogyMul         = "google_analogy_mul"
+)
+
+// FieldReferenceAgreement is the share of ri's vectors within 1e-6
+// relative of its exact CPU reference (ri's check parameter).
+const FieldReferenceAgreement = "reference_agreement"
 
 func table() []Measurement {
 	return []Measurement{
@@ -255,13 +273,13 @@ func table() []Measurement {
 			Fields: []string{FieldMessage, FieldIteration, FieldExitStatus, FieldRuntimeS}},
 		{Name: Iteration,
 			Tags:   []string{TagRun, TagWorkload},
-			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldMatrixOrder, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldLaunches, FieldStarvedLaunches, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul}},
+			Fields: []string{FieldN, FieldRuntimeS, FieldExitStatus, FieldPausedS, FieldCopyBytesPerS, FieldScaleBytesPerS, FieldAddBytesPerS, FieldTriadBytesPerS, FieldMulBytesPerS, FieldDotBytesPerS, FieldBytesPerS, FieldMaxRelErr, FieldDotRelErr, FieldArraySize, FieldPasses, FieldFlopPerS, FieldGemms, FieldMatrixOrder, FieldCuBLASVersion, FieldTokens, FieldVocab, FieldPairs, FieldIndexS, FieldTermVectorsS, FieldRetrainS, FieldNormaliseS, FieldIndexVectorsPerS, FieldTermVectorsTokensPerS, FieldTermVectorsPairsPerS, FieldRetrainTokensPerS, FieldRetrainBytesPerS, FieldNormaliseVectorsPerS, FieldNormaliseBytesPerS, FieldTokensPerS, FieldSampleS, FieldRebuildS, FieldMaxTopicPct, FieldLoglikNatsPerToken, FieldSweeps, FieldTopics, FieldDeviceBytes, FieldWords, FieldWordsPerS, FieldKeptFraction, FieldTrainS, FieldEpochs, FieldKernelS, FieldKernelWordsPerS, FieldHostWaitS, FieldLaunches, FieldStarvedLaunches, FieldClusterPurity, FieldPlantedAnalogyAdd, FieldPlantedAnalogyMul, FieldWS353Spearman, FieldWS353SimilaritySpearman, FieldWS353RelatednessSpearman, FieldSimLex999Spearman, FieldGoogleAnalogyAdd, FieldGoogleAnalogyMul, FieldReferenceAgreement}},
 		{Name: Alert,
 			Tags:   []string{TagRule, TagSeverity, TagMeasurement},
 			Fields: []string{FieldState, FieldValue, FieldThreshold, FieldMessage}},
 		{Name: JobSummary,
 			Tags:   []string{TagJob, TagRun, TagHost, TagComponent, TagKind},
-			Fields: []string{FieldRuntimeS, FieldPeakC, FieldPeakAtS, FieldIdleMeanC, FieldHeatIntervalSPerC, FieldEnergyJ, FieldGPUEnergyJ, FieldCPUEnergyJ}},
+			Fields: []string{FieldRuntimeS, FieldPeakC, FieldPeakAtS, FieldIdleMeanC, FieldHeatIntervalSPerC, FieldEnergyJ, FieldGPUEnergyJ, FieldCPUEnergyJ, FieldThermalThrottleS, FieldPowerThrottleS}},
 		{Name: CollectorTick,
 			Tags:   nil,
 			Fields: []string{FieldLagS, FieldMissedTicksTotal, FieldPoints}},

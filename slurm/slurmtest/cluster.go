@@ -51,7 +51,15 @@ type Options struct {
 	GPUs int
 	// StartTimeout bounds the wait for every node to be idle; default 90s.
 	StartTimeout time.Duration
+	// Accounting starts MariaDB (its own data directory, socket and port
+	// in Dir) and slurmdbd, with AccountingStorageType=slurmdbd, so that
+	// sacct and sacctmgr work; it adds a few seconds to the start and
+	// needs AccountingBinaries.
+	Accounting bool
 }
+
+// clusterName is slurm.conf's ClusterName, the cluster slurmdbd knows.
+const clusterName = "heatsinktest"
 
 // Cluster is a running test cluster.
 type Cluster struct {
@@ -176,7 +184,7 @@ func (c *Cluster) start(o Options) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(1 + len(c.Nodes))
+	ports, err := freePorts(1 + len(c.Nodes) + 2)
 	if err != nil {
 		return err
 	}
@@ -186,7 +194,7 @@ func (c *Cluster) start(o Options) error {
 		}
 	}
 	var conf bytes.Buffer
-	fmt.Fprintf(&conf, `ClusterName=heatsinktest
+	fmt.Fprintf(&conf, `ClusterName=`+clusterName+`
 SlurmctldHost=%s(127.0.0.1)
 SlurmctldPort=%d
 SlurmUser=root
@@ -205,7 +213,6 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -221,6 +228,12 @@ PrologFlags=Alloc
 `, host, ports[0], sock, filepath.Join(c.Dir, "state"), filepath.Join(c.Dir, "spool-%n"),
 		filepath.Join(c.Dir, "run", "slurmctld.pid"), filepath.Join(c.Dir, "run", "slurmd-%n.pid"),
 		filepath.Join(c.Dir, "log", "slurmctld.log"), filepath.Join(c.Dir, "log", "slurmd-%n.log"))
+	dbPort, dbdPort := ports[1+len(c.Nodes)], ports[2+len(c.Nodes)]
+	if o.Accounting {
+		conf.WriteString(accountingConf(dbdPort, sock))
+	} else {
+		conf.WriteString("AccountingStorageType=accounting_storage/none\n")
+	}
 	for key, path := range map[string]string{"Prolog": o.Prolog, "Epilog": o.Epilog, "EpilogSlurmctld": o.EpilogSlurmctld, "HealthCheckProgram": o.HealthCheckProgram} {
 		if path != "" {
 			fmt.Fprintf(&conf, "%s=%s\n", key, path)
@@ -245,6 +258,11 @@ PrologFlags=Alloc
 	fmt.Fprintf(&conf, "PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP\n", strings.Join(c.Nodes, ","))
 	if err := os.WriteFile(c.Conf, conf.Bytes(), 0o644); err != nil {
 		return err
+	}
+	if o.Accounting {
+		if err := c.startAccounting(host, sock, dbPort, dbdPort); err != nil {
+			return err
+		}
 	}
 	if err := c.spawn("slurmctld", nil, "/usr/sbin/slurmctld", "-D", "-f", c.Conf); err != nil {
 		return err

@@ -1,0 +1,3 @@
+module suite
+
+go 1.26

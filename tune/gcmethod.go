@@ -1,0 +1,348 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Marginals are how the copula's numeric parameters are bounded.
+type Marginals string
+
+// The marginal variants (bench/copula.sh compares them).
+const (
+	// MarginalsSpace is the chapter's: a Gaussian truncated at the space's
+	// first and last levels, so every level can be generated.
+	MarginalsSpace Marginals = "space"
+	// MarginalsData is SDV's: truncated half a level beyond the observed
+	// levels, so a level no source's best share holds is never generated.
+	MarginalsData Marginals = "data"
+)
+
+// Order is the order the copula's configurations are proposed in.
+type Order string
+
+// The proposal orders.
+const (
+	// OrderFrequent proposes the configurations of frequentDraws conditional
+	// samples most frequent first: the conditional copula's modes before its
+	// tails.
+	OrderFrequent Order = "frequent"
+	// OrderDrawn proposes samples in the order drawn (the chapter's).
+	OrderDrawn Order = "drawn"
+)
+
+// Rest is how the copula spends a budget its samples cannot fill.
+type Rest string
+
+// The ways to spend the rest of a budget.
+const (
+	// RestLocal proposes an unevaluated neighbour (one parameter one level
+	// away, or another category) of the best evaluation so far, then of the
+	// next best, then a random configuration: the search stops only when the
+	// whole space is evaluated.
+	RestLocal Rest = "local"
+	// RestStop stops with ErrExhausted (the chapter's GC).
+	RestStop Rest = "stop"
+)
+
+// GCOptions are the copula's variant. The zero value is the default, chosen
+// by bench/copula.sh's table (docs/tune.md).
+type GCOptions struct {
+	Marginals Marginals
+	Order     Order
+	Rest      Rest
+	// Local, when above 0, is how many of the copula's samples are
+	// proposed before the neighbourhood search takes over (see
+	// CopulaMethod.neighbour): the copula's samples find the basin, its
+	// neighbours refine within it, which the copula cannot: it takes no
+	// feedback. The copula's next sample comes in when the search has gone
+	// as many evaluations as the space has parameters without improving,
+	// or has no step left. -1 is never (the chapter's GC; Rest still
+	// applies).
+	Local int
+}
+
+func (g GCOptions) withDefaults() GCOptions {
+	if g.Marginals == "" {
+		g.Marginals = MarginalsSpace
+	}
+	if g.Order == "" {
+		g.Order = OrderFrequent
+	}
+	if g.Rest == "" {
+		g.Rest = RestLocal
+	}
+	if g.Local == 0 {
+		g.Local = defaultLocal
+	}
+	return g
+}
+
+// String is the variant as --gc takes it.
+func (g GCOptions) String() string {
+	g = g.withDefaults()
+	return fmt.Sprintf("marginals=%s,order=%s,rest=%s,local=%d", g.Marginals, g.Order, g.Rest, g.Local)
+}
+
+// ParseGCOptions parses --gc values: comma-separated key=value pairs among
+// marginals=space|data, order=frequent|drawn, rest=local|stop, local=N.
+func ParseGCOptions(specs []string) (GCOptions, error) {
+	var g GCOptions
+	for _, spec := range specs {
+		for _, kv := range strings.Split(spec, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			ok := false
+			switch k {
+			case "marginals":
+				g.Marginals, ok = Marginals(v), v == string(MarginalsSpace) || v == string(MarginalsData)
+			case "order":
+				g.Order, ok = Order(v), v == string(OrderFrequent) || v == string(OrderDrawn)
+			case "rest":
+				g.Rest, ok = Rest(v), v == string(RestLocal) || v == string(RestStop)
+			case "local":
+				n, err := strconv.Atoi(v)
+				g.Local, ok = n, err == nil && (n > 0 || n == -1)
+			}
+			if !ok {
+				return g, fmt.Errorf("--gc %q: want marginals=space|data, order=frequent|drawn, rest=local|stop or local=N (N > 0, or -1 for never)", kv)
+			}
+		}
+	}
+	return g.withDefaults(), nil
+}
+
+// defaultLocal is GCOptions.Local's default, chosen by bench/copula.sh.
+const defaultLocal = 3
+
+// maxDraws bounds the draws spent finding one new feasible configuration.
+const maxDraws = 10000
+
+// frequentDraws is how many conditional samples OrderFrequent ranks.
+const frequentDraws = 2000
+
+// CopulaMethod proposes the copula's conditional samples, then neighbours
+// of the best evaluation. The copula itself takes no feedback (the chapter
+// finds refitting on its own samples only narrows it); the neighbourhood
+// search, after GCOptions.Local proposals or once the copula has nothing
+// new, does.
+type CopulaMethod struct {
+	s        *Sampler
+	opt      GCOptions
+	maximize bool
+	seen     map[string]bool
+	queue    []Config       // OrderFrequent's ranked configurations not yet proposed
+	count    map[string]int // how often each configuration was drawn in frequentDraws
+	dry      bool           // the copula produced nothing new in maxDraws draws
+	told     []Observation
+	stall    int    // evaluations since the best last improved
+	cycle    int    // the parameter the neighbourhood search changes next
+	from     Config // the neighbourhood search's last step: from, to
+	to       Config
+	r        *rand.Rand
+	random   *RandomMethod
+	// FromCopula counts the proposals that came from the copula; the rest
+	// came from the neighbourhood search or, once it had none, random.
+	FromCopula int
+}
+
+// NewCopulaMethod fits a copula on the sources and conditions it on the task.
+func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed uint64) (*CopulaMethod, error) {
+	o.GC = o.GC.withDefaults()
+	c, err := Fit(s, sources, o)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := c.Condition(t, seed)
+	if err != nil {
+		return nil, err
+	}
+	m := &CopulaMethod{s: smp, opt: o.GC, maximize: o.Maximize, seen: map[string]bool{},
+		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed)}
+	if o.GC.Order == OrderFrequent {
+		// Drawn order leaves the sampler's stream as the chapter's GC
+		// draws it (and its neighbours' ties to chance).
+		m.queue, m.count = smp.Ranked(frequentDraws)
+	}
+	return m, nil
+}
+
+// Name is "gc".
+func (m *CopulaMethod) Name() string { return "gc" }
+
+// Sampler is the conditioned sampler, for its statistics.
+func (m *CopulaMethod) Sampler() *Sampler { return m.s }
+
+// Next proposes the copula's next new feasible configuration, or, after
+// GCOptions.Local of those, a neighbour of the best evaluation; when the
+// copula has nothing new, the rest of the budget as GCOptions.Rest says.
+func (m *CopulaMethod) Next() (Config, error) {
+	// A search that went a step per parameter without improving is at a
+	// local optimum of the neighbourhood: the copula's next sample follows.
+	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && m.stall < len(m.s.c.space.Params) {
+		if c := m.neighbour(); c != nil {
+			return m.propose(c, false), nil
+		}
+	}
+	for len(m.queue) > 0 {
+		c := m.queue[0]
+		m.queue = m.queue[1:]
+		if !m.seen[c.Key()] {
+			return m.propose(c, true), nil
+		}
+	}
+	if !m.dry {
+		if got := m.s.Unique(1, m.seen, maxDraws); len(got) == 1 {
+			return m.propose(got[0], true), nil
+		}
+		m.dry = true
+	}
+	if m.opt.Rest == RestStop {
+		return nil, fmt.Errorf("gc: %w after %d draws (%v): the copula reaches too few configurations; more or more varied source evaluations widen it, or --gc rest=local spends the rest", ErrExhausted, maxDraws, m.s.Stats)
+	}
+	if c := m.neighbour(); c != nil {
+		return m.propose(c, false), nil
+	}
+	c, err := m.random.Next()
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w: every feasible configuration is evaluated", ErrExhausted)
+	}
+	m.seen[c.Key()] = true
+	return c, nil
+}
+
+func (m *CopulaMethod) propose(c Config, fromCopula bool) Config {
+	m.seen[c.Key()] = true
+	m.random.seen[c.Key()] = true
+	if fromCopula {
+		m.FromCopula++
+		m.stall = 0
+	}
+	return c
+}
+
+// Tell records the result for the neighbourhood search; the copula ignores it.
+func (m *CopulaMethod) Tell(c Config, r Result) {
+	if r.Violation != "" || math.IsNaN(r.Objective) {
+		m.stall++ // a violation improves nothing, and is never a centre of the search
+		return
+	}
+	if len(m.told) > 0 && !better(r.Objective, Best(m.told, 0, m.maximize)[0].Objective, m.maximize) {
+		m.stall++
+	} else {
+		m.stall = 0
+	}
+	m.told = append(m.told, Observation{Config: c, Objective: r.Objective})
+}
+
+// neighbour is the neighbourhood search's next step, or nil when no
+// evaluation has an unevaluated feasible neighbour. A neighbour differs
+// from the best evaluation (the next best when it has none) in one
+// parameter: a number one level up or down, a category or boolean another.
+// When the last step made the best, it is taken again (a tile that grew
+// and got faster grows once more); otherwise the parameters take turns (a
+// coordinate search: the copula's samples share their categories, and a
+// search led by the copula's preferences alone kept them), and within one
+// the neighbour the copula draws most often goes first.
+func (m *CopulaMethod) neighbour() Config {
+	ranked := Best(m.told, 1, m.maximize)
+	if c := m.again(ranked); c != nil {
+		return c
+	}
+	sp := m.s.c.space
+	for _, ob := range ranked {
+		for k := range sp.Params {
+			i := (m.cycle + k) % len(sp.Params)
+			cands := m.around(ob.Config, i)
+			if len(cands) == 0 {
+				continue
+			}
+			m.r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
+			sort.SliceStable(cands, func(a, b int) bool { return m.count[cands[a].Key()] > m.count[cands[b].Key()] })
+			m.cycle, m.from, m.to = i+1, ob.Config, cands[0]
+			return cands[0]
+		}
+	}
+	return nil
+}
+
+// around is c's unevaluated feasible neighbours in parameter i.
+func (m *CopulaMethod) around(c Config, i int) []Config {
+	sp, p := m.s.c.space, m.s.c.space.Params[i]
+	var out []Config
+	for l := range p.Levels {
+		if l == c[i] || (numericKind(p.Kind) && abs(l-c[i]) != 1) {
+			continue
+		}
+		n := append(Config(nil), c...)
+		n[i] = l
+		if !m.seen[n.Key()] && sp.Feasible(n, m.s.task) == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// again repeats the last step of a number when it made the best, or nil.
+func (m *CopulaMethod) again(ranked []Observation) Config {
+	if len(ranked) == 0 || m.to == nil || ranked[0].Config.Key() != m.to.Key() {
+		return nil
+	}
+	sp := m.s.c.space
+	c := append(Config(nil), m.to...)
+	for i := range c {
+		d := m.to[i] - m.from[i]
+		if d == 0 {
+			continue
+		}
+		c[i] += d
+		if !numericKind(sp.Params[i].Kind) || c[i] < 0 || c[i] >= len(sp.Params[i].Levels) {
+			return nil
+		}
+	}
+	if m.seen[c.Key()] || sp.Feasible(c, m.s.task) != nil {
+		return nil
+	}
+	m.from, m.to = m.to, c
+	return c
+}
+
+func numericKind(k Kind) bool { return k == Int || k == Ordinal }
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Ranked draws n conditional samples and returns their distinct feasible
+// configurations, most frequent first (ties in the order first drawn), and
+// how often each was drawn.
+func (s *Sampler) Ranked(n int) ([]Config, map[string]int) {
+	count := map[string]int{}
+	var order []Config
+	for i := 0; i < n; i++ {
+		c := s.Draw()
+		k := c.Key()
+		if count[k] == 0 {
+			if s.c.space.Feasible(c, s.task) != nil {
+				count[k] = -1
+				s.Stats.Infeasible++
+				continue
+			}
+			order = append(order, c)
+		}
+		if count[k] > 0 {
+			s.Stats.Duplicates++
+		}
+		if count[k] >= 0 {
+			count[k]++
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return count[order[a].Key()] > count[order[b].Key()] })
+	return order, count
+}
