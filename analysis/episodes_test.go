@@ -24,6 +24,9 @@ type plantedNode struct {
 	// inside a load that must not split it.
 	loads [][3]float64
 	dips  [][2]float64
+	// extra are [gpu, start, end, watts): loads of another process, at a
+	// power of their own.
+	extra [][4]float64
 	endS  int
 }
 
@@ -36,6 +39,11 @@ func (n plantedNode) power(g int, t float64) float64 {
 	for _, l := range n.loads {
 		if int(l[0]) == g && t >= l[1] && t < l[2] {
 			return n.loadW
+		}
+	}
+	for _, l := range n.extra {
+		if int(l[0]) == g && t >= l[1] && t < l[2] {
+			return l[3]
 		}
 	}
 	return n.idleW

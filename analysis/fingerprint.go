@@ -314,21 +314,35 @@ func (fp *Fingerprint) throughput(e *Episode, eps []*Episode, wl WorkloadResult,
 		why[key] = "the run records no workload iterations with a throughput"
 		return
 	}
+	// Iterations that name their GPU (a survey's, one job per GPU) count
+	// for that GPU alone, over its own power; a run's one job spans every
+	// GPU loaded at the time.
+	perGPU := slices.ContainsFunc(wl.Timeline, func(it IterationValue) bool { return it.GPU != "" })
 	var v []float64
 	for _, it := range wl.Timeline {
+		if perGPU && it.GPU != e.GPU {
+			continue
+		}
 		if it.AtS > e.StartS && it.AtS <= e.EndS+1 {
 			v = append(v, it.Value)
 		}
 	}
 	if len(v) == 0 {
 		why[key] = "no workload iteration ended during the episode"
+		if perGPU {
+			why[key] = "no workload iteration on this GPU ended during the episode"
+		}
 		return
 	}
-	mid := (e.StartS + e.EndS) / 2
 	watts := 0.0
-	for _, o := range eps {
-		if o.Host == e.Host && o.GPU != "" && o.PowerW != nil && o.StartS <= mid && mid <= o.EndS {
-			watts += *o.PowerW
+	if perGPU {
+		watts = derefOr(e.PowerW, 0)
+	} else {
+		mid := (e.StartS + e.EndS) / 2
+		for _, o := range eps {
+			if o.Host == e.Host && o.GPU != "" && o.PowerW != nil && o.StartS <= mid && mid <= o.EndS {
+				watts += *o.PowerW
+			}
 		}
 	}
 	if watts <= 0 {
@@ -344,6 +358,6 @@ func fingerprintDefinitions() []Definition {
 		{"thermal_resistance_c_per_w", "per GPU (core and memory) per episode: rise_c of the episode's load fit (fitted plateau − idle mean) over power_w − idle_power_w (medians over load and baseline), its interval rise_lo_c..rise_hi_c over the same watts (the power taken as exact); where the load fit does not hold, (mean of the last min(60 s, ¼ of the load) − idle mean) over the same watts, marked as a lower bound (thermal_resistance_from)"},
 		{"throttle_thermal_share, throttle_power_share", "fraction of the load's readings whose clock event reasons hold a thermal slowdown (HW slowdown, HW or SW thermal) or a power limit (SW power cap, HW power brake)"},
 		{"sm_clock_median_mhz", "median SM clock over the load"},
-		{"throughput_per_w", "median of the workload's throughput metric over the iterations that ended during the episode, over the summed median power of the host's GPUs loaded at the episode's midpoint"},
+		{"throughput_per_w", "median of the workload's throughput metric over the iterations that ended during the episode, over the summed median power of the host's GPUs loaded at the episode's midpoint; where the iterations name their GPU (a survey runs one job per GPU), over this GPU's own iterations and its own median power"},
 	}
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -78,12 +79,18 @@ func (a *analyzer) slowdown() {
 		rep.NotComputed["slowdown"] = "no temperature to regress the runtimes on"
 		return
 	}
-	var its []struct{ from, to, rt float64 }
+	var its []struct {
+		from, to, rt float64
+		gpu          string
+	}
 	for _, it := range w.Iterations {
 		if it.ExitStatus != 0 || it.RuntimeS <= 0 || !it.End.After(it.Start) {
 			continue
 		}
-		its = append(its, struct{ from, to, rt float64 }{it.Start.Sub(a.r.Start).Seconds(), it.End.Sub(a.r.Start).Seconds(), it.RuntimeS})
+		its = append(its, struct {
+			from, to, rt float64
+			gpu          string
+		}{it.Start.Sub(a.r.Start).Seconds(), it.End.Sub(a.r.Start).Seconds(), it.RuntimeS, it.Device})
 	}
 	if len(its) < 3 {
 		s := "s"
@@ -104,8 +111,18 @@ func (a *analyzer) slowdown() {
 			rep.Slowdown = append(rep.Slowdown, sr)
 			continue
 		}
+		// A GPU's own iterations only, where they name their GPU (a
+		// survey runs one job per GPU): another GPU's runtimes do not
+		// depend on this one's temperature.
+		gpu := ""
+		if c.Kind == KindGPUCore || c.Kind == KindGPUMem {
+			gpu = c.ID[strings.LastIndex(c.ID, ":")+1:]
+		}
 		var x, y []float64
 		for _, it := range its {
+			if it.gpu != "" && it.gpu != gpu {
+				continue
+			}
 			if m, err := MeanOver(c.T, c.V, it.from, it.to); err == nil {
 				x = append(x, m)
 				y = append(y, it.rt)

@@ -37,6 +37,12 @@ type SurveyRule struct {
 	DriftPct      float64 `json:"drift_pct"`
 	DriftMinC     float64 `json:"drift_min_c"`
 	DriftPowerPct float64 `json:"drift_power_pct"`
+	// A GPU was loaded by something other than the survey when its median
+	// power in a phase the survey did not load it in lies ForeignLoadW
+	// and ForeignLoadPct (of that level) or more above its quietest such
+	// phase (surveyforeign.go).
+	ForeignLoadW   float64 `json:"foreign_load_w"`
+	ForeignLoadPct float64 `json:"foreign_load_pct"`
 }
 
 // DefaultSurveyRule is the rule of docs/survey.md. Its thresholds come from
@@ -48,18 +54,22 @@ type SurveyRule struct {
 // threshold of 20 % above the median and 5 °C at equal power lies beyond
 // every healthy GPU and still catches a loss of a fifth of the cooling;
 // 0.015 °C/W of neighbour heating is 44 % above the worst healthy pair.
+// An idle GPU's median power there moved at most 3 W (of 70-74 W) while
+// others were loaded or it cooled: 15 W and 25 % is five times that.
 func DefaultSurveyRule() SurveyRule {
 	return SurveyRule{MinRobustZ: 3.5, MinAbovePct: 20, MinExcessC: 5,
 		CouplingCPerW: 0.015, CouplingMinC: 5,
-		DriftPct: 10, DriftMinC: 3, DriftPowerPct: 15}
+		DriftPct: 10, DriftMinC: 3, DriftPowerPct: 15,
+		ForeignLoadW: 15, ForeignLoadPct: 25}
 }
 
 // Text states the rule in words, for survey.json and the docs.
 func (r SurveyRule) Text() string {
 	return fmt.Sprintf("a GPU is flagged against its like peers (same model, load power within 20 %%) when its thermal resistance (core or memory, from the episodes with no neighbour loaded) has a robust z ≥ %g against the other like GPUs (their median and MAD, without it) AND lies %g %% or more above their median AND makes it %g °C or more hotter at its own power above idle; "+
 		"a pair is flagged for neighbour heating when the neighbour rises %g °C/W or more per watt the source draws above idle (interval above 0) AND %g °C or more at the source's power; "+
-		"a GPU drifted from its last survey (same UUID) when, at a power above idle within %g %% of the last one's, its thermal resistance rose %g %% or more AND %g °C or more at its power, the two intervals not overlapping",
-		r.MinRobustZ, r.MinAbovePct, r.MinExcessC, r.CouplingCPerW, r.CouplingMinC, r.DriftPowerPct, r.DriftPct, r.DriftMinC)
+		"a GPU drifted from its last survey (same UUID) when, at a power above idle within %g %% of the last one's, its thermal resistance rose %g %% or more AND %g °C or more at its power, the two intervals not overlapping; "+
+		"a GPU was loaded by something other than the survey when its median power in a phase the survey did not load it in lies %g W AND %g %% or more above its quietest such phase",
+		r.MinRobustZ, r.MinAbovePct, r.MinExcessC, r.CouplingCPerW, r.CouplingMinC, r.DriftPowerPct, r.DriftPct, r.DriftMinC, r.ForeignLoadW, r.ForeignLoadPct)
 }
 
 // Survey is survey.json: every GPU of the surveyed node with its
@@ -98,6 +108,8 @@ type SurveyGPU struct {
 	AloneMem     *Fingerprint `json:"alone_mem"`
 	TogetherCore *Fingerprint `json:"together_core"`
 	TogetherMem  *Fingerprint `json:"together_mem"`
+	// Rank is its place among the node's GPUs of its model.
+	Rank *SurveyRank `json:"rank"`
 }
 
 // SurveyFlag is one finding of the rule.
@@ -105,7 +117,8 @@ type SurveyFlag struct {
 	Host string `json:"host,omitempty"`
 	GPU  string `json:"gpu"`
 	// Kind is "peers" (departs from like GPUs), "neighbour" (heats GPU
-	// Neighbour) or "drift" (departs from its last survey).
+	// Neighbour), "drift" (departs from its last survey) or
+	// "foreign_load" (loaded by something other than the survey).
 	Kind      string  `json:"kind"`
 	Component string  `json:"component"`
 	Neighbour string  `json:"neighbour,omitempty"`
@@ -124,6 +137,7 @@ func JudgeSurvey(rep *Report, against *Survey, rule SurveyRule) Survey {
 	s := Survey{Schema: SurveySchema, RunID: rep.Run.ID, Host: rep.Run.Host, Rule: rule, RuleText: rule.Text(),
 		Coupling: rep.Coupling, Verdicts: rep.Verdicts, Flags: []SurveyFlag{}, NotComputed: map[string]string{}}
 	s.GPUs = surveyGPUs(rep)
+	rankGPUs(s.GPUs)
 	if len(s.GPUs) == 0 {
 		s.NotComputed["gpus"] = "no GPU had a load episode with a fingerprint"
 		if why := rep.NotComputed["episodes"]; why != "" {

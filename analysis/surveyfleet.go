@@ -85,10 +85,12 @@ type FleetSurvey struct {
 }
 
 // FleetInput is one node's survey for JudgeFleet: its recording's report,
-// or the error that left it without one.
+// or the error that left it without one. Run, where given, is the
+// recording itself, for the checks that read its phases (foreign_load).
 type FleetInput struct {
 	Node   FleetNode
 	Report *Report
+	Run    *Run
 	Err    error
 }
 
@@ -114,6 +116,9 @@ func JudgeFleet(runID string, nodes []FleetInput, against *Survey, rule SurveyRu
 			continue
 		}
 		s := JudgeSurvey(in.Report, nil, rule)
+		if in.Run != nil {
+			s = JudgeSurveyRun(in.Run, in.Report, nil, rule)
+		}
 		n.RunID = s.RunID
 		if len(s.GPUs) == 0 {
 			n.Status, n.Error = "failed", "no GPU could be judged: "+s.NotComputed["gpus"]

@@ -86,3 +86,16 @@ func TestJudgeFleetWithNothingJudgedIsIncomplete(t *testing.T) {
 		t.Errorf("exit %d, not computed %q, nodes %+v", f.ExitCode(), f.NotComputed["gpus"], f.Nodes)
 	}
 }
+
+// A node whose GPU 3 another process used during GPU 0's turn: judged in
+// the fleet from its recording, it carries the node's foreign_load flag as
+// its own survey.json does.
+func TestJudgeFleetFlagsAForeignLoadOnANode(t *testing.T) {
+	n := surveyNode(0.040)
+	n.extra = [][4]float64{{3, 250, 1150, 250}}
+	r := surveyRecording(t, n)
+	f := JudgeFleet("f", []FleetInput{{Node: FleetNode{Host: "node1", Dir: "nodes/node1", ExitCode: 1}, Report: Analyze(r, DefaultOptions()), Run: r}}, nil, DefaultSurveyRule())
+	if got := fleetFlagKeys(f); !slices.Contains(got, "node foreign_load gpu_core:3") {
+		t.Errorf("flags %q: no foreign load on GPU 3", got)
+	}
+}

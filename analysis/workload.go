@@ -42,10 +42,12 @@ type MetricSummary struct {
 	ChangePct *float64 `json:"change_pct"`
 }
 
-// IterationValue is one iteration's metric at the time it ended.
+// IterationValue is one iteration's metric at the time it ended, and the
+// GPU it ran on where the run says (rundir.Iteration's Device).
 type IterationValue struct {
 	AtS   float64
 	Value float64
+	GPU   string
 }
 
 // Workload summarises the iterations run.json records. With fewer than
@@ -115,7 +117,7 @@ func Workload(r *Run) WorkloadResult {
 			v, ok = it.RuntimeS, it.RuntimeS > 0
 		}
 		if ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			res.Timeline = append(res.Timeline, IterationValue{AtS: ends[i], Value: v})
+			res.Timeline = append(res.Timeline, IterationValue{AtS: ends[i], Value: v, GPU: it.Device})
 		}
 		i++
 	}

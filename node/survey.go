@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
@@ -20,33 +21,45 @@ type SurveyPlan struct {
 	// Baseline is the idle recording before the first load.
 	Baseline time.Duration
 	// Load fixes every load's length; 0 measures it: the first GPU is
-	// loaded until its temperature is steady (at most MaxLoad), its time
-	// constant τ is the time its rise took to cover 63 %, and each load
-	// then lasts LoadPerTau·τ within [MinLoad, MaxLoad].
+	// loaded until the slow time constant τ_slow of its rise settles
+	// (analysis.SettledTau: the heatsink's, not the die's first jump) and
+	// each load then lasts LoadPerTau·τ_slow within [MinLoad, the cap].
+	// The cap is MaxLoad, and LoadBudget shared by the loads (one per GPU,
+	// and the together load): an 8-GPU node's loads stay within it at the
+	// cost of loads shorter than three τ_slow, whose °C/W then reads low
+	// (docs/survey.md, "Load length").
 	Load             time.Duration
 	LoadPerTau       float64
 	MinLoad, MaxLoad time.Duration
-	// After each load the survey waits until every GPU has been within
-	// ToleranceC of its baseline mean for Hold, at least MinReturn and at
-	// most MaxCooldown. MinReturn leaves the analysis a baseline for the
-	// next GPU's episode that starts after this load's end (the episode
-	// rule wants 20 s of one).
-	MinReturn   time.Duration
-	ToleranceC  float64
-	Hold        time.Duration
-	MaxCooldown time.Duration
+	LoadBudget       time.Duration
+	// Together adds the step with every GPU loaded at once.
+	Together bool
+	// After each load the survey waits until every GPU (the loaded one
+	// and its neighbours) has been within ToleranceC of its baseline mean
+	// for Hold, at least MinReturn and at most ReturnPerTau·τ_slow within
+	// [MinReturn, MaxCooldown] (MaxCooldown where τ_slow is not known).
+	// MinReturn leaves the analysis a baseline for the next GPU's episode
+	// that starts after this load's end (the episode rule wants 20 s of
+	// one, and joins a GPU's loads less than 30 s apart).
+	MinReturn    time.Duration
+	ToleranceC   float64
+	Hold         time.Duration
+	ReturnPerTau float64
+	MaxCooldown  time.Duration
 	// Tick is how often the survey reads the GPUs: the sampling interval.
 	Tick time.Duration
 }
 
-// DefaultSurveyPlan keeps an 8-GPU node's loads near five minutes: an
-// H100's τ is 10-15 s, so 3 τ is under the 40 s floor, which the episode
-// detection (loads of 30 s or more) and the load fit (three time
-// constants) both need; 9 loads of 40 s are 6 minutes. Shorter loads widen
-// the fit's interval on the rise, and so on °C/W, roughly as 1/√samples.
+// DefaultSurveyPlan: loads of 3 τ_slow (an H100's core τ_slow is 14-18 s
+// under DGEMM, so about 50 s, which the load fit needs: it refuses a load
+// under three time constants), within 30 s (the episode detection's
+// shortest load) and 2 minutes, and five minutes of load in all, so an
+// 8-GPU node's nine loads are 33 s each. Returns of up to 4 τ_slow: a
+// 30 °C rise decays to 0.5 °C in four time constants.
 func DefaultSurveyPlan() SurveyPlan {
-	return SurveyPlan{Baseline: 60 * time.Second, LoadPerTau: 3, MinLoad: 40 * time.Second, MaxLoad: 180 * time.Second,
-		MinReturn: 40 * time.Second, ToleranceC: 2, Hold: 10 * time.Second, MaxCooldown: 180 * time.Second, Tick: time.Second}
+	return SurveyPlan{Baseline: 60 * time.Second, LoadPerTau: 3, MinLoad: 30 * time.Second, MaxLoad: 120 * time.Second,
+		LoadBudget: 5 * time.Minute, Together: true,
+		MinReturn: 40 * time.Second, ToleranceC: 2, Hold: 10 * time.Second, ReturnPerTau: 4, MaxCooldown: 180 * time.Second, Tick: time.Second}
 }
 
 // Check refuses a plan that cannot make a survey.
@@ -58,14 +71,30 @@ func (p SurveyPlan) Check() error {
 		return fmt.Errorf("survey load %v: want 0 (from τ) or a positive duration", p.Load)
 	case p.Load == 0 && (p.MinLoad <= 0 || p.MaxLoad < p.MinLoad || p.LoadPerTau <= 0):
 		return fmt.Errorf("survey load from τ: want 0 < min-load (%v) ≤ max-load (%v) and a positive multiple of τ (%g)", p.MinLoad, p.MaxLoad, p.LoadPerTau)
+	case p.LoadBudget < 0:
+		return fmt.Errorf("survey load budget %v: want 0 (none) or a positive duration", p.LoadBudget)
 	case p.Tick <= 0:
 		return fmt.Errorf("survey tick %v: want a positive duration", p.Tick)
 	case p.MinReturn < 0 || p.MinReturn > p.MaxCooldown:
 		return fmt.Errorf("survey return: want 0 ≤ min-return (%v) ≤ max-cooldown (%v)", p.MinReturn, p.MaxCooldown)
-	case p.ToleranceC <= 0 || p.Hold <= 0 || p.MaxCooldown <= 0:
-		return fmt.Errorf("survey cooldown: want a positive tolerance (%g °C), hold (%v) and cap (%v)", p.ToleranceC, p.Hold, p.MaxCooldown)
+	case p.ToleranceC <= 0 || p.Hold <= 0 || p.MaxCooldown <= 0 || p.ReturnPerTau < 0:
+		return fmt.Errorf("survey cooldown: want a positive tolerance (%g °C), hold (%v) and cap (%v), and a return of 0 or more τ (%g)", p.ToleranceC, p.Hold, p.MaxCooldown, p.ReturnPerTau)
 	}
 	return nil
+}
+
+// loadCap is the longest a load may last on a node of n GPUs: MaxLoad, or
+// the budget's share, but never under MinLoad.
+func (p SurveyPlan) loadCap(n int) time.Duration {
+	c := p.MaxLoad
+	loads := n
+	if p.Together {
+		loads++
+	}
+	if p.LoadBudget > 0 && loads > 0 {
+		c = min(c, p.LoadBudget/time.Duration(loads))
+	}
+	return max(c, p.MinLoad)
 }
 
 // GPUReading is a GPU's latest sample.
@@ -147,15 +176,16 @@ var ErrNoGPU = errors.New("no GPU reported a temperature")
 // survey_baseline, alone:N, return:N, together, survey_cooldown: not the
 // protocol names of `heatsink run`, so the analysis finds each GPU's load
 // episodes in its own power) and told to progress.
-func Survey(ctx context.Context, plan SurveyPlan, gpus []string, r *GPUReadings, load SurveyLoad, phase func(rundir.Phase), progress func(string)) error {
+func Survey(ctx context.Context, plan SurveyPlan, gpus []string, r *GPUReadings, load SurveyLoad, phase func(rundir.Phase), progress func(string)) (SurveyTiming, error) {
 	if err := plan.Check(); err != nil {
-		return err
+		return SurveyTiming{}, err
 	}
 	if len(gpus) == 0 {
-		return ErrNoGPU
+		return SurveyTiming{}, ErrNoGPU
 	}
 	s := &surveyRun{plan: plan, r: r, phase: phase, progress: progress, gpus: gpus, tick: plan.Tick}
-	return s.run(ctx, load)
+	err := s.run(ctx, load)
+	return s.timing, err
 }
 
 type surveyRun struct {
@@ -167,7 +197,19 @@ type surveyRun struct {
 	tick     time.Duration
 	base     map[string]float64
 	loadLen  time.Duration
-	tauS     float64
+	// tauS is τ_slow measured on the first load, 0 until then or when it
+	// did not settle.
+	tauS   float64
+	lastAt time.Time
+	timing SurveyTiming
+}
+
+// SurveyTiming is what the survey chose: its load length and the τ_slow
+// it was chosen from (0 where it did not settle or --load fixed it).
+type SurveyTiming struct {
+	LoadS, TauSlowS float64
+	// Why says how the load length was chosen.
+	Why string
 }
 
 func (s *surveyRun) record(name string, start time.Time) {
@@ -180,10 +222,13 @@ func (s *surveyRun) record(name string, start time.Time) {
 func (s *surveyRun) left(loadsDone int) time.Duration {
 	l := s.loadLen
 	if l == 0 {
-		l = s.plan.MaxLoad
+		l = s.plan.loadCap(len(s.gpus))
 	}
-	loads := len(s.gpus) + 1 - loadsDone
-	return time.Duration(loads) * (l + l) // a return lasts about as long as its load
+	loads := len(s.gpus) - loadsDone
+	if s.plan.Together {
+		loads++
+	}
+	return time.Duration(max(loads, 0)) * (l + s.returnCap())
 }
 
 func (s *surveyRun) run(ctx context.Context, load SurveyLoad) error {
@@ -196,6 +241,9 @@ func (s *surveyRun) run(ctx context.Context, load SurveyLoad) error {
 	}
 	s.base = means
 	s.loadLen = s.plan.Load
+	if s.loadLen > 0 {
+		s.timing = SurveyTiming{LoadS: s.loadLen.Seconds(), Why: "fixed (--load)"}
+	}
 	for i, g := range s.gpus {
 		if err := s.loadStep(ctx, "alone:"+g, []string{g}, i, load); err != nil {
 			return err
@@ -204,8 +252,10 @@ func (s *surveyRun) run(ctx context.Context, load SurveyLoad) error {
 			return err
 		}
 	}
-	if err := s.loadStep(ctx, "together", s.gpus, len(s.gpus), load); err != nil {
-		return err
+	if s.plan.Together {
+		if err := s.loadStep(ctx, "together", s.gpus, len(s.gpus), load); err != nil {
+			return err
+		}
 	}
 	return s.returnStep(ctx, "survey_cooldown")
 }
@@ -251,10 +301,9 @@ func (s *surveyRun) loadStep(ctx context.Context, name string, gpus []string, k 
 	measuring := s.loadLen == 0
 	limit := s.loadLen
 	if measuring {
-		limit = s.plan.MaxLoad
+		limit = s.plan.loadCap(len(s.gpus))
 	}
-	var temps []float64
-	var times []float64
+	var temps, times []float64
 	for {
 		el := time.Since(start)
 		if el >= limit {
@@ -265,7 +314,7 @@ func (s *surveyRun) loadStep(ctx context.Context, name string, gpus []string, k 
 			who = fmt.Sprintf("GPU %s alone (%d of %d)", gpus[0], k+1, len(s.gpus))
 		}
 		s.progress(fmt.Sprintf("survey: %s under load, %v of this load left, about %v of the survey left",
-			who, (limit - el).Round(time.Second), ((limit - el) + s.left(k+1)).Round(time.Second)))
+			who, (limit - el).Round(time.Second), ((limit - el) + s.returnCap() + s.left(k+1)).Round(time.Second)))
 		select {
 		case err := <-done:
 			done <- err // for the deferred wait
@@ -277,58 +326,56 @@ func (s *surveyRun) loadStep(ctx context.Context, name string, gpus []string, k 
 			return ctx.Err()
 		case <-time.After(s.tick):
 		}
-		if measuring {
-			if r, ok := s.r.Latest(gpus[0]); ok {
-				temps, times = append(temps, r.TempC), append(times, time.Since(start).Seconds())
-				if tau, ok := steadyTau(times, temps, s.base[gpus[0]], 10*s.tick.Seconds()); ok {
-					s.tauS = tau
-					s.loadLen = time.Duration(math.Min(math.Max(s.plan.LoadPerTau*tau, s.plan.MinLoad.Seconds()), s.plan.MaxLoad.Seconds()) * float64(time.Second))
-					limit, measuring = s.loadLen, false
-					s.progress(fmt.Sprintf("survey: GPU %s τ ≈ %.1f s: every load lasts %v", gpus[0], tau, s.loadLen))
+		if !measuring {
+			continue
+		}
+		if r, ok := s.r.Latest(gpus[0]); ok && (len(times) == 0 || r.At.After(s.lastAt)) {
+			s.lastAt = r.At
+			temps, times = append(temps, r.TempC), append(times, r.At.Sub(start).Seconds())
+			if len(times)%5 != 0 {
+				continue
+			}
+			if tau, err := analysis.SettledTau(times, temps, s.base[gpus[0]]); err == nil {
+				s.tauS = tau
+				s.loadLen = time.Duration(math.Min(math.Max(s.plan.LoadPerTau*tau, s.plan.MinLoad.Seconds()), limit.Seconds()) * float64(time.Second))
+				measuring = false
+				s.timing = SurveyTiming{LoadS: s.loadLen.Seconds(), TauSlowS: tau,
+					Why: fmt.Sprintf("%g τ_slow (%.1f s, settled %v into GPU %s's load) within [%v, %v]", s.plan.LoadPerTau, tau, el.Round(time.Second), gpus[0], s.plan.MinLoad, limit)}
+				s.progress(fmt.Sprintf("survey: GPU %s τ_slow ≈ %.1f s: every further load lasts %v", gpus[0], tau, s.loadLen))
+				if el >= s.loadLen {
+					break
 				}
+				limit = s.loadLen
 			}
 		}
 	}
-	if measuring { // never steady: every load as long as this one
-		s.loadLen = s.plan.MaxLoad
+	if measuring { // never settled: every load as long as this one
+		s.loadLen = limit
+		s.timing = SurveyTiming{LoadS: limit.Seconds(),
+			Why: fmt.Sprintf("τ_slow did not settle within GPU %s's %v load (the cap: --max-load %v, or the %v load budget's share): every load %v", gpus[0], limit, s.plan.MaxLoad, s.plan.LoadBudget, limit)}
+		s.progress("survey: " + s.timing.Why)
 	}
 	return nil
 }
 
-// steadyTau reports the time constant of a rise once it is steady: the
-// last windowS (ten readings) changed less than 3 % of the rise over the
-// baseline (of at least 2 °C); τ is when the rise first covered 63 % of it.
-func steadyTau(t, v []float64, baseC, windowS float64) (float64, bool) {
-	n := len(v)
-	if n < 12 {
-		return 0, false
+// returnCap is the longest a return may last: ReturnPerTau·τ_slow within
+// [MinReturn, MaxCooldown], MaxCooldown where τ_slow is not known.
+func (s *surveyRun) returnCap() time.Duration {
+	if s.tauS <= 0 || s.plan.ReturnPerTau <= 0 {
+		return s.plan.MaxCooldown
 	}
-	rise := v[n-1] - baseC
-	if rise < 2 {
-		return 0, false
-	}
-	j := n - 1
-	for j > 0 && t[n-1]-t[j] < windowS {
-		j--
-	}
-	if math.Abs(v[n-1]-v[j]) > 0.03*rise {
-		return 0, false
-	}
-	for i := range v {
-		if v[i]-baseC >= 0.63*rise {
-			return t[i], true
-		}
-	}
-	return 0, false
+	c := time.Duration(s.plan.ReturnPerTau * s.tauS * float64(time.Second))
+	return min(max(c, s.plan.MinReturn), s.plan.MaxCooldown)
 }
 
 // returnStep waits until every GPU is back within tolerance of its
-// baseline for the hold time, at most MaxCooldown.
+// baseline for the hold time, at most returnCap.
 func (s *surveyRun) returnStep(ctx context.Context, name string) error {
 	start := time.Now()
 	defer s.record(name, start)
+	limit := s.returnCap()
 	var heldSince time.Time
-	for time.Since(start) < s.plan.MaxCooldown {
+	for time.Since(start) < limit {
 		worst, wg := 0.0, ""
 		for _, g := range s.gpus {
 			if r, ok := s.r.Latest(g); ok {
@@ -340,7 +387,7 @@ func (s *surveyRun) returnStep(ctx context.Context, name string) error {
 		switch {
 		case worst > s.plan.ToleranceC:
 			heldSince = time.Time{}
-			s.progress(fmt.Sprintf("survey: cooling down, GPU %s %.1f °C above its baseline (at most %v more)", wg, worst, (s.plan.MaxCooldown - time.Since(start)).Round(time.Second)))
+			s.progress(fmt.Sprintf("survey: cooling down, GPU %s %.1f °C above its baseline (at most %v more)", wg, worst, (limit - time.Since(start)).Round(time.Second)))
 		case heldSince.IsZero():
 			heldSince = time.Now()
 		case time.Since(heldSince) >= s.plan.Hold && time.Since(start) >= s.plan.MinReturn:
@@ -350,7 +397,7 @@ func (s *surveyRun) returnStep(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	s.progress(fmt.Sprintf("survey: %s: not back to baseline after %v, going on", name, s.plan.MaxCooldown))
+	s.progress(fmt.Sprintf("survey: %s: not back to baseline after %v, going on", name, limit))
 	return nil
 }
 

@@ -126,7 +126,7 @@ func surveyNode(ctx context.Context, a *slurm.Allocation, node string, o FleetOp
 		in.Err = fmt.Errorf("read its survey: %w", err)
 		return in
 	}
-	in.Report = analysis.Analyze(r, o.Analysis)
+	in.Report, in.Run = analysis.Analyze(r, o.Analysis), r
 	return in
 }
 

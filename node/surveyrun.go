@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,9 +21,57 @@ import (
 // SurveyOptions shape `heatsink survey` beyond its configuration.
 type SurveyOptions struct {
 	Options
-	Plan     SurveyPlan
-	Load     SurveyLoad
-	Progress func(string)
+	Plan SurveyPlan
+	Load SurveyLoad
+	// Iterations, where not nil, holds the load's iterations (from
+	// SurveyWorkload or SurveyCommand): run.json's workload, each with its
+	// GPU, so every GPU's throughput per watt is in its fingerprints.
+	Iterations *SurveyIterations
+	Progress   func(string)
+}
+
+// SurveyIterations records the iterations of a survey's loads, each with
+// the GPU it ran on, as `heatsink run` records its job's: safe for the
+// loads of several GPUs at once.
+type SurveyIterations struct {
+	mu       sync.Mutex
+	workload rundir.Workload
+	n        int
+}
+
+// NewSurveyIterations records the iterations of the named workload, with
+// its parameters (a built-in's) or its command.
+func NewSurveyIterations(name string, params map[string]string, command []string) *SurveyIterations {
+	return &SurveyIterations{workload: rundir.Workload{Name: name, Params: params, Command: command}}
+}
+
+// add records one finished iteration of gpu.
+func (s *SurveyIterations) add(gpu string, start time.Time, status int, err error, metrics map[string]float64) {
+	if s == nil {
+		return
+	}
+	end := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	it := rundir.Iteration{N: s.n, Start: start, End: end, RuntimeS: end.Sub(start).Seconds(), ExitStatus: status, Metrics: metrics, Device: gpu}
+	if err != nil {
+		it.Error = err.Error()
+		if it.ExitStatus == 0 {
+			it.ExitStatus = 1
+		}
+	}
+	s.workload.Iterations = append(s.workload.Iterations, it)
+}
+
+// Workload returns run.json's workload: the iterations so far, in the
+// order they ended.
+func (s *SurveyIterations) Workload() *rundir.Workload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.workload
+	w.Iterations = slices.Clone(w.Iterations)
+	return &w
 }
 
 // RecordSurvey records the survey's protocol into o.OutDir: the collection
@@ -50,7 +99,7 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 		}
 	}
 	var phases []rundir.Phase
-	err = Survey(ctx, o.Plan, gpus, readings, o.Load, func(p rundir.Phase) { phases = append(phases, p) }, o.Progress)
+	timing, err := Survey(ctx, o.Plan, gpus, readings, o.Load, func(p rundir.Phase) { phases = append(phases, p) }, o.Progress)
 	stopCollector()
 	collErr := <-collDone
 	if m := c.Meta(); m != nil {
@@ -59,6 +108,16 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 			m.Labels = map[string]string{}
 		}
 		m.Labels["experiment"] = "survey"
+		if o.Iterations != nil {
+			m.Workload = o.Iterations.Workload()
+		}
+		if timing.LoadS > 0 {
+			m.Labels["survey_load_s"] = strconv.FormatFloat(timing.LoadS, 'f', 1, 64)
+			m.Labels["survey_load_why"] = timing.Why
+		}
+		if timing.TauSlowS > 0 {
+			m.Labels["survey_tau_slow_s"] = strconv.FormatFloat(timing.TauSlowS, 'f', 1, 64)
+		}
 	}
 	status := workloads.StatusComplete
 	switch {
@@ -75,13 +134,21 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 
 // SurveyWorkload is the load of each survey step from a built-in
 // workload: started per GPU with its device parameter set to the GPU's
-// index (where it has one), iterated until the step ends. Every layer is
-// checked now, before the baseline.
-func SurveyWorkload(w workloads.Workload, layers []workloads.Layer) (SurveyLoad, error) {
+// index (where it has one), iterated until the step ends, each finished
+// iteration recorded in the returned SurveyIterations. An iteration cut
+// off by the step's end is not one. Every layer is checked now, before the
+// baseline.
+func SurveyWorkload(w workloads.Workload, layers []workloads.Layer) (SurveyLoad, *SurveyIterations, error) {
 	hasDevice := slices.ContainsFunc(w.Params(), func(p workloads.ParamSpec) bool { return p.Name == "device" })
-	if _, _, err := workloads.Resolve(w, layers...); err != nil {
-		return nil, err
+	v0, _, err := workloads.Resolve(w, layers...)
+	if err != nil {
+		return nil, nil, err
 	}
+	params := v0.Map()
+	if hasDevice {
+		params["device"] = "each GPU surveyed"
+	}
+	its := NewSurveyIterations(w.Name(), params, nil)
 	return perGPU(func(ctx context.Context, gpu string) error {
 		ls := layers
 		if hasDevice {
@@ -97,31 +164,41 @@ func SurveyWorkload(w workloads.Workload, layers []workloads.Layer) (SurveyLoad,
 		}
 		defer j.Close()
 		for ctx.Err() == nil {
-			if _, err := j.Iterate(ctx); err != nil && ctx.Err() == nil {
+			start := time.Now()
+			res, err := j.Iterate(ctx)
+			if ctx.Err() != nil {
+				break
+			}
+			its.add(gpu, start, 0, err, res.Metrics)
+			if err != nil {
 				return fmt.Errorf("workload %s on GPU %s: %w", w.Name(), gpu, err)
 			}
 		}
 		return nil
-	}), nil
+	}), its, nil
 }
 
 // SurveyCommand is the load of each survey step from a command: run
 // repeatedly per GPU with CUDA_VISIBLE_DEVICES set to the GPU's index,
-// until the step ends; a failing run ends the survey.
-func SurveyCommand(argv []string) (SurveyLoad, error) {
+// until the step ends, each finished run recorded (its runtime) in the
+// returned SurveyIterations; a failing run ends the survey.
+func SurveyCommand(argv []string) (SurveyLoad, *SurveyIterations, error) {
 	if _, err := workloads.NewCommand(argv); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	its := NewSurveyIterations("command", nil, argv)
 	return perGPU(func(ctx context.Context, gpu string) error {
 		for ctx.Err() == nil {
 			c, err := workloads.NewCommand(argv)
 			if err != nil {
 				return err
 			}
+			start := time.Now()
 			code, err := c.Run(ctx, append(os.Environ(), "CUDA_VISIBLE_DEVICES="+gpu))
 			if ctx.Err() != nil {
 				return nil
 			}
+			its.add(gpu, start, code, err, nil)
 			if err != nil {
 				return fmt.Errorf("%s on GPU %s: %w", c.Name(), gpu, err)
 			}
@@ -130,7 +207,7 @@ func SurveyCommand(argv []string) (SurveyLoad, error) {
 			}
 		}
 		return nil
-	}), nil
+	}), its, nil
 }
 
 // perGPU runs one load per GPU at once and returns their errors.

@@ -16,7 +16,7 @@ import (
 // step at the same time, again and again until the step ends.
 func TestSurveyCommandGivesEachGPUItsDevice(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "devices")
-	load, err := SurveyCommand([]string{"sh", "-c", `echo "$CUDA_VISIBLE_DEVICES" >>` + log + `; sleep 0.05`})
+	load, its, err := SurveyCommand([]string{"sh", "-c", `echo "$CUDA_VISIBLE_DEVICES" >>` + log + `; sleep 0.05`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,10 +36,22 @@ func TestSurveyCommandGivesEachGPUItsDevice(t *testing.T) {
 	if len(n) != 2 || n["0"] < 2 || n["3"] < 2 {
 		t.Errorf("runs per CUDA_VISIBLE_DEVICES %v, want GPUs 0 and 3, each repeated", n)
 	}
+	// Each finished run is an iteration of its GPU; the runs the step's
+	// end cut off are not.
+	rec := map[string]int{}
+	for _, it := range its.Workload().Iterations {
+		if it.ExitStatus != 0 || it.RuntimeS < 0.05 {
+			t.Errorf("iteration %+v: want a finished run of 50 ms or more", it)
+		}
+		rec[it.Device]++
+	}
+	if rec["0"] != n["0"] && rec["0"] != n["0"]-1 || rec["3"] != n["3"] && rec["3"] != n["3"]-1 {
+		t.Errorf("iterations per GPU %v, runs started %v: want every run but the one cut off", rec, n)
+	}
 }
 
 func TestSurveyCommandThatFailsEndsTheStep(t *testing.T) {
-	load, err := SurveyCommand([]string{"sh", "-c", "exit 3"})
+	load, its, err := SurveyCommand([]string{"sh", "-c", "exit 3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +59,10 @@ func TestSurveyCommandThatFailsEndsTheStep(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sh on GPU 1: exit status 3") {
 		t.Errorf("%v, want the command, its GPU and its status", err)
 	}
-	if _, err := SurveyCommand([]string{""}); err == nil {
+	if w := its.Workload(); len(w.Iterations) != 1 || w.Iterations[0].ExitStatus != 3 || w.Iterations[0].Device != "1" {
+		t.Errorf("recorded %+v, want the one failed run of GPU 1", w.Iterations)
+	}
+	if _, _, err := SurveyCommand([]string{""}); err == nil {
 		t.Error("an empty command accepted")
 	}
 }
@@ -60,10 +75,10 @@ func TestSurveyWorkloadIteratesUntilTheStepEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SurveyWorkload(w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "1h"}}}); err == nil || !strings.Contains(err.Error(), "for") {
+	if _, _, err := SurveyWorkload(w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "1h"}}}); err == nil || !strings.Contains(err.Error(), "for") {
 		t.Errorf("for=1h (over its 1m maximum): %v", err)
 	}
-	load, err := SurveyWorkload(w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}})
+	load, its, err := SurveyWorkload(w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,5 +90,13 @@ func TestSurveyWorkloadIteratesUntilTheStepEnds(t *testing.T) {
 	}
 	if d := time.Since(start); d < 200*time.Millisecond || d > 2*time.Second {
 		t.Errorf("the load returned after %v, want when its step ended (200 ms)", d)
+	}
+	per := map[string]int{}
+	wl := its.Workload()
+	for _, it := range wl.Iterations {
+		per[it.Device]++
+	}
+	if wl.Name != "sleep" || per["0"] < 3 || per["1"] < 3 || len(per) != 2 {
+		t.Errorf("workload %q with iterations per GPU %v: want sleep, several on each of GPUs 0 and 1", wl.Name, per)
 	}
 }

@@ -189,6 +189,10 @@ type Iteration struct {
 	ExitStatus int                `json:"exit_status"`
 	Error      string             `json:"error,omitempty"`
 	Metrics    map[string]float64 `json:"metrics,omitempty"` // throughput etc., units in names
+	// Device is the GPU index the iteration ran on, where one run loads
+	// several GPUs each with its own instance of the job (heatsink
+	// survey); "" for a run's one job.
+	Device string `json:"device,omitempty"`
 }
 
 // PhaseNamed returns the first phase with that name.

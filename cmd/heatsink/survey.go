@@ -10,8 +10,6 @@ import (
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/node"
-	"github.com/heatsink-hpc/heatsink/tune"
-	"github.com/heatsink-hpc/heatsink/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +24,7 @@ type surveyFlags struct {
 func newSurveyCmd() *cobra.Command {
 	sf := surveyFlags{plan: node.DefaultSurveyPlan()}
 	cmd := &cobra.Command{
-		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR] [--launcher slurm --nodes N]",
+		Use:   "survey --out DIR [--workload NAME [--set key=value]... | -- CMD ARGS...] [--against DIR|influx] [--launcher slurm --nodes N]",
 		Short: "Load every GPU of this node alone, then all together: fingerprints, neighbour heating, outliers and drift",
 		Long:  surveyLong + surveyFleetLong,
 		RunE:  func(cmd *cobra.Command, args []string) error { return runSurveyOrFleet(cmd, &sf, args) },
@@ -37,12 +35,14 @@ func newSurveyCmd() *cobra.Command {
 	f.StringVar(&sf.out, "out", "", "write the survey's run directory here (required)")
 	f.StringVar(&sf.workload, "workload", "", "built-in workload to load each GPU with (default dgemm; its device parameter is set to each GPU)")
 	f.StringArrayVar(&sf.sets, "set", nil, "workload parameter key=value (repeatable)")
-	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory: flag GPUs (by UUID) whose cooling degraded since")
+	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory, or influx (influx:BUCKET) for each GPU's last survey in the configured InfluxDB: flag GPUs (by UUID) whose cooling degraded since")
 	f.DurationVar(&sf.plan.Baseline, "baseline", sf.plan.Baseline, "idle baseline before the first load")
-	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ, τ measured on the first GPU, within --min-load and --max-load)")
-	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ")
-	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ")
-	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load")
+	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ_slow, measured on the first GPU, within --min-load and --max-load and the --load-budget)")
+	f.DurationVar(&sf.plan.MinLoad, "min-load", sf.plan.MinLoad, "shortest load when measured from τ_slow")
+	f.DurationVar(&sf.plan.MaxLoad, "max-load", sf.plan.MaxLoad, "longest load when measured from τ_slow")
+	f.DurationVar(&sf.plan.LoadBudget, "load-budget", sf.plan.LoadBudget, "all the loads together last at most this when measured from τ_slow (0: no budget)")
+	f.BoolVar(&sf.plan.Together, "together", sf.plan.Together, "end with every GPU loaded at once (--together=false: the alone loads only)")
+	f.DurationVar(&sf.plan.MaxCooldown, "max-cooldown", sf.plan.MaxCooldown, "longest wait for the GPUs to return to baseline after a load (4 τ_slow when it was measured, within --min-return and this)")
 	addSurveyFleetFlags(f, &sf)
 	addRootFlags(cmd)
 	return cmd
@@ -51,10 +51,11 @@ func newSurveyCmd() *cobra.Command {
 const surveyLong = `survey measures every GPU of this node in minutes and judges it: an idle
 baseline; each GPU loaded alone in turn (the fixed-seed dgemm by default, any
 built-in workload with a device parameter, or a command after --, which gets
-CUDA_VISIBLE_DEVICES), each load 3 τ long (τ measured on the first GPU, 40 s
-to 3 min; --load fixes it), followed by a wait until every GPU is back within
-2 °C of its baseline (at most --max-cooldown); then all GPUs together; then a
-cooldown.
+CUDA_VISIBLE_DEVICES), each load 3 τ_slow long (τ_slow, the heatsink's time
+constant rather than the die's first jump, measured on the first GPU; 30 s to
+2 min, five minutes of load in all; --load fixes it), followed by a wait
+until every GPU is back within 2 °C of its baseline (at most 4 τ_slow or
+--max-cooldown); then all GPUs together; then a cooldown.
 
 DIR is a run directory (heatsink report DIR reads it). DIR/survey.json holds
 each GPU (host, index, UUID, model), its fingerprint alone and together, the
@@ -72,8 +73,8 @@ func runSurveyCmd(cmd *cobra.Command, sf *surveyFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	for _, f := range s.Flags {
-		fmt.Fprintln(cmd.OutOrStdout(), "flagged:", f.Reason)
+	if err := s.WriteText(cmd.OutOrStdout()); err != nil {
+		return &exitError{code: 2, err: err}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: survey %s: %d GPUs, %s -> %s\n", s.RunID, len(s.GPUs), s.Status, filepath.Join(absDir(sf.out), analysis.SurveyFile))
 	if code := s.ExitCode(); code != 0 {
@@ -90,59 +91,35 @@ func survey(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.Survey
 	if err := errors.Join(checkNewRunDir(sf.out), sf.plan.Check()); err != nil {
 		return none, err
 	}
-	against, err := readAgainst(sf.against)
-	if err != nil {
-		return none, err
-	}
 	cfg, err := loadConfig(cmd, sf.configPath)
 	if err != nil {
 		return none, err
 	}
-	load, err := surveyLoad(sf, args)
+	against, err := newSurveyAgainst(sf.against, cfg)
+	if err != nil {
+		return none, err
+	}
+	load, its, err := surveyLoad(sf, args)
 	if err != nil {
 		return none, err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	o := node.SurveyOptions{Options: node.Options{OutDir: sf.out, Command: os.Args, Versions: versions()},
-		Plan: sf.plan, Load: load, Progress: node.SurveyPrinter(cmd.ErrOrStderr(), progressEvery)}
+		Plan: sf.plan, Load: load, Iterations: its, Progress: node.SurveyPrinter(cmd.ErrOrStderr(), progressEvery)}
 	if err := node.RecordSurvey(ctx, cfg, o); err != nil {
 		return none, err
 	}
-	rep, err := analyseRun(sf.out, surveyAnalysisOptions(sf.plan))
+	run, err := analysis.Load(sf.out)
 	if err != nil {
 		return none, fmt.Errorf("analyse the survey: %w", err)
 	}
-	s := analysis.JudgeSurvey(rep, against, analysis.DefaultSurveyRule())
-	if err := analysis.WriteSurvey(sf.out, s); err != nil {
+	s, err := judgeSurvey(ctx, run, surveyAnalysisOptions(sf.plan), against, cfg, sf.out)
+	if err != nil {
 		return s, err
 	}
 	if len(s.GPUs) == 0 {
 		return s, fmt.Errorf("no GPU could be judged: %s", s.NotComputed["gpus"])
 	}
 	return s, nil
-}
-
-// surveyLoad is the load of each step: the built-in workload (dgemm when
-// neither it nor a command is given) or the command.
-func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, error) {
-	name := sf.workload
-	if name == "" && len(args) == 0 {
-		name = "dgemm"
-	}
-	job, err := tune.TunedJob("", name, sf.sets, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(args) > 0 {
-		if name != "" {
-			return nil, fmt.Errorf("give either --workload %s or a command, not both", name)
-		}
-		return node.SurveyCommand(args)
-	}
-	w, err := workloads.Find(builtinWorkloads(), job.Workload)
-	if err != nil {
-		return nil, err
-	}
-	return node.SurveyWorkload(w, job.Layers)
 }

@@ -46,6 +46,8 @@ func TestSurveyRefusesBeforeAnythingRuns(t *testing.T) {
 		{[]string{"survey", "--out", filepath.Join(tmp, "d"), "--workload", "cpu-stream", "--set", "size=huge"}, "size"},
 		{[]string{"survey", "--out", filepath.Join(tmp, "e"), "--min-load", "2m", "--max-load", "1m"}, "min-load"},
 		{[]string{"survey", "--out", filepath.Join(tmp, "f"), "--workload", "cpu-stream", "--", "true"}, "not both"},
+		{[]string{"survey", "--out", filepath.Join(tmp, "g"), "--against", "influx"}, "--against influx: no InfluxDB configured"},
+		{[]string{"survey", "--out", filepath.Join(tmp, "h"), "--load-budget", "-1s"}, "load budget"},
 	} {
 		code, out := exitCode(t, c.args...)
 		if code != 2 || !strings.Contains(out, c.want) {

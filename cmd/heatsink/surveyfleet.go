@@ -66,7 +66,7 @@ func surveyFleet(cmd *cobra.Command, sf *surveyFlags, args []string) (analysis.F
 		return none, err
 	}
 	// The load is checked here, before any node is allocated.
-	if _, err := surveyLoad(sf, args); err != nil {
+	if _, _, err := surveyLoad(sf, args); err != nil {
 		return none, err
 	}
 	worker, err := fleetWorker(cmd, sf, args)

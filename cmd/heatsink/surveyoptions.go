@@ -30,7 +30,7 @@ type surveyFleetFlags struct {
 // addSurveyFleetFlags adds the flags of a fleet survey and the plan's
 // waits after each load.
 func addSurveyFleetFlags(f *pflag.FlagSet, sf *surveyFlags) {
-	f.DurationVar(&sf.plan.MinReturn, "min-return", sf.plan.MinReturn, "shortest wait after a load (the next load's baseline)")
+	f.DurationVar(&sf.plan.MinReturn, "min-return", sf.plan.MinReturn, "shortest wait after a load (the next GPU's episode needs a baseline; a GPU's loads closer than the episode rule's bridge join)")
 	f.DurationVar(&sf.plan.Hold, "hold", sf.plan.Hold, "how long every GPU must stay back at baseline to end a wait")
 	f.StringVar(&sf.fleet.launcher, "launcher", "", "slurm: survey every node of an allocation at once and judge the fleet")
 	f.IntVar(&sf.fleet.nodes, "nodes", 1, "with --launcher slurm: how many nodes to allocate")
@@ -42,7 +42,8 @@ func addSurveyFleetFlags(f *pflag.FlagSet, sf *surveyFlags) {
 // loads or returns are shorter than the 40 s the default rule is made
 // for (its shortest load of 30 s and bridge of 30 s), so that a survey of
 // short loads on a plant of short τ is judged on its own time scale. The
-// default plan judges with the report's defaults.
+// default plan's shortest load (30 s, what an 8-GPU node's five-minute
+// budget comes to) makes it three quarters: episodes of 22.5 s or more.
 func surveyAnalysisOptions(p node.SurveyPlan) analysis.Options {
 	load := p.MinLoad
 	if p.Load > 0 {

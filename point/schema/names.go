@@ -24,6 +24,7 @@ const (
 	InfluxSink      = "influx_sink"
 	TuneEvaluation  = "tune_evaluation"
 	Hold            = "hold"
+	SurveyGPU       = "survey_gpu"
 )
 
 // Tag keys.
@@ -299,5 +300,8 @@ func table() []Measurement {
 		{Name: Hold,
 			Tags:   []string{TagRun, TagComponent},
 			Fields: []string{FieldSetpointC, FieldTempC, FieldDuty, FieldPredictedC, FieldGain, FieldMode, FieldPeriodS}},
+		{Name: SurveyGPU,
+			Tags:   []string{TagRun, TagHost, TagGPU, TagUUID, TagModel},
+			Fields: []string{FieldRecord}},
 	}
 }
