@@ -12,9 +12,9 @@ import (
 // (model from its free run: idle 49, fast 12.8, slow 14.6 °C, τ 15.5 s,
 // the fast part quicker than the sampling). The job started held at 59 °C,
 // still warm from the run before, and the controller asked for a duty of
-// 0.154. An actuator that realises it
-// raises the reading by the fast part times the duty plus a little of the
-// slow part, some 2 °C in whole degrees, which the controller trusts; the
+// 0.154. An actuator that realises it raises the reading by the fast part
+// times the duty plus a little of the slow part, some 2 °C in whole
+// degrees, which the controller trusts; the
 // 10 °C the device showed (59 → 69, the job running nearly free on queued
 // GEMMs) is rightly not trusted, and the hold falls back to the plain pause.
 func TestFirstSecondTrustsARealisedDuty(t *testing.T) {
