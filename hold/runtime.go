@@ -231,6 +231,9 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	defer t.Stop()
 	<-t.C
 	var credit time.Duration // run owed to the job (negative: run too long)
+	// pending is the pause the job has not yet parked for: it is still
+	// running what it started, into this period if need be.
+	var pending <-chan struct{}
 	for {
 		h.mu.Lock()
 		u := h.duty
@@ -246,6 +249,7 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		start := time.Now()
 		if on > 0 {
 			set(false)
+			pending = nil
 			if !sleep(ctx, t, on) {
 				h.addRan(time.Since(start))
 				return
@@ -253,18 +257,21 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		}
 		ran := on
 		if off := h.period - on; off > 0 {
+			wasHeld := held
 			set(true)
-			offStart := time.Now()
-			if on > 0 && parker != nil {
+			if parker != nil && !wasHeld {
+				pending = parker.Parked()
+			}
+			if pending != nil {
 				// The job runs until it parks; one that does not
 				// park within the off-time ran all of it.
 				t.Reset(off)
 				select {
-				case <-parker.Parked():
-					ran = time.Since(start)
-					if !t.Stop() {
-						<-t.C
-					}
+				case <-pending:
+					ran, pending = time.Since(start), nil
+					// Go 1.23 timers: after Stop no stale tick
+					// is received, so nothing to drain.
+					t.Stop()
 				case <-t.C:
 					ran = h.period
 				case <-ctx.Done():
@@ -272,10 +279,8 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 					return
 				}
 			}
-			if on > 0 {
-				h.addRan(ran)
-			}
-			if !sleep(ctx, t, off-time.Since(offStart)) {
+			h.addRan(ran)
+			if !sleep(ctx, t, h.period-time.Since(start)) {
 				return
 			}
 		} else {
