@@ -122,6 +122,7 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 		{name: "dgemm-like 0.15", duty: 0.15, kernel: 20 * time.Millisecond, depth: 3},
 		{name: "dgemm-like 0.5", duty: 0.5, kernel: 20 * time.Millisecond, depth: 3},
 		{name: "kernels as long as the on-time", duty: 0.3, kernel: 30 * time.Millisecond, depth: 2},
+		{name: "kernels longer than the period", duty: 0.3, kernel: 150 * time.Millisecond, depth: 1},
 		{name: "old dgemm: 3 queued at the gate", duty: 0.15, kernel: 20 * time.Millisecond, depth: 3, ignorePaced: true, wantOff: true},
 	}
 	for _, c := range cases {
