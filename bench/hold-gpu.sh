@@ -161,10 +161,15 @@ m=statistics.mean(d);print(max(0,m-0.2),min(1,m+0.1))")
 		$hs run --out "$wd/fix$s" --hold "gpu_core<=$set_c" --duty "$mid" --log-format logfmt $(job "$w" "$STEP_S") >"$wd/fix$s.log" 2>&1 || true
 		judge "$wd/fix$s" "$set_c" >"$wd/fix$s.json" || true
 		ok=$(python3 -c "import json;r=json.load(open('$wd/fix$s.json'));print(int(r.get('peak_late_c') is not None and r['peak_late_c']<=$set_c))")
-		if [[ $ok == 1 ]]; then lo=$mid; else hi=$mid; fi
+		if [[ $ok == 1 ]]; then lo=$mid; held=1; else hi=$mid; fi
 		echo "$s $mid $ok" >>"$wd/bisection.txt"
 	done
-	echo "$lo" >"$wd/best_duty"
+	# The best fixed duty is one that was run and held; when none held,
+	# the bracket's lower end was never tried and is no yardstick (the
+	# 2026-11-27 H100 run reported it as 0.281 with a throughput of its
+	# duty times free).
+	if [[ ${held:-0} == 1 ]]; then echo "$lo" >"$wd/best_duty"; else rm -f "$wd/best_duty"; echo "== $w: no fixed duty held (all of $hi and up peaked over $set_c °C)"; fi
+	held=0
 	echo "== $w: pause guard at $set_c °C"
 	cat >"$wd/guard.yaml" <<YAML
 alerts:
@@ -216,7 +221,10 @@ for w in ws:
         vf = r["work_per_s"] / fw if fw and r.get("work_per_s") else None
         vb = r["work_per_s"] / bw if bw and r.get("work_per_s") else None
         print(f"| {w} | hold {i} | {setc} | {f(r.get('mean_abs_c'))} | {f(r.get('p95_abs_c'))} | {f(r.get('overshoot_c'))} | {f(r.get('sawtooth_c'))} | {f(r.get('duty'))} | {f(vf, '%.3f')} | {f(vb, '%.3f')} |")
-    print(f"| {w} | best fixed duty | {setc} | | | | | {f(best, '%.3f')} | {f(bw / fw if bw and fw else None, '%.3f')} | 1 |")
+    if best is None and os.path.exists(os.path.join(d, "bisection.txt")):
+        print(f"| {w} | best fixed duty | {setc} | | | | | none held | | |")
+    else:
+        print(f"| {w} | best fixed duty | {setc} | | | | | {f(best, '%.3f')} | {f(bw / fw if bw and fw else None, '%.3f')} | 1 |")
     p = load(os.path.join(d, "pause.json"))
     if p:
         vf = p["work_per_s"] / fw if fw and p.get("work_per_s") else None

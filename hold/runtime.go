@@ -22,6 +22,16 @@ type Switch interface {
 	Throttle(held bool) error
 }
 
+// Parker is a Switch that says when a pause has taken effect: Parked's
+// channel closes once the paused job has stopped doing work (a built-in
+// workload waiting at a Checkpoint with nothing queued on the GPU).
+// workloads.Runner is one. The duty cycle times the job's real run from
+// it and carries the overrun into the next period; a Switch without it is
+// taken to stop at once.
+type Parker interface {
+	Parked() <-chan struct{}
+}
+
 // Config is a hold on a running job.
 type Config struct {
 	Target Target
@@ -196,9 +206,17 @@ func (h *Runtime) Stop() {
 }
 
 // cycle pauses and resumes the job at the period with the current duty.
+// A built-in workload does not stop the moment the gate shuts: the kernel
+// it launched last runs to its end (a 20 ms GEMM on an H100 against a
+// 15 ms on-time at duty 0.15 and period 0.1 s). So the cycle measures how
+// long the job really ran, from the resume until it parked (Parker), and
+// carries the difference to the duty into the next period's on-time, as a
+// sigma-delta modulator does: over a few periods the job runs the duty
+// asked for even though each period's run is whole kernels.
 func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	sw := h.cfg.Switch
+	parker, _ := sw.(Parker)
 	held := false
 	set := func(v bool) {
 		if v != held {
@@ -212,11 +230,16 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
+	var credit time.Duration // run owed to the job (negative: run too long)
+	// pending is the pause the job has not yet parked for: it is still
+	// running what it started, into this period if need be.
+	var pending <-chan struct{}
 	for {
 		h.mu.Lock()
 		u := h.duty
 		h.mu.Unlock()
-		on := time.Duration(u * float64(h.period))
+		want := time.Duration(u*float64(h.period)) + credit
+		on := min(max(want, 0), h.period)
 		// Slivers under a millisecond are not worth a signal pair.
 		if on < time.Millisecond {
 			on = 0
@@ -226,18 +249,46 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		start := time.Now()
 		if on > 0 {
 			set(false)
+			pending = nil
 			if !sleep(ctx, t, on) {
 				h.addRan(time.Since(start))
 				return
 			}
-			h.addRan(time.Since(start))
 		}
+		ran := on
 		if off := h.period - on; off > 0 {
+			wasHeld := held
 			set(true)
-			if !sleep(ctx, t, off) {
+			if parker != nil && !wasHeld {
+				pending = parker.Parked()
+			}
+			if pending != nil {
+				// The job runs until it parks; one that does not
+				// park within the off-time ran all of it.
+				t.Reset(off)
+				select {
+				case <-pending:
+					ran, pending = time.Since(start), nil
+					// Go 1.23 timers: after Stop no stale tick
+					// is received, so nothing to drain.
+					t.Stop()
+				case <-t.C:
+					ran = h.period
+				case <-ctx.Done():
+					h.addRan(time.Since(start))
+					return
+				}
+			}
+			h.addRan(ran)
+			if !sleep(ctx, t, h.period-time.Since(start)) {
 				return
 			}
+		} else {
+			h.addRan(on)
 		}
+		// The debt is kept to a period either way, so a long stall
+		// (a host-side phase, a page fault) is not paid back for seconds.
+		credit = min(max(want-ran, -h.period), h.period)
 	}
 }
 
@@ -342,7 +393,11 @@ func (h *Runtime) Summary() rundir.Hold {
 		FreeRun: h.cfg.Free.FreeRun, FreeWorkPerS: h.cfg.Free.FreeWorkPerS, FreeWorkUnit: h.cfg.Free.FreeWorkUnit,
 		FreeIterationsPerS: h.cfg.Free.FreeIterationsPerS}
 	if h.ctrl != nil && h.cfg.Model != nil && h.cfg.FixedDuty == nil {
-		m := h.ctrl.Model()
+		// The model as given with the gain beside it, as rundir.HoldModel
+		// documents: recording the scaled rises and the gain too counted
+		// the gain twice (fast_c 25.6 °C with gain 2 for the 12.8 °C
+		// hold_start named on the H100).
+		m := h.ctrl.m
 		s.Model = &rundir.HoldModel{BaseC: m.BaseC, FastC: m.FastC, SlowC: m.SlowC, TauS: m.TauS, TauFastS: m.TauFastS, Gain: h.ctrl.gain, Source: m.Source}
 		s.SettleS = 3 * m.TauS
 	}

@@ -848,12 +848,30 @@ func (r *Runner) Resume() error {
 // Throttle is the hold's actuator (heatsink run --hold): true pauses the
 // job as Pause does, false lets it run unless the guard holds it. The
 // guard's pause and the hold's are separate, so neither resumes a job the
-// other holds. It returns at once.
+// other holds. It returns at once. From its first call the job is paced
+// (Paced): built-in workloads keep nothing queued at a Checkpoint.
 func (r *Runner) Throttle(held bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gate.setPaced()
 	r.throttled = held
 	return r.applyHeld()
+}
+
+// Parked returns a channel closed once the paused job has stopped doing
+// work: at once for a command (SIGSTOP stops it where it is) or a job not
+// paused; for a built-in workload once it waits at a Checkpoint, which
+// with Paced is after its queued GPU work has finished. The hold's duty
+// cycle times how long the job really ran from it.
+func (r *Runner) Parked() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd != nil || !r.paused {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return r.gate.parkedAt()
 }
 
 // applyHeld pauses or resumes the job to match the guard and the hold.

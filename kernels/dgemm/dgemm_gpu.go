@@ -34,7 +34,9 @@ type gpuDGEMM struct {
 
 // gemmSlots is how many GEMMs run may have queued at once: enough to keep
 // the GPU busy while the host waits, few enough that a pause by the runner's
-// guard takes effect within a GEMM or two.
+// guard takes effect within a GEMM or two. Under a hold's duty cycle
+// (workloads.Paced) run keeps one: the GPU runs on whatever is queued when
+// the gate shuts, which at a 0.1 s period was most of the off time.
 const gemmSlots = 3
 
 // gemmSlot times one queued GEMM.
@@ -180,9 +182,9 @@ func (g *gpuDGEMM) gemm(alpha, beta float64) error {
 	return g.builtinGEMM.gemm(g.n, g.n, g.n, alpha, g.a.Ptr(), g.ld, g.b.Ptr(), g.ld, beta, g.c.Ptr(), g.ld)
 }
 
-// run performs reps GEMMs, at most gemmSlots queued, calling the runner's
-// checkpoint before each; the time is the GPU's own time for the GEMMs, so a
-// pause between them is not counted.
+// run performs reps GEMMs, at most gemmSlots queued (one while paced),
+// calling the runner's checkpoint before each; the time is the GPU's own
+// time for the GEMMs, so a pause between them is not counted.
 func (g *gpuDGEMM) run(ctx context.Context, reps int, alpha, beta float64) (time.Duration, error) {
 	var total time.Duration
 	wait := func(s *gemmSlot) error {
@@ -208,6 +210,13 @@ func (g *gpuDGEMM) run(ctx context.Context, reps int, alpha, beta float64) (time
 		s := &g.slots[r%gemmSlots]
 		if err := wait(s); err != nil {
 			return 0, errors.Join(err, drain())
+		}
+		if workloads.Paced(ctx) {
+			// Nothing queued when the gate may shut: the duty cycle
+			// times the job's run from where it parks.
+			if err := drain(); err != nil {
+				return 0, err
+			}
 		}
 		if err := workloads.Checkpoint(ctx); err != nil {
 			return 0, errors.Join(err, drain())
