@@ -115,7 +115,7 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 			z.Set(i, j, m.toNormal(x))
 		}
 	}
-	c.corr = correlation(z, nt)
+	c.corr = correlation(z)
 	return c, nil
 }
 
@@ -124,16 +124,6 @@ func Fit(s *Space, obs []Observation, o FitOptions) (*Copula, error) {
 // worst runtime beats a large one's best), so one ranking over all tasks
 // would keep only the smallest task and no relation to the task at all.
 func bestPerTask(s *Space, obs []Observation, q float64, maximize bool) []Observation {
-	var top []Observation
-	for _, g := range groupByTask(s, obs) {
-		top = append(top, Best(g, q, maximize)...)
-	}
-	return top
-}
-
-// groupByTask splits observations by their task, in the order the tasks
-// first occur.
-func groupByTask(s *Space, obs []Observation) [][]Observation {
 	groups := map[string][]Observation{}
 	var order []string
 	for _, ob := range obs {
@@ -146,11 +136,11 @@ func groupByTask(s *Space, obs []Observation) [][]Observation {
 		}
 		groups[k.String()] = append(groups[k.String()], ob)
 	}
-	out := make([][]Observation, len(order))
-	for i, k := range order {
-		out[i] = groups[k]
+	var top []Observation
+	for _, k := range order {
+		top = append(top, Best(groups[k], q, maximize)...)
 	}
-	return out
+	return top
 }
 
 // Best returns the best share q of observations by objective (at least one).
@@ -172,33 +162,14 @@ func Best(obs []Observation, q float64, maximize bool) []Observation {
 // correlation is the Pearson correlation of the normal scores, with a
 // constant column uncorrelated, shrunk towards the identity until it is
 // positive definite (few observations of many variables are not).
-func correlation(z *mat.Dense, nt int) *mat.SymDense {
-	n, d := z.Dims()
+func correlation(z *mat.Dense) *mat.SymDense {
+	_, d := z.Dims()
 	c := mat.NewSymDense(d, nil)
 	stat.CorrelationMatrix(c, z, nil)
 	for i := 0; i < d; i++ {
 		for j := 0; j <= i; j++ {
 			if v := c.At(i, j); math.IsNaN(v) || i == j {
 				c.SetSym(i, j, b2f(i == j))
-			}
-		}
-	}
-	// A task feature's correlation with a parameter that is within the
-	// sampling noise of none is shrunk towards none (soft thresholding at
-	// the 5 % level of a test of no correlation, Fisher's 1.96/√(n-3)):
-	// conditioning moves a parameter's score by the correlation times the
-	// task's score, and an extrapolated task's score is large (2.4 on the
-	// benchmark's n=80 from sources 20..60), so a chance correlation of a
-	// category with the task turned the copula's proposals away from the
-	// category every source task preferred.
-	if n > 3 {
-		t := 1.96 / math.Sqrt(float64(n-3))
-		for i := 0; i < nt; i++ {
-			for j := nt; j < d; j++ {
-				v := c.At(i, j)
-				if math.Abs(v) < t {
-					c.SetSym(i, j, 0)
-				}
 			}
 		}
 	}

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// wideSpace is bench/copulabench's wide space and its smooth-quadratic
-// target: the optimum's tile grows with n², its unroll linearly, algo a and
-// pack matter, layout does not. A copula of sources n = 20, 40, 60 must
-// extrapolate to n = 80, where the optimum's tile is beyond every source's.
-func wideSpace(t *testing.T) (*Space, *Table) {
+// quadraticWide is bench/copulabench's wide space with its smooth-quadratic
+// target: algo a and pack matter, layout does not, the optimum's unroll
+// grows linearly with n and its tile with n², 1+15(n/100)², so at n = 80
+// the tile is 10.6 where a line through the sources' optima (1.6, 3.4 and
+// 6.4 at n = 20, 40, 60) reaches 8.8.
+func quadraticWide(t *testing.T) (*Space, *Table) {
 	t.Helper()
 	s, err := ParseSpace("wide.yaml", []byte(`
 task:
@@ -37,15 +38,16 @@ params:
 	return s, tab
 }
 
-// At an extrapolated task of a smooth target whose optimum moves faster
-// than linearly, the default GC's best of 10 is within 5 % of the optimum in
-// many more source samples than before the neighbourhood search took the
-// sources' order of importance and the other side of a bad numeric step and
-// chance task correlations were dropped: 31 of these 50 noise-free samples,
-// before 19 (the benchmark, with 1 % noise: 42 % of 50 seeds before,
-// docs/tune.md).
-func TestTheCopulaFindsAnExtrapolatedSmoothOptimum(t *testing.T) {
-	s, tab := wideSpace(t)
+// Where the optimum moves faster than the copula's line (a quadratic
+// target at an extrapolated task), the copula's samples fall short of it
+// and the neighbourhood search must walk the rest. Its step of a number
+// goes the way the evaluations so far improve, not the way the copula
+// draws more often, which is back towards the copula's own samples: with
+// that, 19 of these 50 noise-free source samples reached 5 % of the
+// optimum at n = 80 in 10 evaluations (now 26; the benchmark, 1 % noise,
+// 300 seeds: 45 % then, 58 % now).
+func TestTheSearchStepsTheWayTheEvaluationsImprove(t *testing.T) {
+	s, tab := quadraticWide(t)
 	task := Task{"n": 80}
 	opt := tab.Ranked(task, false)[0]
 	within := 0
@@ -67,21 +69,39 @@ func TestTheCopulaFindsAnExtrapolatedSmoothOptimum(t *testing.T) {
 			within++
 		}
 	}
-	if within < 28 {
-		t.Errorf("within 5 %% of the optimum at n=80 in %d of %d source samples, want at least 28", within, seeds)
+	if within < 24 {
+		t.Errorf("within 5 %% of the optimum at n=80 in %d of %d source samples, want at least 24 (19 when the copula chose the direction)", within, seeds)
 	}
 }
 
-// The neighbourhood search's order: a categorical the sources show no
-// effect of comes after every parameter that matters.
-func TestImportanceOrderPutsAnIrrelevantParameterLast(t *testing.T) {
-	s, tab := wideSpace(t)
-	var src []Observation
-	for _, n := range []float64{20, 40, 60} {
-		src = append(src, tab.Sample(Task{"n": n}, 200, uint64(n))...)
+// The direction of a step: the sign of the covariance of a level and the
+// objective over the evaluations so far, flipped when larger is better.
+func TestSlopeIsTheWayTheEvaluationsImprove(t *testing.T) {
+	obs := func(ys ...float64) []Observation {
+		var out []Observation
+		for i, y := range ys {
+			out = append(out, Observation{Config: Config{i, 0}, Objective: y})
+		}
+		return out
 	}
-	order := importanceOrder(s, src, false)
-	if order[0] != 0 || order[len(order)-1] != 3 {
-		t.Errorf("order %v: want tile (0) first and layout (3) last", order)
+	for _, tc := range []struct {
+		name     string
+		told     []Observation
+		maximize bool
+		want     float64
+	}{
+		{"runtime falls as the level rises", obs(3, 2, 1), false, 1},
+		{"runtime rises as the level rises", obs(1, 2, 3), false, -1},
+		{"throughput rises as the level rises", obs(1, 2, 3), true, 1},
+		{"no change", obs(2, 2, 2), false, 0},
+		{"one evaluation says nothing", obs(1), false, 0},
+	} {
+		m := &CopulaMethod{told: tc.told, maximize: tc.maximize}
+		if got := m.slope(0); got != tc.want {
+			t.Errorf("%s: slope %v, want %v", tc.name, got, tc.want)
+		}
+		if got := m.slope(1); got != 0 {
+			t.Errorf("%s: a parameter that never changed has slope %v", tc.name, got)
+		}
 	}
 }

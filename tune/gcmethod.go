@@ -139,8 +139,7 @@ type CopulaMethod struct {
 	dry      bool           // the copula produced nothing new in maxDraws draws
 	told     []Observation
 	stall    int    // evaluations since the best last improved
-	cycle    int    // the parameter the neighbourhood search changes next, in order
-	order    []int  // the parameters, most important to the sources first
+	cycle    int    // the parameter the neighbourhood search changes next
 	from     Config // the neighbourhood search's last step: from, to
 	to       Config
 	r        *rand.Rand
@@ -162,8 +161,7 @@ func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed
 		return nil, err
 	}
 	m := &CopulaMethod{s: smp, opt: o.GC, maximize: o.Maximize, seen: map[string]bool{},
-		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed),
-		order: importanceOrder(s, sources, o.Maximize)}
+		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed)}
 	if o.GC.Order == OrderFrequent {
 		// Drawn order leaves the sampler's stream as the chapter's GC
 		// draws it (and its neighbours' ties to chance).
@@ -254,21 +252,22 @@ func (m *CopulaMethod) neighbour() Config {
 	if c := m.again(ranked); c != nil {
 		return c
 	}
-	if c := m.otherSide(ranked); c != nil {
-		return c
-	}
 	sp := m.s.c.space
 	for _, ob := range ranked {
 		for k := range sp.Params {
-			c := (m.cycle + k) % len(sp.Params)
-			i := m.order[c]
+			i := (m.cycle + k) % len(sp.Params)
 			cands := m.around(ob.Config, i)
 			if len(cands) == 0 {
 				continue
 			}
 			m.r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
 			sort.SliceStable(cands, func(a, b int) bool { return m.count[cands[a].Key()] > m.count[cands[b].Key()] })
-			m.cycle, m.from, m.to = c+1, ob.Config, cands[0]
+			if numericKind(sp.Params[i].Kind) {
+				if up := m.slope(i); up != 0 {
+					sort.SliceStable(cands, func(a, b int) bool { return float64(cands[a][i]-cands[b][i])*up > 0 })
+				}
+			}
+			m.cycle, m.from, m.to = i+1, ob.Config, cands[0]
 			return cands[0]
 		}
 	}
@@ -316,36 +315,32 @@ func (m *CopulaMethod) again(ranked []Observation) Config {
 	return c
 }
 
-// otherSide is the step opposite the last one, from the same best
-// evaluation, when the last step was a number's and did not make the best:
-// a minimum the copula places short of the target's (an optimum that moves
-// faster than linearly with the task, beyond the sources) lies on the side
-// the copula draws less, and a search that moves on to the next parameter
-// after one bad step on the copula's side never looks there. Nil when there
-// is no such step.
-func (m *CopulaMethod) otherSide(ranked []Observation) Config {
-	if len(ranked) == 0 || m.to == nil || m.from == nil || ranked[0].Config.Key() != m.from.Key() {
-		return nil
+// slope is the direction in parameter i's levels that the evaluations so
+// far improve in: +1 up, -1 down, 0 when they do not say (the sign of the
+// covariance of the level and the objective).
+func (m *CopulaMethod) slope(i int) float64 {
+	if len(m.told) < 2 {
+		return 0
 	}
-	sp := m.s.c.space
-	c := append(Config(nil), m.from...)
-	moved := 0
-	for i := range c {
-		d := m.to[i] - m.from[i]
-		if d == 0 {
-			continue
-		}
-		moved++
-		c[i] -= d
-		if !numericKind(sp.Params[i].Kind) || c[i] < 0 || c[i] >= len(sp.Params[i].Levels) {
-			return nil
-		}
+	mx, my := 0.0, 0.0
+	for _, ob := range m.told {
+		mx += float64(ob.Config[i]) / float64(len(m.told))
+		my += ob.Objective / float64(len(m.told))
 	}
-	if moved != 1 || m.seen[c.Key()] || sp.Feasible(c, m.s.task) != nil {
-		return nil
+	cov := 0.0
+	for _, ob := range m.told {
+		cov += (float64(ob.Config[i]) - mx) * (ob.Objective - my)
 	}
-	m.to = c
-	return c
+	if m.maximize {
+		cov = -cov
+	}
+	switch {
+	case cov < 0:
+		return 1
+	case cov > 0:
+		return -1
+	}
+	return 0
 }
 
 func numericKind(k Kind) bool { return k == Int || k == Ordinal }
