@@ -245,8 +245,12 @@ func (m *CopulaMethod) Tell(c Config, r Result) {
 // When the last step made the best, it is taken again (a tile that grew
 // and got faster grows once more); otherwise the parameters take turns (a
 // coordinate search: the copula's samples share their categories, and a
-// search led by the copula's preferences alone kept them), and within one
-// the neighbour the copula draws most often goes first.
+// search led by the copula's preferences alone kept them). Within one, a
+// number steps the way the evaluations so far improve (slope): the
+// copula's samples fall short of an optimum that moves faster than its
+// line, and the copula's own preference points back at them. Where the
+// evaluations do not say, and for a category, the neighbour the copula
+// draws most often goes first.
 func (m *CopulaMethod) neighbour() Config {
 	ranked := Best(m.told, 1, m.maximize)
 	if c := m.again(ranked); c != nil {
