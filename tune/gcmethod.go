@@ -245,8 +245,12 @@ func (m *CopulaMethod) Tell(c Config, r Result) {
 // When the last step made the best, it is taken again (a tile that grew
 // and got faster grows once more); otherwise the parameters take turns (a
 // coordinate search: the copula's samples share their categories, and a
-// search led by the copula's preferences alone kept them), and within one
-// the neighbour the copula draws most often goes first.
+// search led by the copula's preferences alone kept them). Within one, a
+// number steps the way the evaluations so far improve (slope): the
+// copula's samples fall short of an optimum that moves faster than its
+// line, and the copula's own preference points back at them. Where the
+// evaluations do not say, and for a category, the neighbour the copula
+// draws most often goes first.
 func (m *CopulaMethod) neighbour() Config {
 	ranked := Best(m.told, 1, m.maximize)
 	if c := m.again(ranked); c != nil {
@@ -262,6 +266,11 @@ func (m *CopulaMethod) neighbour() Config {
 			}
 			m.r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
 			sort.SliceStable(cands, func(a, b int) bool { return m.count[cands[a].Key()] > m.count[cands[b].Key()] })
+			if numericKind(sp.Params[i].Kind) {
+				if up := m.slope(i); up != 0 {
+					sort.SliceStable(cands, func(a, b int) bool { return float64(cands[a][i]-cands[b][i])*up > 0 })
+				}
+			}
 			m.cycle, m.from, m.to = i+1, ob.Config, cands[0]
 			return cands[0]
 		}
@@ -308,6 +317,34 @@ func (m *CopulaMethod) again(ranked []Observation) Config {
 	}
 	m.from, m.to = m.to, c
 	return c
+}
+
+// slope is the direction in parameter i's levels that the evaluations so
+// far improve in: +1 up, -1 down, 0 when they do not say (the sign of the
+// covariance of the level and the objective).
+func (m *CopulaMethod) slope(i int) float64 {
+	if len(m.told) < 2 {
+		return 0
+	}
+	mx, my := 0.0, 0.0
+	for _, ob := range m.told {
+		mx += float64(ob.Config[i]) / float64(len(m.told))
+		my += ob.Objective / float64(len(m.told))
+	}
+	cov := 0.0
+	for _, ob := range m.told {
+		cov += (float64(ob.Config[i]) - mx) * (ob.Objective - my)
+	}
+	if m.maximize {
+		cov = -cov
+	}
+	switch {
+	case cov < 0:
+		return 1
+	case cov > 0:
+		return -1
+	}
+	return 0
 }
 
 func numericKind(k Kind) bool { return k == Int || k == Ordinal }
