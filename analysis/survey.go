@@ -43,6 +43,9 @@ type SurveyRule struct {
 	// phase (surveyforeign.go).
 	ForeignLoadW   float64 `json:"foreign_load_w"`
 	ForeignLoadPct float64 `json:"foreign_load_pct"`
+	// Where utilisation was recorded it is the evidence instead: a median
+	// of ForeignLoadUtilPct or more in such a phase.
+	ForeignLoadUtilPct float64 `json:"foreign_load_util_pct"`
 }
 
 // DefaultSurveyRule is the rule of docs/survey.md. Its thresholds come from
@@ -60,7 +63,7 @@ func DefaultSurveyRule() SurveyRule {
 	return SurveyRule{MinRobustZ: 3.5, MinAbovePct: 20, MinExcessC: 5,
 		CouplingCPerW: 0.015, CouplingMinC: 5,
 		DriftPct: 10, DriftMinC: 3, DriftPowerPct: 15,
-		ForeignLoadW: 15, ForeignLoadPct: 25}
+		ForeignLoadW: 15, ForeignLoadPct: 25, ForeignLoadUtilPct: 5}
 }
 
 // Text states the rule in words, for survey.json and the docs.
@@ -68,8 +71,8 @@ func (r SurveyRule) Text() string {
 	return fmt.Sprintf("a GPU is flagged against its like peers (same model, load power within 20 %%) when its thermal resistance (core or memory, from the episodes with no neighbour loaded) has a robust z ≥ %g against the other like GPUs (their median and MAD, without it) AND lies %g %% or more above their median AND makes it %g °C or more hotter at its own power above idle; "+
 		"a pair is flagged for neighbour heating when the neighbour rises %g °C/W or more per watt the source draws above idle (interval above 0) AND %g °C or more at the source's power; "+
 		"a GPU drifted from its last survey (same UUID) when, at a power above idle within %g %% of the last one's, its thermal resistance rose %g %% or more AND %g °C or more at its power, the two intervals not overlapping; "+
-		"a GPU was loaded by something other than the survey when its median power in a phase the survey did not load it in lies %g W AND %g %% or more above its quietest such phase",
-		r.MinRobustZ, r.MinAbovePct, r.MinExcessC, r.CouplingCPerW, r.CouplingMinC, r.DriftPowerPct, r.DriftPct, r.DriftMinC, r.ForeignLoadW, r.ForeignLoadPct)
+		"a GPU was loaded by something other than the survey when its median utilisation in a phase the survey did not load it in is %g %% or more (where no utilisation was recorded: its median power there lies %g W AND %g %% or more above its quietest such phase)",
+		r.MinRobustZ, r.MinAbovePct, r.MinExcessC, r.CouplingCPerW, r.CouplingMinC, r.DriftPowerPct, r.DriftPct, r.DriftMinC, r.ForeignLoadUtilPct, r.ForeignLoadW, r.ForeignLoadPct)
 }
 
 // Survey is survey.json: every GPU of the surveyed node with its

@@ -35,9 +35,16 @@ func JudgeSurveyRun(r *Run, rep *Report, against *Survey, rule SurveyRule) Surve
 	return s
 }
 
-// foreignLoadFlags flags each GPU whose median power in a phase the survey
-// did not load it in lies more than max(ForeignLoadW, ForeignLoadPct of
-// its quietest such phase) above that quietest phase.
+// foreignLoadFlags flags each GPU that ran kernels in a phase the survey
+// did not load it in: its median utilisation there ForeignLoadUtilPct or
+// more. Power is not the evidence where utilisation was recorded: on the
+// real 2×H200 survey (testdata/h200x2-survey) a GPU's idle power rose
+// from 82 W to 125 W after its own load and stayed there, because the
+// survey's CUDA context keeps its clocks at 1980 MHz, while its
+// utilisation read 0 in every phase the survey did not load it; the
+// second process of the handicap trials read 20-31 %. Without
+// utilisation, the power rule: a median more than max(ForeignLoadW,
+// ForeignLoadPct of its quietest such phase) above that quietest phase.
 func foreignLoadFlags(r *Run, rule SurveyRule) ([]SurveyFlag, string) {
 	if r == nil || r.Meta == nil {
 		return nil, "no run to read the survey's phases from"
@@ -57,12 +64,43 @@ func foreignLoadFlags(r *Run, rule SurveyRule) ([]SurveyFlag, string) {
 		return nil, "the run has no survey phases (survey_baseline, alone:N...)"
 	}
 	var out []SurveyFlag
+	utilOf := map[string]*Series{}
+	for _, ser := range r.Find(schema.GPU, schema.FieldUtilPct, nil) {
+		utilOf[ser.Tag(schema.TagHost)+"/"+ser.Tag(schema.TagGPU)] = ser
+	}
+	unloaded := func(g string, p span) bool {
+		return p.name != "alone:"+g && p.name != "together" && p.to-p.from >= 10
+	}
 	for _, ser := range r.Find(schema.GPU, schema.FieldPowerW, nil) {
 		g := ser.Tag(schema.TagGPU)
+		if u := utilOf[ser.Tag(schema.TagHost)+"/"+g]; u != nil && rule.ForeignLoadUtilPct > 0 {
+			var hit []string
+			top := 0.0
+			for _, p := range phases {
+				if !unloaded(g, p) {
+					continue
+				}
+				i, j := window(u.T, p.from, p.to)
+				_, v := Finite(u.T[i:j], u.V[i:j])
+				if len(v) < 5 {
+					continue
+				}
+				if m := median(v); m >= rule.ForeignLoadUtilPct {
+					hit, top = append(hit, p.name), math.Max(top, m)
+				}
+			}
+			if len(hit) > 0 {
+				out = append(out, SurveyFlag{Host: ser.Tag(schema.TagHost), GPU: g, Kind: "foreign_load", Component: "gpu_core:" + g,
+					Metric: "util_pct", Value: top, Reference: 0,
+					Reason: fmt.Sprintf("GPU %s%s ran kernels %.0f %% of the time (median) during %s, where the survey did not load it: something else used it, so its readings and its neighbours' hold that load; survey again on an idle node",
+						g, onHost(ser.Tag(schema.TagHost)), top, strings.Join(hit, ", "))})
+			}
+			continue
+		}
 		var names []string
 		var meds []float64
 		for _, p := range phases {
-			if p.name == "alone:"+g || p.name == "together" || p.to-p.from < 10 {
+			if !unloaded(g, p) {
 				continue
 			}
 			i, j := window(ser.T, p.from, p.to)
