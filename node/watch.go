@@ -33,7 +33,8 @@ type WatchOptions struct {
 // writes one line per tick to w, as nvidia-smi dmon does: a column per
 // component and quantity (CPU package and NVMe temperatures, RAPL package
 // power, the CPUs' mean clock, each GPU's temperature, power and SM clock,
-// each tank's coolant temperature and power, each PDU's power), under a
+// each tank's coolant temperature and power, each PDU's power, the host's
+// CPU use and memory in use), under a
 // header naming the component and the unit. The columns are those of the
 // first tick; a reading missing later (RAPL power on the first tick, a
 // source that failed) prints "-". It returns when ctx ends or after
@@ -149,6 +150,11 @@ func watchCells(pts []point.Point) []watchCell {
 	var t watchTable
 	var freqSum float64
 	var freqN int
+	// The host's CPU use and memory, which every Linux machine has: the
+	// columns a VM without sensors still shows. CPU use needs two samples,
+	// so its column is placed by the memory point and is "-" on the first
+	// tick.
+	cpuPct, memGiB, host := math.NaN(), math.NaN(), false
 	for i := range pts {
 		p := &pts[i]
 		switch p.Measurement {
@@ -175,6 +181,16 @@ func watchCells(pts []point.Point) []watchCell {
 		case "tank":
 			t.set(p.Tag("tank"), "C", p, "coolant_temp_c")
 			t.set(p.Tag("tank"), "W", p, "consumption_w")
+		case "cpu":
+			if p.Tag("cpu") == "total" {
+				if v, ok := floatField(p, "usage_pct"); ok {
+					cpuPct = v
+				}
+			}
+		case "mem":
+			if v, ok := floatField(p, "used_bytes"); ok {
+				memGiB, host = v/(1<<30), true
+			}
 		case "pdu":
 			if p.Tag("phase") == "" && p.Tag("bank") == "" && p.Tag("outlet") == "" {
 				t.set(p.Tag("pdu"), "W", p, "power_w")
@@ -183,6 +199,9 @@ func watchCells(pts []point.Point) []watchCell {
 	}
 	if freqN > 0 {
 		t.cells = append(t.cells, watchCell{"cpus", "MHz", freqSum / float64(freqN)})
+	}
+	if host {
+		t.cells = append(t.cells, watchCell{"cpu", "%", cpuPct}, watchCell{"mem", "GiB", memGiB})
 	}
 	return t.cells
 }

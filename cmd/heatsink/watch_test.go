@@ -15,8 +15,8 @@ import (
 // under a header that names each column's component and unit, repeated
 // every --header-every lines; the readings are the fixture's (a CPU chip's
 // package sensor over its hotter cores, k10temp's hottest sensor, the
-// drive's composite temperature) and RAPL power, which needs two samples,
-// is "-" on the first line only.
+// drive's composite temperature, the memory in use) and RAPL power, which
+// needs two samples, is "-" on the first line only.
 func TestWatchPrintsALinePerTickUnderItsHeader(t *testing.T) {
 	bin := heatsinkBinary(t)
 	cfg := filepath.Join(t.TempDir(), "nogpu.yaml")
@@ -28,9 +28,9 @@ func TestWatchPrintsALinePerTickUnderItsHeader(t *testing.T) {
 		header  string            // the component line
 		last    map[string]string // column (component unit): the third line's reading
 	}{
-		{"intel-node", "cpu0 pkg0 nvme0 cpus", map[string]string{"cpu0 C": "46.0", "pkg0 W": "0.0", "nvme0 C": "38.9"}},
-		{"amd-node", "amdgpu0 amdgpu0 cpu0 pkg0 nvme0 cpus", map[string]string{"cpu0 C": "48.9", "amdgpu0 C": "48.0", "amdgpu0 W": "11.0", "nvme0 C": "35.9"}},
-		{"bench-node", "cpu0 cpu1 pkg0 pkg1 nvme0 cpus", map[string]string{"cpu0 C": "46.0", "cpu1 C": "47.0", "pkg1 W": "0.0"}},
+		{"intel-node", "cpu0 pkg0 nvme0 cpus cpu mem", map[string]string{"cpu0 C": "46.0", "pkg0 W": "0.0", "nvme0 C": "38.9", "mem GiB": "6.2"}},
+		{"amd-node", "amdgpu0 amdgpu0 cpu0 pkg0 nvme0 cpus cpu mem", map[string]string{"cpu0 C": "48.9", "amdgpu0 C": "48.0", "amdgpu0 W": "11.0", "nvme0 C": "35.9"}},
+		{"bench-node", "cpu0 cpu1 pkg0 pkg1 nvme0 cpus cpu mem", map[string]string{"cpu0 C": "46.0", "cpu1 C": "47.0", "pkg1 W": "0.0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {
@@ -67,8 +67,11 @@ func TestWatchPrintsALinePerTickUnderItsHeader(t *testing.T) {
 					col := names[c+2] + " " + units[c+1]
 					_, err := strconv.ParseFloat(v, 64)
 					rapl := units[c+1] == "W" && strings.HasPrefix(names[c+2], "pkg")
+					// The fixture's /proc/stat never advances: no CPU use.
+					cpuUse := col == "cpu %"
 					switch {
 					case v == "-" && rapl && i == 0:
+					case v == "-" && cpuUse:
 					case err != nil:
 						t.Errorf("line %d, column %s: %q is no reading", i+1, col, v)
 					case i == 2 && tt.last[col] != "" && v != tt.last[col]:
