@@ -22,7 +22,7 @@
 # judged by the peak of their second half, the slow part ~70 % settled),
 # PAUSE_S 35. The script prints its estimate first:
 # 10+FREE_S + REPEATS*(COOL_S+HOLD_S) + STEPS*STEP_S + COOL_S+PAUSE_S + 4 s
-# per run for starting = ~320 s per workload with the defaults on an H100
+# per run for starting = ~345 s per workload (356 s measured on an H100) with the defaults on an H100
 # (τ ~14 s, so the steady state after 3τ is the last ~8 s of each held run,
 # ~24 readings over 3 repeats). One workload per device call fits with room
 # (wrap it in `timeout 560` and keep what it wrote): call 1 `dgemm`, call 2
