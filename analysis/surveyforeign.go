@@ -39,8 +39,8 @@ func JudgeSurveyRun(r *Run, rep *Report, against *Survey, rule SurveyRule) Surve
 // did not load it in: its median utilisation there ForeignLoadUtilPct or
 // more. Power is not the evidence where utilisation was recorded: on the
 // real 2×H200 survey (testdata/h200x2-survey) a GPU's idle power rose
-// from 82 W to 125 W after its own load and stayed there, because the
-// survey's CUDA context keeps its clocks at 1980 MHz, while its
+// from 82 W to 125 W after its own load and stayed there, its clocks at
+// 1980 MHz (most likely held up by the survey's open CUDA context), while its
 // utilisation read 0 in every phase the survey did not load it; the
 // second process of the handicap trials read 20-31 %. Without
 // utilisation, the power rule: a median more than max(ForeignLoadW,

@@ -33,8 +33,8 @@ func loadH200Survey(t *testing.T, name string) *Run {
 }
 
 // On the real H200s a GPU's idle power rose from 82 W to 125 W after its
-// own load and stayed there (the survey's CUDA context keeps its clocks
-// up), so the power rule flagged both GPUs of a clean survey; utilisation
+// own load and stayed there (its clocks stayed up, most likely held by
+// the survey's open CUDA context), so the power rule flagged both GPUs of a clean survey; utilisation
 // read 0 wherever the survey did not load a GPU, and 20-31 % where the
 // handicap's process ran. The rule judges by utilisation where it was
 // recorded: nothing on the clean survey, GPU 1 in the handicap's phases.
