@@ -265,13 +265,5 @@ func floatField(p *point.Point, key string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	switch x := v.Interface().(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	}
-	return 0, false
+	return point.Float(v)
 }
