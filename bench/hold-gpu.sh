@@ -30,6 +30,11 @@
 # PAUSE_S=30 COOL_S=4 (~275 s each), at the cost of a 3 s steady window.
 # Writes into $OUT: WORKLOAD/{free,holdN,fixN,pause}/ run directories and
 # table.txt.
+# GPU=G runs the job on GPU G only and holds, judges and guards that GPU,
+# so bench/hold-gpus.sh can run one workload per GPU at once. PART=1 runs
+# the free run and the held runs, PART=2 (on the same $OUT) the bisection,
+# the pause guard and the table, so a cold card's longer time constants
+# (τ ~31 s on an H100 at 34 °C idle) still fit the device's 600 s calls.
 set -euo pipefail
 bin=$1
 shift
@@ -38,14 +43,23 @@ workloads=("$@")
 out=${OUT:?OUT must name the output directory}
 FREE_S=${FREE_S:-50} HOLD_S=${HOLD_S:-50} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
 STEPS=${STEPS:-4} STEP_S=${STEP_S:-16} PAUSE_S=${PAUSE_S:-35}
+GPU=${GPU:-} PART=${PART:-all}
+# comp is the held component; sel the judge's tag filter; dev the job's GPU.
+comp=gpu_core sel="" dev=""
+if [[ -n $GPU ]]; then comp="gpu_core:$GPU" sel="gpu=$GPU," dev="--set device=$GPU"; fi
+run1() { [[ $PART == all || $PART == 1 ]]; }
+run2() { [[ $PART == all || $PART == 2 ]]; }
 mkdir -p "$out"
-gunzip -c "$bin" >/tmp/heatsink && chmod +x /tmp/heatsink
-hs=/tmp/heatsink
+# A directory of its own: bench/hold-gpus.sh runs several of these at once.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gunzip -c "$bin" >"$tmp/heatsink" && chmod +x "$tmp/heatsink"
+hs=$tmp/heatsink
 per=$((10 + FREE_S + REPEATS * (COOL_S + HOLD_S) + STEPS * STEP_S + COOL_S + PAUSE_S + 4 * (REPEATS + STEPS + 2)))
 echo "workloads: ${workloads[*]}; expected about $per s each, $((per * ${#workloads[@]})) s in all"
 nvidia-smi --query-gpu=index,name,power.limit,temperature.gpu --format=csv
 
-cat >/tmp/hold-cupy.py <<'PY'
+cat >"$tmp/hold-cupy.py" <<'PY'
 # A CuPy FP64 matmul loop for DURATION seconds of wall time, one product
 # in flight (synchronised), so a stopped process stops the GPU's work.
 import sys, time
@@ -66,15 +80,15 @@ PY
 # job WORKLOAD SECONDS: the arguments that run it for SECONDS of load.
 job() {
 	case $1 in
-	dgemm | stream) echo "--workload $1 --load ${2}s" ;;
-	cupy) echo "-- python3 /tmp/hold-cupy.py $2" ;;
+	dgemm | stream) echo "--workload $1 $dev --load ${2}s" ;;
+	cupy) echo "-- env CUDA_VISIBLE_DEVICES=${GPU:-0} python3 $tmp/hold-cupy.py $2" ;;
 	*) echo "unknown workload $1" >&2; exit 2 ;;
 	esac
 }
 
 # judge DIR SET: one line of JSON with the run's figures (see judge.py).
-judge() { python3 /tmp/hold-judge.py "$@"; }
-cat >/tmp/hold-judge.py <<'PY'
+judge() { SEL=$sel python3 "$tmp/hold-judge.py" "$@"; }
+cat >"$tmp/hold-judge.py" <<'PY'
 import json, os, sys, statistics
 d, setc = sys.argv[1], float(sys.argv[2])
 settle = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
@@ -90,6 +104,7 @@ b0 = ts(ph["baseline"]["start"]) if "baseline" in ph else l0
 temps = {}
 for line in open(os.path.join(d, "points.lp")):
     if not line.startswith("gpu,"): continue
+    if os.environ.get("SEL") and "," + os.environ["SEL"] not in line: continue
     head, fields, t = line.rsplit(" ", 2)
     for f in fields.split(","):
         if f.startswith("temp_c="):
@@ -133,6 +148,8 @@ PY
 for w in "${workloads[@]}"; do
 	wd=$out/$w
 	mkdir -p "$wd"
+	export HEATSINK_STATE_DIR=$wd/state
+	if run1; then
 	echo "== $w: free run"
 	# shellcheck disable=SC2046
 	$hs run --baseline 10s --out "$wd/free" --log-format logfmt $(job "$w" "$FREE_S") >"$wd/free.log" 2>&1 || true
@@ -144,11 +161,15 @@ for w in "${workloads[@]}"; do
 	for ((r = 1; r <= REPEATS; r++)); do
 		echo "== $w: hold $r"
 		# shellcheck disable=SC2046
-		$hs run --baseline "${COOL_S}s" --out "$wd/hold$r" --hold "gpu_core<=$set_c" --hold-model "$wd/free" \
+		$hs run --baseline "${COOL_S}s" --out "$wd/hold$r" --hold "$comp<=$set_c" --hold-model "$wd/free" \
 			--log-format logfmt $(job "$w" "$HOLD_S") >"$wd/hold$r.log" 2>&1 || true
 	done
 	tau=$(python3 -c "import json;print(json.load(open('$wd/hold1/run.json'))['hold']['model']['tau_s'])" 2>/dev/null || echo 15)
 	for ((r = 1; r <= REPEATS; r++)); do judge "$wd/hold$r" "$set_c" "$(python3 -c "print(3*$tau)")" >"$wd/hold$r.json" || true; done
+	fi
+	run2 || continue
+	set_c=$(cat "$wd/set_c")
+	tau=$(python3 -c "import json;print(json.load(open('$wd/hold1/run.json'))['hold']['model']['tau_s'])" 2>/dev/null || echo 15)
 	# Bisection on warm runs: the bracket around the hold's mean duty.
 	read -r lo hi < <(python3 -c "
 import json,statistics
@@ -158,7 +179,7 @@ m=statistics.mean(d);print(max(0,m-0.2),min(1,m+0.1))")
 		mid=$(python3 -c "print(round(($lo+$hi)/2,4))")
 		echo "== $w: fixed duty $mid ($lo..$hi)"
 		# shellcheck disable=SC2046
-		$hs run --out "$wd/fix$s" --hold "gpu_core<=$set_c" --duty "$mid" --log-format logfmt $(job "$w" "$STEP_S") >"$wd/fix$s.log" 2>&1 || true
+		$hs run --out "$wd/fix$s" --hold "$comp<=$set_c" --duty "$mid" --log-format logfmt $(job "$w" "$STEP_S") >"$wd/fix$s.log" 2>&1 || true
 		judge "$wd/fix$s" "$set_c" >"$wd/fix$s.json" || true
 		ok=$(python3 -c "import json;r=json.load(open('$wd/fix$s.json'));print(int(r.get('peak_late_c') is not None and r['peak_late_c']<=$set_c))")
 		if [[ $ok == 1 ]]; then lo=$mid; held=1; else hi=$mid; fi
@@ -171,6 +192,8 @@ m=statistics.mean(d);print(max(0,m-0.2),min(1,m+0.1))")
 	if [[ ${held:-0} == 1 ]]; then echo "$lo" >"$wd/best_duty"; else rm -f "$wd/best_duty"; echo "== $w: no fixed duty held (all of $hi and up peaked over $set_c °C)"; fi
 	held=0
 	echo "== $w: pause guard at $set_c °C"
+	tagline=""
+	[[ -z $GPU ]] || tagline="      tags: {gpu: \"$GPU\"}"
 	cat >"$wd/guard.yaml" <<YAML
 alerts:
   rules:
@@ -179,6 +202,7 @@ alerts:
       measurement: gpu
       field: temp_c
       threshold: {op: ">", value: $set_c, margin: 1}
+$tagline
       actions: [pause]
 YAML
 	# shellcheck disable=SC2046
@@ -186,6 +210,7 @@ YAML
 	judge "$wd/pause" "$set_c" "$(python3 -c "print(3*$tau)")" >"$wd/pause.json" || true
 done
 
+run2 || exit 0
 python3 - "$out" "${workloads[@]}" <<'PY' | tee "$out/table.txt"
 import json, os, statistics, sys
 out, ws = sys.argv[1], sys.argv[2:]

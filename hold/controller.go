@@ -178,7 +178,7 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 		c.first, c.jumped = readingC, c.u > 0
 	} else if !c.jumped && ok {
 		c.jumped = true
-		if g, ok := c.jump(readingC, m); ok && (g < minGain || g > maxGain) {
+		if g, slow, ok := c.jump(readingC, m); ok && (slow < minGain || g > maxGain) {
 			return c.pause(readingC, true, fmt.Sprintf("the first second's rise was %.2f times the model's: it cannot be trusted, falling back to the plain pause", g))
 		} else if ok {
 			// The first second underestimates whenever the job
@@ -270,16 +270,25 @@ func (c *Controller) rescale(g float64, m Model) {
 // measures the model's gain at once, before the slow part can carry the
 // reading past the set point. It needs a jump the sensor resolves (3 °C
 // predicted) at a duty of 0.3 or more.
-func (c *Controller) jump(readingC float64, m Model) (float64, bool) {
+//
+// The gain is measured against the fast part complete within the
+// interval, as the controller models it. A fitted τ_fast only bounds it
+// from below: a 1 Hz fit cannot see a die that follows its power within
+// 0.2 s (the H100 of 2026-11-28 fitted 3.5 s), so a rise that is high
+// against the fitted τ_fast but not against the complete fast part is the
+// model being right. slow is the gain against the fitted τ_fast, which the
+// trust test uses for a rise too small.
+func (c *Controller) jump(readingC float64, m Model) (g, slow float64, ok bool) {
+	whole := (m.FastC + (1-c.alpha)*m.SlowC) * c.u
 	fast := m.FastC
 	if m.TauFastS > 0 {
 		fast *= -math.Expm1(-c.o.IntervalS / m.TauFastS)
 	}
-	pred := (fast + (1-c.alpha)*m.SlowC) * c.u
-	if c.u < 0.1 || pred < 3 {
-		return 0, false
+	fitted := (fast + (1-c.alpha)*m.SlowC) * c.u
+	if c.u < 0.1 || fitted < 3 {
+		return 0, 0, false
 	}
-	return c.gain * (readingC - c.first) / pred, true
+	return c.gain * (readingC - c.first) / whole, c.gain * (readingC - c.first) / fitted, true
 }
 
 // blind is a step with no fresh reading: the model's steady-state duty.

@@ -108,31 +108,38 @@ func NewRuntime(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("hold %s: fixed duty %v must be from 0 to 1", cfg.Target, *d)
 		}
 		if cfg.Model == nil {
-			period = time.Duration(math.Min(0.1, cfg.IntervalS) * float64(time.Second))
+			period = time.Duration(math.Min(maxFastPeriodS, cfg.IntervalS) * float64(time.Second))
 		}
 	}
 	return &Runtime{cfg: cfg, period: period, emit: func(...point.Point) {}}, nil
 }
 
-// PeriodFor is the duty cycle's period for a model: a fifth of the fast
-// part's τ, so the fast part's ripple stays a fraction of a degree (an
-// H100's 18 °C jump with τ 0.5 s ripples ±0.4 °C at 0.1 s); 0.1 s when the
-// jump was quicker than the sampling could time; a twentieth of τ for a
-// plant with no fast part (a coolant), at most the interval. The plain
-// pause acts once a tick.
+// PeriodFor is the duty cycle's period for a model. With a fast part it is
+// at most 0.05 s: a GPU die follows its power within a fraction of a
+// second, quicker than a 1 Hz fit can show, so the fitted τ_fast (3.5 s on
+// the H100 of 2026-11-28, whose readings swung 50 ↔ 63 °C at a 0.7 s period
+// because the die's real lag is about 0.2 s) is no guide to the ripple;
+// 0.05 s keeps it near 1 °C there. A fitted τ_fast under 0.25 s shortens
+// the period further, to a fifth of it. A plant with no fast part (a
+// coolant) gets a twentieth of τ, at most the interval. The plain pause
+// acts once a tick.
 func PeriodFor(m *Model, intervalS float64) time.Duration {
 	p := intervalS
 	switch {
 	case m == nil:
 	case m.FastC >= 1 && m.TauFastS > 0:
-		p = math.Max(0.05, m.TauFastS/5)
+		p = math.Max(0.01, math.Min(maxFastPeriodS, m.TauFastS/5))
 	case m.FastC >= 1:
-		p = 0.1
+		p = maxFastPeriodS
 	default:
 		p = math.Max(0.05, m.TauS/20)
 	}
 	return time.Duration(math.Min(p, intervalS) * float64(time.Second))
 }
+
+// maxFastPeriodS is the longest duty-cycle period for a plant with a fast
+// part (see PeriodFor).
+const maxFastPeriodS = 0.05
 
 // SetRun gives the hold the run's id and the collector's Emit, through
 // which its points reach every sink with the next tick.
@@ -231,6 +238,10 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	defer t.Stop()
 	<-t.C
 	var credit time.Duration // run owed to the job (negative: run too long)
+	// limit bounds the debt: a period, or the longest run from a resume
+	// to the park (a kernel longer than the period), at most a second.
+	limit := h.period
+	var resumed time.Time
 	// pending is the pause the job has not yet parked for: it is still
 	// running what it started, into this period if need be.
 	var pending <-chan struct{}
@@ -249,7 +260,7 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		start := time.Now()
 		if on > 0 {
 			set(false)
-			pending = nil
+			pending, resumed = nil, start
 			if !sleep(ctx, t, on) {
 				h.addRan(time.Since(start))
 				return
@@ -269,6 +280,7 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 				select {
 				case <-pending:
 					ran, pending = time.Since(start), nil
+					limit = max(limit, min(time.Since(resumed), time.Second))
 					// Go 1.23 timers: after Stop no stale tick
 					// is received, so nothing to drain.
 					t.Stop()
@@ -286,9 +298,11 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		} else {
 			h.addRan(on)
 		}
-		// The debt is kept to a period either way, so a long stall
-		// (a host-side phase, a page fault) is not paid back for seconds.
-		credit = min(max(want-ran, -h.period), h.period)
+		// The debt is kept to a period, or to a kernel where kernels are
+		// longer (else whole kernels run more than the duty: 0.5 for 0.3
+		// with 150 ms kernels at a 50 ms period), so a long stall (a
+		// host-side phase, a page fault) is not paid back for seconds.
+		credit = min(max(want-ran, -limit), limit)
 	}
 }
 

@@ -38,6 +38,21 @@ func h100(name string, gain, tauX, setC float64, steps ...SetStep) scenario {
 		setC: setC, steps: steps, periodS: 0.1, noiseC: 0.3, resC: 1, durS: 600, settleS: 3 * 16, vsFixed: len(steps) == 0}
 }
 
+// h100Fit is the H100 of 2026-11-28 (/work notes: bench/hold-gpu.sh on a
+// cold card, idle 36 °C): its die follows the power within about 0.2 s,
+// which a 1 Hz load fit cannot see, so the fit put 16.4 °C of the 33.3 °C
+// rise in a "fast" part with τ 3.5 s. The plant has the real sub-second
+// lag; the model is the fit's; the period is the one PeriodFor gives.
+func h100Fit(name string, gain, tauX float64) scenario {
+	m := Model{BaseC: 36, FastC: 16.4, SlowC: 16.9, TauS: 22.5, TauFastS: 3.5, Source: "fit of the 2026-11-28 H100 DGEMM"}
+	return scenario{name: name, plant: h100FitPlant, model: m, gain: gain, tauX: tauX,
+		setC: 56, periodS: PeriodFor(&m, 1).Seconds(), noiseC: 0.3, resC: 1, durS: 600, settleS: 3 * 22.5, vsFixed: true}
+}
+
+func h100FitPlant() Plant {
+	return &LagPlant{BaseC: 36, Lags: []Lag{{RiseC: 12, TauS: 0.2}, {RiseC: 5, TauS: 3.5}, {RiseC: 16.3, TauS: 22.5}}}
+}
+
 func tank(name string, gain, tauX, resC float64) scenario {
 	m := tankModel()
 	return scenario{name: name, plant: func() Plant { return newTankPlant(20000, 7) }, model: m, gain: gain, tauX: tauX,
@@ -69,6 +84,8 @@ func TestHoldMeetsTheGoalsOnSimulatedPlants(t *testing.T) {
 		h100("H100 set point near the peak", 1, 1, 65),
 		h100("H100 set point stepped down", 1, 1, 62, SetStep{AtS: 300, SetC: 55}),
 		h100("H100 set point stepped up", 0.5, 1, 52, SetStep{AtS: 300, SetC: 60}),
+		h100Fit("H100 whose die is quicker than its fit", 1, 1),
+		h100Fit("H100 whose die is quicker than its fit, rises 50 % low", 0.5, 1),
 		tank("tank coolant exact model", 1, 1, 0.1),
 		tank("tank coolant rises 50 % low", 0.5, 1, 0.1),
 		tank("tank coolant rises 50 % high, τ short", 1.5, 0.5, 0.1),
@@ -114,6 +131,28 @@ func TestHoldMeetsTheGoalsOnSimulatedPlants(t *testing.T) {
 				t.Errorf("throughput %.3f is under %.0f %% of the best fixed duty's %.3f", q.Throughput, 100*goalVsFixed, fq.Throughput)
 			}
 		})
+	}
+}
+
+// TestAPeriodFromTheFittedFastPartSawsTheDie is the 2026-11-28 H100 run in
+// simulation: with the period a fifth of the fitted τ_fast (0.7 s), each
+// 1 Hz reading caught the die hot or cool and the readings swung 50 ↔ 63 °C
+// about a mean at the set point (mean |T−Tset| 4.9-5.1 °C on the card).
+// The simulation must show the same, or it could not have caught it.
+func TestAPeriodFromTheFittedFastPartSawsTheDie(t *testing.T) {
+	sc := h100Fit("old period", 1, 1)
+	sc.periodS = sc.model.TauFastS / 5
+	tr, err := sc.sim().Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Judge(tr, sc.settleS)
+	t.Logf("period %.2f s: mean %.2f °C, p95 %.2f °C", sc.periodS, q.MeanAbsC, q.P95AbsC)
+	if q.MeanAbsC < 2 {
+		t.Errorf("mean |T−Tset| %.2f °C at a 0.7 s period: the simulated die does not saw as the card's did (4.9-5.1 °C)", q.MeanAbsC)
+	}
+	if p := PeriodFor(&sc.model, 1).Seconds(); p > maxFastPeriodS {
+		t.Errorf("PeriodFor gives %.2f s for a model with a fast part, want at most %.2f", p, maxFastPeriodS)
 	}
 }
 
