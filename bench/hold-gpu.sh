@@ -43,7 +43,10 @@ workloads=("$@")
 out=${OUT:?OUT must name the output directory}
 FREE_S=${FREE_S:-50} HOLD_S=${HOLD_S:-50} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
 STEPS=${STEPS:-4} STEP_S=${STEP_S:-16} PAUSE_S=${PAUSE_S:-35}
-GPU=${GPU:-} PART=${PART:-all}
+GPU=${GPU:-} PART=${PART:-all} PERIOD=${PERIOD:-}
+# period: --hold-period for the held runs (PERIOD=10ms; default: the model's).
+period=""
+[[ -z $PERIOD ]] || period="--hold-period $PERIOD"
 # comp is the held component; sel the judge's tag filter; dev the job's GPU.
 comp=gpu_core sel="" dev=""
 if [[ -n $GPU ]]; then comp="gpu_core:$GPU" sel="gpu=$GPU," dev="--set device=$GPU"; fi
@@ -160,8 +163,8 @@ for w in "${workloads[@]}"; do
 	echo "$set_c" >"$wd/set_c"
 	for ((r = 1; r <= REPEATS; r++)); do
 		echo "== $w: hold $r"
-		# shellcheck disable=SC2046
-		$hs run --baseline "${COOL_S}s" --out "$wd/hold$r" --hold "$comp<=$set_c" --hold-model "$wd/free" \
+		# shellcheck disable=SC2046,SC2086
+		$hs run --baseline "${COOL_S}s" --out "$wd/hold$r" --hold "$comp<=$set_c" --hold-model "$wd/free" $period \
 			--log-format logfmt $(job "$w" "$HOLD_S") >"$wd/hold$r.log" 2>&1 || true
 	done
 	tau=$(python3 -c "import json;print(json.load(open('$wd/hold1/run.json'))['hold']['model']['tau_s'])" 2>/dev/null || echo 15)
@@ -178,8 +181,8 @@ m=statistics.mean(d);print(max(0,m-0.2),min(1,m+0.1))")
 	for ((s = 1; s <= STEPS; s++)); do
 		mid=$(python3 -c "print(round(($lo+$hi)/2,4))")
 		echo "== $w: fixed duty $mid ($lo..$hi)"
-		# shellcheck disable=SC2046
-		$hs run --out "$wd/fix$s" --hold "$comp<=$set_c" --duty "$mid" --log-format logfmt $(job "$w" "$STEP_S") >"$wd/fix$s.log" 2>&1 || true
+		# shellcheck disable=SC2046,SC2086
+		$hs run --out "$wd/fix$s" --hold "$comp<=$set_c" --duty "$mid" $period --log-format logfmt $(job "$w" "$STEP_S") >"$wd/fix$s.log" 2>&1 || true
 		judge "$wd/fix$s" "$set_c" >"$wd/fix$s.json" || true
 		ok=$(python3 -c "import json;r=json.load(open('$wd/fix$s.json'));print(int(r.get('peak_late_c') is not None and r['peak_late_c']<=$set_c))")
 		if [[ $ok == 1 ]]; then lo=$mid; held=1; else hi=$mid; fi

@@ -117,19 +117,22 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 		kernel      time.Duration
 		depth       int
 		ignorePaced bool
+		builtin     bool // the period of a built-in (builtinPeriodS: paced DGEMM row blocks of 2.5 ms)
 		wantOff     bool // the effective duty is far off the duty: the old actuator
 	}{
 		{name: "dgemm-like 0.15", duty: 0.15, kernel: 20 * time.Millisecond, depth: 3},
 		{name: "dgemm-like 0.5", duty: 0.5, kernel: 20 * time.Millisecond, depth: 3},
 		{name: "kernels as long as the on-time", duty: 0.3, kernel: 30 * time.Millisecond, depth: 2},
 		{name: "kernels longer than the period", duty: 0.3, kernel: 150 * time.Millisecond, depth: 1},
+		{name: "dgemm row blocks at 10 ms, 0.45", duty: 0.45, kernel: 2500 * time.Microsecond, depth: 1, builtin: true},
+		{name: "dgemm row blocks at 10 ms, 0.15", duty: 0.15, kernel: 2500 * time.Microsecond, depth: 1, builtin: true},
 		{name: "old dgemm: 3 queued at the gate", duty: 0.15, kernel: 20 * time.Millisecond, depth: 3, ignorePaced: true, wantOff: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			gpu := newFakeGPU(c.kernel, c.depth)
 			defer close(gpu.queue)
-			eff, recorded := runAtDuty(t, queueWorkload{gpu: gpu, depth: c.depth, ignorePaced: c.ignorePaced}, gpu, c.duty)
+			eff, recorded := runAtDuty(t, queueWorkload{gpu: gpu, depth: c.depth, ignorePaced: c.ignorePaced}, gpu, c.duty, c.builtin)
 			t.Logf("duty %.2f: effective %.3f, run.json's %.3f", c.duty, eff, recorded)
 			if c.wantOff {
 				if eff < c.duty+0.1 {
@@ -150,7 +153,7 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 // runAtDuty runs w under a runner held at a fixed duty for 3 s of its load
 // and returns the share of that time gpu was busy and the duty the hold
 // recorded.
-func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64) (effective, recorded float64) {
+func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64, builtin bool) (effective, recorded float64) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	vals, err := w.Decode(nil)
@@ -175,7 +178,7 @@ func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64) (effec
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := hold.NewRuntime(hold.Config{Target: target, FixedDuty: &duty, IntervalS: 1, Switch: r, Logger: quiet})
+	h, err := hold.NewRuntime(hold.Config{Target: target, FixedDuty: &duty, IntervalS: 1, Builtin: builtin, Switch: r, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,17 @@ type Config struct {
 	// Running says the job was running free when the hold started (a
 	// rule switched it on mid-load).
 	Running bool
-	Switch  Switch
-	RunID   string
+	// Builtin says the job is a built-in workload, paced at its own gate
+	// between kernels of a few milliseconds (a paced DGEMM's row blocks):
+	// with a fast part the duty cycle then runs at builtinPeriodS. A
+	// command's GPU work runs on through a SIGSTOP to the end of its
+	// kernel, so a shorter period than maxFastPeriodS buys it nothing.
+	Builtin bool
+	// Period, when positive, is the duty cycle's period instead of the
+	// one the model gives (heatsink run --hold-period).
+	Period time.Duration
+	Switch Switch
+	RunID  string
 	// Event records a run event (the runner's Event).
 	Event func(rundir.Event)
 	// Record, when set, is given the summary as the hold stops, for
@@ -111,6 +120,12 @@ func NewRuntime(cfg Config) (*Runtime, error) {
 			period = time.Duration(math.Min(maxFastPeriodS, cfg.IntervalS) * float64(time.Second))
 		}
 	}
+	if cfg.Builtin && (cfg.FixedDuty != nil || (cfg.Model != nil && cfg.Model.FastC >= 1)) {
+		period = min(period, time.Duration(builtinPeriodS*float64(time.Second)))
+	}
+	if cfg.Period > 0 {
+		period = cfg.Period
+	}
 	return &Runtime{cfg: cfg, period: period, emit: func(...point.Point) {}}, nil
 }
 
@@ -140,6 +155,13 @@ func PeriodFor(m *Model, intervalS float64) time.Duration {
 // maxFastPeriodS is the longest duty-cycle period for a plant with a fast
 // part (see PeriodFor).
 const maxFastPeriodS = 0.05
+
+// builtinPeriodS is the period for a built-in workload on a plant with a
+// fast part: the H100's die follows its power within some 20 ms (8 °C
+// peak to peak at a 50 ms period on 2026-11-28), which a 5 ms period
+// smooths to about 1 °C. The job parks at its gate between kernels of a
+// few milliseconds, and the cycle carries any overrun (Runtime.cycle).
+const builtinPeriodS = 0.01
 
 // SetRun gives the hold the run's id and the collector's Emit, through
 // which its points reach every sink with the next tick.
@@ -302,7 +324,10 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		// longer (else whole kernels run more than the duty: 0.5 for 0.3
 		// with 150 ms kernels at a 50 ms period), so a long stall (a
 		// host-side phase, a page fault) is not paid back for seconds.
-		credit = min(max(want-ran, -limit), limit)
+		// The duty is of the time the period really took: a timer that
+		// wakes late (a millisecond on a busy host, a fifth of a 5 ms
+		// period) lengthens the off-time, which the next period pays.
+		credit = min(max(credit+time.Duration(u*float64(time.Since(start)))-ran, -limit), limit)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/hold"
@@ -24,6 +25,9 @@ type HoldOptions struct {
 	// node to take the model from; "" looks for the newest beside the new
 	// run's directory (--out's parent).
 	ModelFrom string
+	// Period is the duty cycle's period; 0 takes it from the model
+	// (hold.PeriodFor).
+	Period time.Duration
 }
 
 // kindOf is the report's component kind for each kind --hold names.

@@ -53,7 +53,7 @@ func (h *holdSet) prepare(cfg *configs.Config, o RunOptions, r *workloads.Runner
 			}
 		}
 		return hold.NewRuntime(hold.Config{Target: t, Model: m, NoModel: noModel, FixedDuty: opts.FixedDuty, Free: free,
-			IntervalS: cfg.Interval.Seconds(), Running: running, Switch: r, Event: r.Event, Logger: slog.Default(),
+			IntervalS: cfg.Interval.Seconds(), Running: running, Builtin: o.Runner.Command == nil, Period: opts.Period, Switch: r, Event: r.Event, Logger: slog.Default(),
 			Record: func(s rundir.Hold) { r.UpdateMeta(func(m *rundir.Meta) { m.Hold = &s }) }})
 	}
 	if o.Hold == nil {

@@ -25,6 +25,7 @@ type runFlags struct {
 	launcher, partition, hold, holdModel        string
 	nodes                                       int
 	duty                                        float64
+	holdPeriod                                  time.Duration
 }
 
 func newRunCmd() *cobra.Command {

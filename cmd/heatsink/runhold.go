@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heatsink-hpc/heatsink/hold"
 	"github.com/heatsink-hpc/heatsink/node"
@@ -12,13 +13,14 @@ import (
 func addHoldFlags(f *pflag.FlagSet, rf *runFlags) {
 	f.StringVar(&rf.hold, "hold", "", "hold a component at or under a set point by pacing the job over the load: gpu_core<=65, gpu_mem:1<=80, cpu_package<=85, coolant<=45")
 	f.Float64Var(&rf.duty, "duty", -1, "with --hold, run the job at this fixed duty (0 to 1) instead of the controller's, judged against the set point: the yardstick for the hold")
+	f.DurationVar(&rf.holdPeriod, "hold-period", 0, "with --hold, the duty cycle's period (default: from the model: 10ms for a built-in workload on a GPU, 50ms for a command, docs/hold.md)")
 	f.StringVar(&rf.holdModel, "hold-model", "", "with --hold, the earlier run directory of this job to take the component's model from (default: the newest beside --out)")
 }
 
 // holdOptions reads --hold and --hold-model; nil without --hold.
 func holdOptions(rf *runFlags) (*node.HoldOptions, error) {
 	if rf.hold == "" {
-		if rf.holdModel != "" || rf.duty != -1 {
+		if rf.holdModel != "" || rf.duty != -1 || rf.holdPeriod != 0 {
 			return nil, errHoldModelAlone
 		}
 		return nil, nil
@@ -27,7 +29,10 @@ func holdOptions(rf *runFlags) (*node.HoldOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	ho := &node.HoldOptions{Target: t, ModelFrom: rf.holdModel}
+	if rf.holdPeriod < 0 || (rf.holdPeriod > 0 && rf.holdPeriod < time.Millisecond) {
+		return nil, fmt.Errorf("--hold-period %v: a period is 1ms or more", rf.holdPeriod)
+	}
+	ho := &node.HoldOptions{Target: t, ModelFrom: rf.holdModel, Period: rf.holdPeriod}
 	if rf.duty != -1 {
 		if !(rf.duty >= 0 && rf.duty <= 1) {
 			return nil, fmt.Errorf("--duty %v: a duty is from 0 (paused) to 1 (free)", rf.duty)
@@ -37,7 +42,7 @@ func holdOptions(rf *runFlags) (*node.HoldOptions, error) {
 	return ho, nil
 }
 
-var errHoldModelAlone = errors.New("--hold-model and --duty go with --hold: give --hold too")
+var errHoldModelAlone = errors.New("--hold-model, --hold-period and --duty go with --hold: give --hold too")
 
 const holdLong = `
 
