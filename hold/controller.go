@@ -178,7 +178,12 @@ func (c *Controller) Step(readingC float64, ok bool) Step {
 		c.first, c.jumped = readingC, c.u > 0
 	} else if !c.jumped && ok {
 		c.jumped = true
-		if g, slow, ok := c.jump(readingC, m); ok && (slow < minGain || g > maxGain) {
+		// Only a rise too high falls back: one too small is a job that
+		// had not started its work yet (a command importing CuPy took
+		// over a second on the H100 of 2026-11-28, and the reading
+		// fell), and a model whose rises are too high is caught at a
+		// steady duty (refine).
+		if g, _, ok := c.jump(readingC, m); ok && g > maxGain {
 			return c.pause(readingC, true, fmt.Sprintf("the first second's rise was %.2f times the model's: it cannot be trusted, falling back to the plain pause", g))
 		} else if ok {
 			// The first second underestimates whenever the job

@@ -307,7 +307,7 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 					// is received, so nothing to drain.
 					t.Stop()
 				case <-t.C:
-					ran = h.period
+					ran = time.Since(start) // the whole period, however late the timer
 				case <-ctx.Done():
 					h.addRan(time.Since(start))
 					return
