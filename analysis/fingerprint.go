@@ -38,9 +38,16 @@ type Fingerprint struct {
 	ThermalResistanceLoCPerW *float64 `json:"thermal_resistance_lo_c_per_w"`
 	ThermalResistanceHiCPerW *float64 `json:"thermal_resistance_hi_c_per_w"`
 	ThermalResistanceFrom    string   `json:"thermal_resistance_from,omitempty"`
-	TauS                     *float64 `json:"tau_s"`
-	PowerW                   *float64 `json:"power_w"`
-	IdlePowerW               *float64 `json:"idle_power_w"`
+	// NeighbourDecayC is how much heat from another GPU's load, ended
+	// just before this episode's baseline, raised the idle mean above
+	// what the end of this load is measured against; it is added back to
+	// the rise (fingerprintdecay.go). NeighbourDecayFrom is that GPU.
+	// Absent where no such load preceded the baseline.
+	NeighbourDecayC    *float64 `json:"neighbour_decay_c,omitempty"`
+	NeighbourDecayFrom string   `json:"neighbour_decay_from,omitempty"`
+	TauS               *float64 `json:"tau_s"`
+	PowerW             *float64 `json:"power_w"`
+	IdlePowerW         *float64 `json:"idle_power_w"`
 	// ThrottleThermalShare and ThrottlePowerShare are the fractions of the
 	// load's readings with a thermal and a power clock event (throttle_*
 	// fields, else clock_event_reasons decoded).
@@ -114,6 +121,7 @@ func (a *analyzer) episodes(comps, coolants []*Component) {
 		a.rep.Components[i].Episodes = append(a.rep.Components[i].Episodes, r)
 	}
 	a.rep.Coupling = NeighbourCoupling(eps, comps, a.rep.Components)
+	correctNeighbourDecay(a.rep.Components, eps, a.rep.Coupling)
 	a.rep.Verdicts = Verdicts([]*Report{a.rep}, nil)
 }
 
