@@ -47,14 +47,20 @@ func correctNeighbourDecay(rows []ComponentResult, eps []*Episode, cs []Coupling
 				continue
 			}
 			dp := *r.Fingerprint.PowerW - *r.Fingerprint.IdlePowerW
-			c := decayCorrectionC(heat, tau, e.Baseline.Start-src.EndS, e.Baseline.End-src.EndS, e.EndS-endRiseS(e.Load())/2-src.EndS)
+			// The rise is read at the end of the load, or at a reacted
+			// load's peak.
+			ref := e.EndS
+			if p := r.Fingerprint.PeakAfterS; p != nil {
+				ref = e.StartS + *p
+			}
+			c := decayCorrectionC(heat, tau, e.Baseline.Start-src.EndS, e.Baseline.End-src.EndS, ref-src.EndS)
 			if c <= 0 || dp <= 0 {
 				continue
 			}
 			fp := r.Fingerprint
 			fp.NeighbourDecayC, fp.NeighbourDecayFrom = ptr(c), src.GPU
 			seen := map[*float64]bool{} // a lower bound's Lo is its value
-			for _, p := range []*float64{fp.ThermalResistanceCPerW, fp.ThermalResistanceLoCPerW, fp.ThermalResistanceHiCPerW} {
+			for _, p := range []*float64{fp.ThermalResistanceCPerW, fp.ThermalResistanceLoCPerW, fp.ThermalResistanceHiCPerW, fp.EndOfLoadCPerW} {
 				if p != nil && !seen[p] {
 					seen[p] = true
 					*p += c / dp
