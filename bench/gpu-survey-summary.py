@@ -109,12 +109,15 @@ def main():
     if not surveys:
         sys.exit("no survey ran: see the sN.log files")
     clean = [v for v in surveys if v["kind"] == "clean" and v["ctx"] == "release" and v["s"] is not None]
+    ctx = "context released"
+    if not clean:  # CONTEXT=keep: its own surveys are all there is
+        clean, ctx = [v for v in surveys if v["kind"] == "clean" and v["s"] is not None], "context kept"
 
     rows = {}
     for v in clean:
         for g in v["s"]["gpus"]:
             rows.setdefault((g["host"], int(g["index"]), g["uuid"]), []).append(g)
-    print(f"\nper GPU over {len(clean)} clean surveys (context released): mean and CV")
+    print(f"\nper GPU over {len(clean)} clean surveys ({ctx}): mean and CV")
     print(f"{'gpu':>3} {'uuid':<40} {'core °C/W':>9} {'CV':>6} {'mem °C/W':>9} {'CV':>6} {'core τ s':>8} {'CV':>6} {'mem τ s':>7} {'CV':>6}  core from")
     for (host, idx, uuid), gs in sorted(rows.items()):
         c = [fp(g, "alone_core", "thermal_resistance_c_per_w") for g in gs]
@@ -128,7 +131,7 @@ def main():
     for v in clean:
         for c in v["s"].get("coupling") or []:
             pairs.setdefault((c["kind"], c["source"], c["neighbour"]), []).append(c.get("c_per_w"))
-    print(f"\ncoupling over {len(clean)} clean surveys: row heats column, °C/W mean [min, max] (n measured)")
+    print(f"\ncoupling over {len(clean)} clean surveys ({ctx}): row heats column, °C/W mean [min, max] (n measured)")
     for (kind, src, nb), xs in sorted(pairs.items()):
         ys = [x for x in xs if x is not None]
         r = f"{statistics.mean(ys):.4f} [{min(ys):.4f}, {max(ys):.4f}] ({len(ys)})" if ys else "not measured"
@@ -175,6 +178,8 @@ def main():
         if new:
             f.write(FP_HEAD)
         for v in clean:
+            if v["ctx"] != "release":  # a kept context's idle is not the card's
+                continue
             s = v["s"]
             for g in s["gpus"]:
                 for comp in ("alone_core", "alone_mem"):

@@ -30,7 +30,8 @@
 # heatsink survey does; CONTEXT=keep passes --load-in-process to every
 # survey (the old behaviour: the CUDA context outlives each load);
 # CONTEXT=first-kept only to survey 1, so one call shows both. Surveys with
-# a kept context are left out of the CV and fingerprints.tsv.
+# a kept context are left out of fingerprints.tsv, and out of the CV unless
+# there are no others (CONTEXT=keep).
 #
 # Sized for 1-2 GPUs: 20 s baseline, loads of 35 s (the survey's analysis
 # scales the episode rule to min(load, return) / 40 s, so loads of 19 s
