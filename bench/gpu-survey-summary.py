@@ -30,7 +30,7 @@ def verdict(v):
     """right or wrong, by the rule of gpu-survey.sh's header."""
     s = v["s"]
     if s is None:
-        return "wrong", "no survey.json"
+        return "failed", "no survey.json: see its log; not counted"
     flags = s.get("flags") or []
     if v["kind"] == "clean":
         return ("right", "") if not flags else ("wrong", "false flag")
@@ -143,8 +143,8 @@ def main():
         print(f"{v['i']:>6}  {v['kind']:<9}  {v['ctx']:<7}  {v['planted']:>7}  {v['rc']:>4}  {v['wall']:>6.0f}  {v['verdict']:<7}  {flagtext(v['s'])}" + (f"  ({why})" if why else ""))
     walls = [v["wall"] for v in surveys]
     print(f"wall time per survey: mean {statistics.mean(walls):.0f} s, {min(walls):.0f}-{max(walls):.0f} s")
-    trials = [v for v in surveys if v["kind"] != "clean"]
-    cl = [v for v in surveys if v["kind"] == "clean"]
+    trials = [v for v in surveys if v["kind"] != "clean" and v["verdict"] != "failed"]
+    cl = [v for v in surveys if v["kind"] == "clean" and v["verdict"] != "failed"]
     print(f"handicap: {sum(v['verdict'] == 'right' for v in trials)} of {len(trials)} flagged right; clean: {sum(v['verdict'] == 'right' for v in cl)} of {len(cl)} without a false flag")
 
     print("\nidle before the first load -> in the survey's last 10 s (power W, SM clock MHz, memory in use MB):")

@@ -23,7 +23,10 @@
 #                             airflow) fully loaded during g's alone phase
 # The right verdict for a trial: a foreign_load flag on the GPU the second
 # process ran on, and no flag on any GPU other than it and g. The right
-# verdict for a clean survey: no flag at all. Each survey is judged
+# verdict for a clean survey: no flag at all. A survey that could not run
+# (exit 2, no survey.json) is "failed" and counts for neither; where that
+# was the load process, the remaining surveys load in-process (the old way)
+# rather than lose the call. Each survey is judged
 # --against the last clean one, so a handicap does not spill into the next.
 #
 # CONTEXT=release (default) runs each GPU's load in a process of its own, as
@@ -188,6 +191,16 @@ for ((i = 1; i <= n; i++)); do
 	echo "survey $i ($mode, context $ctx): exit $rc, wall $(python3 -c "print(f'{$t1 - $t0:.0f}')") s"
 	echo "$rc $(python3 -c "print($t1 - $t0)")" >"$out/s$i.status"
 	grep -E '^flagged:' "$out/s$i.log" || true
+	if ((rc == 2)); then
+		tail -n 5 "$out/s$i.log"
+		# A load process that could not start or run (this binary's first
+		# device runs of it): go on with the old in-process load rather
+		# than lose the call's remaining surveys.
+		if [[ $ctx == release ]] && grep -q 'load process' "$out/s$i.log"; then
+			echo "survey $i: the load process failed; the remaining surveys load in-process (CONTEXT=keep)" >&2
+			context=keep
+		fi
+	fi
 	[[ $mode == clean && $ctx == release && -f $out/s$i/survey.json ]] && clean=$out/s$i
 done
 
