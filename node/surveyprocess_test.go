@@ -30,7 +30,9 @@ while :; do
 	echo "{\"start_unix_ns\":$s,\"end_unix_ns\":$(date +%s%N),\"metrics\":{\"flop_per_s\":1e12}}"
 done`}
 	}, os.Stderr)
-	ctx, cancel := context.WithTimeout(t.Context(), 600*time.Millisecond)
+	// 1.5 s: on a loaded machine each of the script's iterations (two
+	// date(1) and a sleep) can take a few hundred ms.
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 	defer cancel()
 	if err := load(ctx, []string{"0", "2"}); err != nil {
 		t.Fatalf("a load ended by its step: %v", err)
@@ -55,7 +57,7 @@ done`}
 			t.Errorf("iteration %+v: want the process's own span (~50 ms) and metrics", it)
 		}
 	}
-	if len(per) != 2 || per["0"] < 3 || per["2"] < 3 {
+	if len(per) != 2 || per["0"] < 2 || per["2"] < 2 {
 		t.Errorf("iterations per GPU %v: want several for each of GPUs 0 and 2", per)
 	}
 }
@@ -88,7 +90,7 @@ func TestServeSurveyLoadWritesTheIterationsSurveyProcessReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
 	defer cancel()
 	if err := ServeSurveyLoad(ctx, w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}}, "3", &out); err != nil {
 		t.Fatal(err)
@@ -99,7 +101,7 @@ func TestServeSurveyLoadWritesTheIterationsSurveyProcessReads(t *testing.T) {
 	}
 	got := its.Workload().Iterations
 	if len(got) < 3 {
-		t.Fatalf("%d iterations in 200 ms of 20 ms ones", len(got))
+		t.Fatalf("%d iterations in 400 ms of 20 ms ones", len(got))
 	}
 	for _, it := range got {
 		if it.Device != "3" || it.RuntimeS < 0.019 || it.RuntimeS > 0.5 {
