@@ -46,12 +46,12 @@
 # the script in `timeout` and keep what it wrote. EXTRA SURVEY FLAGS come
 # after the defaults and override them.
 #
-# Needs the heatsink binary (gzipped, from a machine with Go:
-# CGO_ENABLED=1 go build -o heatsink ./cmd/heatsink), python3, and for a
+# Needs the heatsink binary (as it is or gzipped, from a machine with Go:
+# bench/gpu-build.sh puts it in .devcarry/heatsink), python3, and for a
 # handicap CuPy or PyTorch. Never changes a card's settings.
 # Usage: OUT=dir [REPEAT=3] [CONTEXT=release|keep|first-kept] \
 #   [HANDICAP=warm|neighbour GPU=g [DUTY=0.3]] \
-#   bench/gpu-survey.sh HEATSINK.gz [REPEAT [EXTRA SURVEY FLAGS...]]
+#   bench/gpu-survey.sh HEATSINK[.gz] [REPEAT [EXTRA SURVEY FLAGS...]]
 # Writes into $OUT: sN/ (run directories with survey.json), sN.log,
 # sN.status, sN.trial, sN.handicap (the handicap's start and stop),
 # trials.tsv, fingerprints.tsv. HANDICAP_DRY=1 replaces the handicap's
@@ -81,7 +81,8 @@ duty=${DUTY:-0.3}
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gunzip -c "$bin" >"$work/heatsink" && chmod +x "$work/heatsink"
+if gzip -t "$bin" 2>/dev/null; then gunzip -c "$bin" >"$work/heatsink"; else cp "$bin" "$work/heatsink"; fi
+chmod +x "$work/heatsink"
 # CUDA's device numbers as nvidia-smi's and NVML's (heatsink's GPU index).
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
 nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,power.limit,temperature.gpu --format=csv
