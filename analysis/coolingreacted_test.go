@@ -39,3 +39,44 @@ func TestAReactingCoolingGivesTheBoundFromThePeak(t *testing.T) {
 		}
 	}
 }
+
+// Drift compares a GPU with its last survey read the same way: where one
+// load's cooling reacted (its value the peak's bound) and the other's was
+// the end of the load's bound (a survey judged before the peak's bound
+// existed), the reacted one's end-of-load bound is compared. A peak read
+// against an end would otherwise be a drift of however far the fans
+// brought the temperature back (10 °C on the 7-minute H100 load).
+func TestDriftComparesAReactedLoadWithLikeReadings(t *testing.T) {
+	const dp = 600.0
+	reacted := func(peak, end float64) *Fingerprint {
+		return &Fingerprint{ThermalResistanceCPerW: &peak, ThermalResistanceLoCPerW: &peak, CoolingReacted: true, EndOfLoadCPerW: &end,
+			ThermalResistanceFrom: "lower bound: the peak of 10 s means, 25 s into the load, before the cooling reacted (no load fit: ...)",
+			PowerW: ptr(dp + 80), IdlePowerW: ptr(80.0)}
+	}
+	endOnly := func(v float64) *Fingerprint {
+		return &Fingerprint{ThermalResistanceCPerW: &v, ThermalResistanceLoCPerW: &v,
+			ThermalResistanceFrom: "lower bound: mean of the last 9 s of the load (no load fit: the temperature peaked ...)",
+			PowerW: ptr(dp + 80), IdlePowerW: ptr(80.0)}
+	}
+	for _, tc := range []struct {
+		name        string
+		now, before *Fingerprint
+		drift       bool
+	}{
+		{"reacted now, end bound before, same card", reacted(0.050, 0.040), endOnly(0.040), false},
+		{"end bound now, reacted before, same card", endOnly(0.040), reacted(0.050, 0.040), false},
+		{"reacted now, end bound before, the end 20 % higher", reacted(0.056, 0.048), endOnly(0.040), true},
+		{"reacted both times, the peak 25 % higher", reacted(0.050, 0.045), reacted(0.040, 0.036), true},
+		{"reacted both times, same card", reacted(0.050, 0.040), reacted(0.050, 0.041), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gpu := func(fp *Fingerprint) []SurveyGPU {
+				return []SurveyGPU{{Index: "0", UUID: "GPU-x", AloneCore: fp}}
+			}
+			flags, why := driftFlags(gpu(tc.now), gpu(tc.before), DefaultSurveyRule())
+			if why != "" || (len(flags) > 0) != tc.drift {
+				t.Errorf("flags %+v (%s), want drift %v", flags, why, tc.drift)
+			}
+		})
+	}
+}

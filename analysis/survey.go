@@ -353,13 +353,13 @@ func driftFlags(now, before []SurveyGPU, rule SurveyRule) ([]SurveyFlag, string)
 			if dpA <= 0 || dpB <= 0 || math.Abs(dpA-dpB) > rule.DriftPowerPct/100*dpB {
 				continue // not the same power: not comparable
 			}
-			va, vb := *a.ThermalResistanceCPerW, *b.ThermalResistanceCPerW
+			va, vb, aLo := likeForLike(a, b)
 			pct := 100 * (va - vb) / vb
 			excessC := (va - vb) * dpA
 			if pct < rule.DriftPct || excessC < rule.DriftMinC {
 				continue
 			}
-			if a.ThermalResistanceLoCPerW != nil && b.ThermalResistanceHiCPerW != nil && *a.ThermalResistanceLoCPerW <= *b.ThermalResistanceHiCPerW {
+			if aLo != nil && b.ThermalResistanceHiCPerW != nil && *aLo <= *b.ThermalResistanceHiCPerW {
 				continue
 			}
 			what := "core"
@@ -376,6 +376,27 @@ func driftFlags(now, before []SurveyGPU, rule SurveyRule) ([]SurveyFlag, string)
 		return out, "no GPU of the earlier survey has the UUID of one surveyed now"
 	}
 	return out, ""
+}
+
+// likeForLike returns the thermal resistances of now (a) and before (b)
+// to compare, and a's low end: their values, except where one load's
+// cooling reacted (its value the bound from the peak) and the other's was
+// read as the end of the load's bound (a survey whose cooling did not
+// react but gave no fit, or one judged before the peak's bound existed):
+// then the reacted one's end-of-load bound, read the same way.
+func likeForLike(a, b *Fingerprint) (va, vb float64, aLo *float64) {
+	va, vb, aLo = *a.ThermalResistanceCPerW, *b.ThermalResistanceCPerW, a.ThermalResistanceLoCPerW
+	endBound := func(f *Fingerprint) bool {
+		return !f.CoolingReacted && strings.HasPrefix(f.ThermalResistanceFrom, "lower bound: mean of the last")
+	}
+	switch {
+	case a.CoolingReacted && a.EndOfLoadCPerW != nil && endBound(b):
+		va = *a.EndOfLoadCPerW
+		aLo = &va
+	case b.CoolingReacted && b.EndOfLoadCPerW != nil && endBound(a):
+		vb = *b.EndOfLoadCPerW
+	}
+	return va, vb, aLo
 }
 
 func onHost(h string) string {
