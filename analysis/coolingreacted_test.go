@@ -51,12 +51,12 @@ func TestDriftComparesAReactedLoadWithLikeReadings(t *testing.T) {
 	reacted := func(peak, end float64) *Fingerprint {
 		return &Fingerprint{ThermalResistanceCPerW: &peak, ThermalResistanceLoCPerW: &peak, CoolingReacted: true, EndOfLoadCPerW: &end,
 			ThermalResistanceFrom: "lower bound: the peak of 10 s means, 25 s into the load, before the cooling reacted (no load fit: ...)",
-			PowerW: ptr(dp + 80), IdlePowerW: ptr(80.0)}
+			PowerW:                ptr(dp + 80), IdlePowerW: ptr(80.0)}
 	}
 	endOnly := func(v float64) *Fingerprint {
 		return &Fingerprint{ThermalResistanceCPerW: &v, ThermalResistanceLoCPerW: &v,
 			ThermalResistanceFrom: "lower bound: mean of the last 9 s of the load (no load fit: the temperature peaked ...)",
-			PowerW: ptr(dp + 80), IdlePowerW: ptr(80.0)}
+			PowerW:                ptr(dp + 80), IdlePowerW: ptr(80.0)}
 	}
 	for _, tc := range []struct {
 		name        string
