@@ -49,6 +49,12 @@ func SurveyProcess(its *SurveyIterations, argv func(gpu string) []string, stderr
 		c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 		c.WaitDelay = 30 * time.Second
 		c.Stderr = stderr
+		// Never written: if this process dies without stopping the load
+		// (SIGKILL, a crash), the pipe closes with it and the load
+		// process, reading EOF, stops rather than load the GPU for ever.
+		if _, err := c.StdinPipe(); err != nil {
+			return fmt.Errorf("load process for GPU %s: %w", gpu, err)
+		}
 		out, err := c.StdoutPipe()
 		if err != nil {
 			return fmt.Errorf("load process for GPU %s: %w", gpu, err)
@@ -92,10 +98,17 @@ func readIterationLines(r io.Reader, gpu string, its *SurveyIterations) error {
 
 // ServeSurveyLoad is the load process's side of SurveyProcess: it starts
 // the built-in workload w on gpu (its device parameter set where it has
-// one) and iterates until ctx ends, writing each finished iteration to
+// one) and iterates until ctx ends or parent reaches its end (the survey's
+// end of the pipe closed: it died), writing each finished iteration to
 // out as a SurveyIterationLine. A failed iteration is written and ends it
 // with the error.
-func ServeSurveyLoad(ctx context.Context, w workloads.Workload, layers []workloads.Layer, gpu string, out io.Writer) error {
+func ServeSurveyLoad(ctx context.Context, w workloads.Workload, layers []workloads.Layer, gpu string, parent io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, parent)
+		cancel()
+	}()
 	enc := json.NewEncoder(out)
 	return iterateSurveyWorkload(ctx, w, layers, gpu, func(start time.Time, metrics map[string]float64, err error) error {
 		l := SurveyIterationLine{StartUnixNs: start.UnixNano(), EndUnixNs: time.Now().UnixNano(), Metrics: metrics}

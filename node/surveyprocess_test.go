@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,7 +93,8 @@ func TestServeSurveyLoadWritesTheIterationsSurveyProcessReads(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
 	defer cancel()
-	if err := ServeSurveyLoad(ctx, w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}}, "3", &out); err != nil {
+	parent, _ := io.Pipe() // the survey, alive: never closed
+	if err := ServeSurveyLoad(ctx, w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}}, "3", parent, &out); err != nil {
 		t.Fatal(err)
 	}
 	its := NewSurveyIterations("sleep", nil, nil)
@@ -107,5 +109,29 @@ func TestServeSurveyLoadWritesTheIterationsSurveyProcessReads(t *testing.T) {
 		if it.Device != "3" || it.RuntimeS < 0.019 || it.RuntimeS > 0.5 {
 			t.Errorf("iteration %+v: want GPU 3's, about 20 ms", it)
 		}
+	}
+}
+
+// A load process whose survey died (its end of the pipe closed: SIGKILL,
+// a crash) stops at once instead of loading the GPU for ever.
+func TestServeSurveyLoadStopsWhenTheSurveyDies(t *testing.T) {
+	w, err := workloads.Find(workloads.Registered(), sleepworkload.Workload{}.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, wr := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeSurveyLoad(t.Context(), w, []workloads.Layer{{Source: "--set", Values: map[string]string{"for": "20ms"}}}, "0", r, io.Discard)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	wr.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("stopped with %v, want a clean stop", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still loading 5 s after its survey's pipe closed")
 	}
 }

@@ -53,14 +53,15 @@ func surveyLoad(sf *surveyFlags, args []string) (node.SurveyLoad, *node.SurveyIt
 }
 
 // newSurveyLoadCmd is the process heatsink survey runs for one GPU's load:
-// the built-in workload on that GPU until SIGTERM, each finished iteration
-// a JSON line on stdout (node.SurveyIterationLine).
+// the built-in workload on that GPU until SIGTERM or the end of stdin (the
+// survey died), each finished iteration a JSON line on stdout
+// (node.SurveyIterationLine).
 func newSurveyLoadCmd() *cobra.Command {
 	var gpu, name string
 	var sets []string
 	cmd := &cobra.Command{
 		Use:    "survey-load --device N --workload NAME [--set key=value]...",
-		Short:  "One GPU's load of heatsink survey, until SIGTERM (run by survey)",
+		Short:  "One GPU's load of heatsink survey, until SIGTERM or the end of stdin (run by survey)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -74,7 +75,7 @@ func newSurveyLoadCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return node.ServeSurveyLoad(ctx, w, job.Layers, gpu, cmd.OutOrStdout())
+			return node.ServeSurveyLoad(ctx, w, job.Layers, gpu, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
