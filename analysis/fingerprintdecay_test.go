@@ -137,3 +137,38 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// On the real 4×H100 node (testdata/h100x4-episodes) GPU 3 sits downstream
+// of GPU 2 (the node's one coupling of note, 0.0104 °C/W) and its alone
+// baseline began as GPU 2's load ended: it read 14 % (core) and 19 %
+// (memory) under the node's median, the "healthy spread" the survey rule
+// was first set against. With GPU 2's heat added back (about 2.2 °C) every
+// GPU's alone °C/W lies within 8 % of the median.
+func TestTheRealNodesDownstreamGPUGetsItsNeighboursHeatBack(t *testing.T) {
+	rep, _, _ := h100x4(t)
+	s := JudgeSurvey(rep, nil, DefaultSurveyRule())
+	if len(s.GPUs) != 4 {
+		t.Fatalf("%d GPUs", len(s.GPUs))
+	}
+	for _, kind := range []string{KindGPUCore, KindGPUMem} {
+		var vs []float64
+		for _, g := range s.GPUs {
+			fp := g.aloneOf(kind)
+			if fp == nil || fp.ThermalResistanceCPerW == nil {
+				t.Fatalf("GPU %s %s: no °C/W alone", g.Index, kind)
+			}
+			vs = append(vs, *fp.ThermalResistanceCPerW)
+			heated := g.Index == "3"
+			if heated != (fp.NeighbourDecayC != nil) || heated && (fp.NeighbourDecayFrom != "2" || *fp.NeighbourDecayC < 1.5 || *fp.NeighbourDecayC > 3) {
+				t.Errorf("GPU %s %s: neighbour decay %v °C from %q, want about 2 °C from GPU 2 on GPU 3 only", g.Index, kind, deref(fp.NeighbourDecayC), fp.NeighbourDecayFrom)
+			}
+		}
+		m := median(vs)
+		for i, v := range vs {
+			if d := (v - m) / m; d < -0.08 || d > 0.08 {
+				t.Errorf("GPU %s %s: %.4f °C/W, %+.1f %% from the median %.4f", s.GPUs[i].Index, kind, v, 100*d, m)
+			}
+		}
+		t.Logf("%s: %.4f (median %.4f)", kind, vs, m)
+	}
+}

@@ -52,7 +52,9 @@ type SurveyRule struct {
 // the real 4×H100 node of testdata/h100x4-episodes: healthy GPUs there
 // spread from 14 % below to 5 % above the node's median °C/W (core) and
 // from 19 % below to 3 % above (memory), with robust z up to 5.4 on the
-// cool side (four GPUs make a small MAD); the largest neighbour heating
+// cool side (four GPUs make a small MAD; the cool one, GPU 3, read low by
+// GPU 2's heat in its baseline: with it added back, fingerprintdecay.go,
+// all lie within 8 % below and 5 % above); the largest neighbour heating
 // between healthy GPUs is 0.0104 °C/W (GPU 2 → 3, 6 °C at 600 W). A
 // threshold of 20 % above the median and 5 °C at equal power lies beyond
 // every healthy GPU and still catches a loss of a fifth of the cooling;
