@@ -31,16 +31,35 @@ type Fingerprint struct {
 	// ThermalResistanceCPerW is the steady rise over idle per watt of
 	// power above idle: rise_c of the load fit over (power_w −
 	// idle_power_w), its interval from the rise's. Where the load fit
-	// does not hold, the rise at the end of the load is used instead and
-	// ThermalResistanceFrom says that it is a lower bound (Lo = the value,
-	// Hi absent).
+	// does not hold, the rise at the end of the load (or, where the
+	// cooling reacted during the load, at its peak: CoolingReacted) is
+	// used instead and ThermalResistanceFrom says that it is a lower bound
+	// (Lo = the value, Hi absent).
 	ThermalResistanceCPerW   *float64 `json:"thermal_resistance_c_per_w"`
 	ThermalResistanceLoCPerW *float64 `json:"thermal_resistance_lo_c_per_w"`
 	ThermalResistanceHiCPerW *float64 `json:"thermal_resistance_hi_c_per_w"`
 	ThermalResistanceFrom    string   `json:"thermal_resistance_from,omitempty"`
-	TauS                     *float64 `json:"tau_s"`
-	PowerW                   *float64 `json:"power_w"`
-	IdlePowerW               *float64 `json:"idle_power_w"`
+	// NeighbourDecayC is how much heat from another GPU's load, ended
+	// just before this episode's baseline, raised the idle mean above
+	// what the end of this load is measured against; it is added back to
+	// the rise (fingerprintdecay.go). NeighbourDecayFrom is that GPU.
+	// Absent where no such load preceded the baseline.
+	NeighbourDecayC    *float64 `json:"neighbour_decay_c,omitempty"`
+	NeighbourDecayFrom string   `json:"neighbour_decay_from,omitempty"`
+	// CoolingReacted says the temperature peaked during the load and fell
+	// back at steady power (fans or a coolant controller reacting, as the
+	// H200s' core does within half a minute): no time constant describes
+	// the rise, and the thermal resistance is the lower bound from the
+	// peak of 10 s means, the larger of the two bounds the load gives;
+	// EndOfLoadCPerW is the other, from the end of the load, where the
+	// cooling had caught up. PeakAfterS is how long into the load the
+	// 10 s means peaked.
+	CoolingReacted bool     `json:"cooling_reacted,omitempty"`
+	EndOfLoadCPerW *float64 `json:"end_of_load_c_per_w,omitempty"`
+	PeakAfterS     *float64 `json:"peak_after_s,omitempty"`
+	TauS           *float64 `json:"tau_s"`
+	PowerW         *float64 `json:"power_w"`
+	IdlePowerW     *float64 `json:"idle_power_w"`
 	// ThrottleThermalShare and ThrottlePowerShare are the fractions of the
 	// load's readings with a thermal and a power clock event (throttle_*
 	// fields, else clock_event_reasons decoded).
@@ -114,6 +133,7 @@ func (a *analyzer) episodes(comps, coolants []*Component) {
 		a.rep.Components[i].Episodes = append(a.rep.Components[i].Episodes, r)
 	}
 	a.rep.Coupling = NeighbourCoupling(eps, comps, a.rep.Components)
+	correctNeighbourDecay(a.rep.Components, eps, a.rep.Coupling)
 	a.rep.Verdicts = Verdicts([]*Report{a.rep}, nil)
 }
 
@@ -301,10 +321,19 @@ func (fp *Fingerprint) thermalResistance(res *ComponentResult, load Span, why ma
 		why[key] = fmt.Sprintf("no readings in the last %.0f s of the load", w)
 		return
 	}
-	fp.ThermalResistanceCPerW = ptr((m - *res.IdleMeanC) / dp)
+	why["thermal_resistance_hi_c_per_w"] = "a lower bound only: the load fit did not hold"
+	end := (m - *res.IdleMeanC) / dp
+	if o, reacted := overshootOf(c.T, c.V, load, *res.IdleMeanC); reacted {
+		fp.CoolingReacted, fp.EndOfLoadCPerW = true, ptr(end)
+		fp.ThermalResistanceCPerW = ptr((o.peakC - *res.IdleMeanC) / dp)
+		fp.ThermalResistanceLoCPerW = fp.ThermalResistanceCPerW
+		fp.ThermalResistanceFrom = fmt.Sprintf("lower bound: the peak of 10 s means, %.0f s into the load, before the cooling reacted (no load fit: %s)", o.peakAtS-load.Start, why["load_fit"])
+		fp.PeakAfterS = ptr(o.peakAtS - load.Start)
+		return
+	}
+	fp.ThermalResistanceCPerW = ptr(end)
 	fp.ThermalResistanceLoCPerW = fp.ThermalResistanceCPerW
 	fp.ThermalResistanceFrom = fmt.Sprintf("lower bound: mean of the last %.0f s of the load (no load fit: %s)", w, why["load_fit"])
-	why["thermal_resistance_hi_c_per_w"] = "a lower bound only: the load fit did not hold"
 }
 
 // throughput fills the workload's throughput per watt over the episode.
@@ -355,7 +384,7 @@ func (fp *Fingerprint) throughput(e *Episode, eps []*Episode, wl WorkloadResult,
 // fingerprintDefinitions state the fingerprint's quantities.
 func fingerprintDefinitions() []Definition {
 	return []Definition{
-		{"thermal_resistance_c_per_w", "per GPU (core and memory) per episode: rise_c of the episode's load fit (fitted plateau − idle mean) over power_w − idle_power_w (medians over load and baseline), its interval rise_lo_c..rise_hi_c over the same watts (the power taken as exact); where the load fit does not hold, (mean of the last min(60 s, ¼ of the load) − idle mean) over the same watts, marked as a lower bound (thermal_resistance_from)"},
+		{"thermal_resistance_c_per_w", "per GPU (core and memory) per episode: rise_c of the episode's load fit (fitted plateau − idle mean) over power_w − idle_power_w (medians over load and baseline), its interval rise_lo_c..rise_hi_c over the same watts (the power taken as exact); where the load fit does not hold, (mean of the last min(60 s, ¼ of the load) − idle mean) over the same watts, marked as a lower bound (thermal_resistance_from); where it does not hold because the temperature peaked and fell back at steady power (cooling_reacted: fans or a coolant controller reacting), (the peak of 10 s means, peak_after_s into the load, − idle mean) over the same watts, the larger lower bound, with the end of the load's as end_of_load_c_per_w. Where the episode's baseline follows another GPU's load (ended last before it) whose heat in this GPU the coupling measured (its rise_c for that episode, H), that heat is taken to leave at this GPU's own τ (median cool_tau_s of its episodes, else tau_s) from the end of that load: its mean over the baseline less what is left of it when the rise is read (the end of the load, or the peak) is neighbour_decay_c, added to the rise (all three values and the end-of-load bound)"},
 		{"throttle_thermal_share, throttle_power_share", "fraction of the load's readings whose clock event reasons hold a thermal slowdown (HW slowdown, HW or SW thermal) or a power limit (SW power cap, HW power brake)"},
 		{"sm_clock_median_mhz", "median SM clock over the load"},
 		{"throughput_per_w", "median of the workload's throughput metric over the iterations that ended during the episode, over the summed median power of the host's GPUs loaded at the episode's midpoint; where the iterations name their GPU (a survey runs one job per GPU), over this GPU's own iterations and its own median power"},

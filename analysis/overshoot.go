@@ -21,9 +21,26 @@ const overshootWindowS = 10
 // the core peaked 30 °C over idle after 45 s and fell 10 °C over the next
 // six minutes while the server's fans caught up.
 func loadOvershoot(t, v []float64, load Span, idleMean float64) error {
+	o, ok := overshootOf(t, v, load, idleMean)
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("the temperature peaked %.1f °C over idle %.0f s into the load and fell %.1f °C by its end at steady power: the cooling changed during the load (fans or a coolant controller reacting), so no time constant describes the rise",
+		o.peakC-idleMean, o.peakAtS-load.Start, o.fallC)
+}
+
+// overshoot is where a load's 10 s means peaked (peakC at peakAtS, the
+// middle of that mean) and how far they fell from there by the load's end.
+type overshoot struct {
+	peakC, peakAtS, fallC float64
+}
+
+// overshootOf finds the load's peak of 10 s means and says whether the
+// temperature fell back from it as loadOvershoot describes.
+func overshootOf(t, v []float64, load Span, idleMean float64) (overshoot, bool) {
 	i, j := window(t, load.Start, load.End)
 	if j-i < 3*overshootWindowS {
-		return nil
+		return overshoot{}, false
 	}
 	var mt, mv []float64
 	for lo := load.Start; lo < load.End; lo += overshootWindowS {
@@ -38,7 +55,7 @@ func loadOvershoot(t, v []float64, load Span, idleMean float64) error {
 		mt, mv = append(mt, lo+overshootWindowS/2), append(mv, s/float64(b-a))
 	}
 	if len(mv) < 3 {
-		return nil
+		return overshoot{}, false
 	}
 	peak := 0
 	for k := range mv {
@@ -46,11 +63,7 @@ func loadOvershoot(t, v []float64, load Span, idleMean float64) error {
 			peak = k
 		}
 	}
-	end := mv[len(mv)-1]
-	rise, fall := mv[peak]-idleMean, mv[peak]-end
-	if rise <= 0 || fall <= math.Max(2, 0.1*rise) {
-		return nil
-	}
-	return fmt.Errorf("the temperature peaked %.1f °C over idle %.0f s into the load and fell %.1f °C by its end at steady power: the cooling changed during the load (fans or a coolant controller reacting), so no time constant describes the rise",
-		rise, mt[peak]-load.Start, fall)
+	o := overshoot{peakC: mv[peak], peakAtS: mt[peak], fallC: mv[peak] - mv[len(mv)-1]}
+	rise := mv[peak] - idleMean
+	return o, rise > 0 && o.fallC > math.Max(2, 0.1*rise)
 }

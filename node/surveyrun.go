@@ -45,12 +45,16 @@ func NewSurveyIterations(name string, params map[string]string, command []string
 	return &SurveyIterations{workload: rundir.Workload{Name: name, Params: params, Command: command}}
 }
 
-// add records one finished iteration of gpu.
+// add records one finished iteration of gpu that ends now.
 func (s *SurveyIterations) add(gpu string, start time.Time, status int, err error, metrics map[string]float64) {
+	s.addSpan(gpu, start, time.Now(), status, err, metrics)
+}
+
+// addSpan records one finished iteration of gpu.
+func (s *SurveyIterations) addSpan(gpu string, start, end time.Time, status int, err error, metrics map[string]float64) {
 	if s == nil {
 		return
 	}
-	end := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
@@ -133,49 +137,50 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 }
 
 // SurveyWorkload is the load of each survey step from a built-in
-// workload: started per GPU with its device parameter set to the GPU's
-// index (where it has one), iterated until the step ends, each finished
-// iteration recorded in the returned SurveyIterations. An iteration cut
-// off by the step's end is not one. Every layer is checked now, before the
-// baseline.
+// workload, run inside this process: started per GPU with its device
+// parameter set to the GPU's index (where it has one), iterated until the
+// step ends, each finished iteration recorded in the returned
+// SurveyIterations. An iteration cut off by the step's end is not one.
+// Every layer is checked now, before the baseline. A GPU workload's CUDA
+// context outlives its load this way (see SurveyProcess, which
+// `heatsink survey` uses unless told --load-in-process).
 func SurveyWorkload(w workloads.Workload, layers []workloads.Layer) (SurveyLoad, *SurveyIterations, error) {
-	hasDevice := slices.ContainsFunc(w.Params(), func(p workloads.ParamSpec) bool { return p.Name == "device" })
-	v0, _, err := workloads.Resolve(w, layers...)
+	its, err := surveyWorkloadIterations(w, layers)
 	if err != nil {
 		return nil, nil, err
 	}
+	return perGPU(func(ctx context.Context, gpu string) error {
+		return iterateSurveyWorkload(ctx, w, layers, gpu, func(start time.Time, metrics map[string]float64, err error) error {
+			its.add(gpu, start, 0, err, metrics)
+			return nil
+		})
+	}), its, nil
+}
+
+// SurveyWorkloadProcess is SurveyWorkload's load run as a process per GPU
+// and step (SurveyProcess: argv(gpu) serves it with ServeSurveyLoad), so
+// that each load's CUDA context ends with the load. The layers are
+// checked here, before the baseline.
+func SurveyWorkloadProcess(w workloads.Workload, layers []workloads.Layer, argv func(gpu string) []string, stderr io.Writer) (SurveyLoad, *SurveyIterations, error) {
+	its, err := surveyWorkloadIterations(w, layers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return SurveyProcess(its, argv, stderr), its, nil
+}
+
+// surveyWorkloadIterations checks w's layers and returns the record of
+// its iterations, its parameters as run.json shows them.
+func surveyWorkloadIterations(w workloads.Workload, layers []workloads.Layer) (*SurveyIterations, error) {
+	v0, _, err := workloads.Resolve(w, layers...)
+	if err != nil {
+		return nil, err
+	}
 	params := v0.Map()
-	if hasDevice {
+	if hasDeviceParam(w) {
 		params["device"] = "each GPU surveyed"
 	}
-	its := NewSurveyIterations(w.Name(), params, nil)
-	return perGPU(func(ctx context.Context, gpu string) error {
-		ls := layers
-		if hasDevice {
-			ls = append(slices.Clone(layers), workloads.Layer{Source: "survey", Values: map[string]string{"device": gpu}})
-		}
-		v, _, err := workloads.Resolve(w, ls...)
-		if err != nil {
-			return err
-		}
-		j, err := w.Start(ctx, v)
-		if err != nil {
-			return fmt.Errorf("workload %s on GPU %s: %w", w.Name(), gpu, err)
-		}
-		defer j.Close()
-		for ctx.Err() == nil {
-			start := time.Now()
-			res, err := j.Iterate(ctx)
-			if ctx.Err() != nil {
-				break
-			}
-			its.add(gpu, start, 0, err, res.Metrics)
-			if err != nil {
-				return fmt.Errorf("workload %s on GPU %s: %w", w.Name(), gpu, err)
-			}
-		}
-		return nil
-	}), its, nil
+	return NewSurveyIterations(w.Name(), params, nil), nil
 }
 
 // SurveyCommand is the load of each survey step from a command: run

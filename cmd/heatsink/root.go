@@ -42,6 +42,7 @@ takes to return to idle, and what cooling cost.
 		newExportCmd(),
 		newRunCmd(),
 		newSurveyCmd(),
+		newSurveyLoadCmd(),
 		newTuneCmd(),
 		newTuneEvalCmd(),
 		newWorkloadsCmd(),

@@ -17,6 +17,7 @@ import (
 type surveyFlags struct {
 	configPath, out, workload, against string
 	sets                               []string
+	loadInProcess                      bool
 	plan                               node.SurveyPlan
 	fleet                              surveyFleetFlags
 }
@@ -35,6 +36,7 @@ func newSurveyCmd() *cobra.Command {
 	f.StringVar(&sf.out, "out", "", "write the survey's run directory here (required)")
 	f.StringVar(&sf.workload, "workload", "", "built-in workload to load each GPU with (default dgemm; its device parameter is set to each GPU)")
 	f.StringArrayVar(&sf.sets, "set", nil, "workload parameter key=value (repeatable)")
+	f.BoolVar(&sf.loadInProcess, "load-in-process", false, "run the built-in workload in this process, not in a process per GPU and load: its CUDA context then outlives each load and holds that GPU's clocks and idle power up for the rest of the survey (for comparison)")
 	f.StringVar(&sf.against, "against", "", "an earlier survey's run directory, or influx (influx:BUCKET) for each GPU's last survey in the configured InfluxDB: flag GPUs (by UUID) whose cooling degraded since")
 	f.DurationVar(&sf.plan.Baseline, "baseline", sf.plan.Baseline, "idle baseline before the first load")
 	f.DurationVar(&sf.plan.Load, "load", 0, "length of every load (default: 3 τ_slow, measured on the first GPU, within --min-load and --max-load and the --load-budget)")
