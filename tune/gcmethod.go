@@ -211,16 +211,16 @@ func (m *CopulaMethod) Sampler() *Sampler { return m.s }
 func (m *CopulaMethod) Next() (Config, error) {
 	// A search that went a step per parameter without improving is at a
 	// local optimum of the neighbourhood: the copula's next sample follows.
-	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && m.stall < len(m.s.c.space.Params) {
-		if c := m.neighbour(); c != nil {
-			return m.propose(c, false), nil
-		}
-	}
 	// After the copula's first sample, the surrogate's predicted best: the
 	// copula's mode and the regression's, two guesses that fail apart.
 	if !m.picked && m.FromCopula >= 1 {
 		m.picked = true
 		if c := m.predictedBest(); c != nil {
+			return m.propose(c, false), nil
+		}
+	}
+	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && m.stall < len(m.s.c.space.Params) {
+		if c := m.neighbour(); c != nil {
 			return m.propose(c, false), nil
 		}
 	}
