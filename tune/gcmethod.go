@@ -59,7 +59,9 @@ const (
 	// proposed after the copula's first sample, and the neighbourhood
 	// search takes the unevaluated configuration it predicts best among
 	// those that change one or two parameters of the best evaluation, a
-	// number by any number of levels.
+	// number by any number of levels. Where the surrogate is not to be
+	// trusted (fewer than two evaluations per term, or a leave-one-out
+	// R² under 0.5) the search steps as ModelNone's.
 	ModelQuad Model = "quad"
 	// ModelNone steps one parameter at a time, a number by one level, the
 	// parameters taking turns (see CopulaMethod.neighbour).
@@ -319,7 +321,9 @@ func (m *CopulaMethod) neighbour() Config {
 }
 
 // fit refits the surrogate on the sources and the evaluations so far; false
-// where it cannot be fitted (the search then steps without it).
+// where it cannot be fitted or is not to be trusted (too few evaluations
+// for its terms, or a poor leave-one-out fit: see fitSurrogate), and the
+// search then steps as model=none does.
 func (m *CopulaMethod) fit() bool {
 	obs := append([]Observation(nil), m.sources...)
 	for _, ob := range m.told {

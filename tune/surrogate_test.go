@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +79,43 @@ func TestLogScalesAreForNumbersThatSpanFactorsUnevenly(t *testing.T) {
 		}
 		if got := logScales(s)[0] != nil; got != tc.want {
 			t.Errorf("%s: log scale %v, want %v", tc.param, got, tc.want)
+		}
+	}
+}
+
+// The surrogate is used only where it can be trusted: enough evaluations
+// for its terms, and a fit that predicts the evaluations it leaves out.
+// Otherwise the search steps as model=none does.
+func TestTheSurrogateRefusesFewOrUnpredictableEvaluations(t *testing.T) {
+	s, tab := quadraticWide(t)
+	noise := rng(7)
+	for _, tc := range []struct {
+		name    string
+		perTask int
+		shuffle bool // the objectives replaced by noise
+		err     string
+	}{
+		{"40 per task", 40, false, ""},
+		{"6 per task", 6, false, "evaluations for"},
+		{"40 per task of noise", 40, true, "predicts held-out evaluations"},
+	} {
+		var src []Observation
+		for _, n := range []float64{20, 40, 60} {
+			src = append(src, tab.Sample(Task{"n": n}, tc.perTask, uint64(n))...)
+		}
+		if tc.shuffle {
+			for i := range src {
+				src[i].Objective = 1 + noise.Float64()
+			}
+		}
+		m, err := fitSurrogate(s, src, len(src), false)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err == "" && m.r2 < 0.9:
+			t.Errorf("%s: leave-one-out R² %.2f, want >= 0.9 on a noise-free quadratic", tc.name, m.r2)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err %v, want one saying %q", tc.name, err, tc.err)
 		}
 	}
 }
