@@ -119,7 +119,7 @@ func fitSurrogate(s *Space, obs []Observation, nsrc int, maximize bool) (*surrog
 	ys := make([]float64, n)
 	for k, ob := range use {
 		if len(ob.Config) != len(s.Params) {
-			return nil, fmt.Errorf("fit surrogate: an evaluation has %d parameters, the space %d", len(ob.Config), len(s.Params))
+			return nil, fmt.Errorf("fit surrogate: evaluation %d has %d parameters, the space %d", k, len(ob.Config), len(s.Params))
 		}
 		rows = append(rows, m.features(ob.Config, ob.Task, nil))
 		ys[k] = m.response(ob.Objective)
@@ -139,7 +139,25 @@ func fitSurrogate(s *Space, obs []Observation, nsrc int, maximize bool) (*surrog
 		}
 	}
 	sst := withinTask(s, use, ys, wt)
-	bestSSE := math.Inf(1)
+	var bestSSE float64
+	m.w, m.ridge, bestSSE = chooseRidge(xtx, xty, rows, ys, wt)
+	if m.w == nil {
+		return nil, fmt.Errorf("fit surrogate on %d evaluations of %d terms: singular at every ridge", n, d)
+	}
+	m.r2 = 1 - bestSSE/sst
+	if sst == 0 || m.r2 < minR2 {
+		return nil, fmt.Errorf("fit surrogate on %d evaluations of %d terms: it predicts held-out evaluations with R² %.2f, under %.2f", n, d, m.r2, minR2)
+	}
+	return m, nil
+}
+
+// chooseRidge solves the weighted normal equations at each of ridges and
+// keeps the solution whose leave-one-out residuals (from the hat matrix's
+// diagonal: no refits) have the least weighted sum of squares; nil where
+// every one is singular.
+func chooseRidge(xtx *mat.SymDense, xty *mat.VecDense, rows [][]float64, ys, wt []float64) (w []float64, ridge, sse float64) {
+	d, n := xty.Len(), len(rows)
+	sse = math.Inf(1)
 	for _, lambda := range ridges {
 		a := mat.NewSymDense(d, nil)
 		a.CopySym(xtx)
@@ -150,35 +168,27 @@ func fitSurrogate(s *Space, obs []Observation, nsrc int, maximize bool) (*surrog
 		if !ch.Factorize(a) {
 			continue
 		}
-		var w mat.VecDense
-		if err := ch.SolveVecTo(&w, xty); err != nil {
+		var sol mat.VecDense
+		if err := ch.SolveVecTo(&sol, xty); err != nil {
 			continue
 		}
-		// Leave-one-out residuals from the hat matrix's diagonal: no refits.
-		sse := 0.0
+		loo := 0.0
 		var z mat.VecDense
 		for k, phi := range rows {
 			v := mat.NewVecDense(d, phi)
 			if err := ch.SolveVecTo(&z, v); err != nil {
-				sse = math.Inf(1)
+				loo = math.Inf(1)
 				break
 			}
 			h := wt[k] * mat.Dot(v, &z)
-			e := (ys[k] - mat.Dot(v, &w)) / math.Max(1-h, 1e-6)
-			sse += wt[k] * e * e
+			e := (ys[k] - mat.Dot(v, &sol)) / math.Max(1-h, 1e-6)
+			loo += wt[k] * e * e
 		}
-		if sse < bestSSE {
-			bestSSE, m.w, m.ridge = sse, append([]float64(nil), w.RawVector().Data...), lambda
+		if loo < sse {
+			w, ridge, sse = append([]float64(nil), sol.RawVector().Data...), lambda, loo
 		}
 	}
-	if m.w == nil {
-		return nil, fmt.Errorf("fit surrogate on %d evaluations of %d terms: singular at every ridge", n, d)
-	}
-	m.r2 = 1 - bestSSE/sst
-	if sst == 0 || m.r2 < minR2 {
-		return nil, fmt.Errorf("fit surrogate on %d evaluations of %d terms: it predicts held-out evaluations with R² %.2f, under %.2f", n, d, m.r2, minR2)
-	}
-	return m, nil
+	return w, ridge, sse
 }
 
 // withinTask is the weighted sum of squares of ys around each task's mean:
