@@ -215,7 +215,8 @@ func ParseTask(kvs []string) (Task, error) {
 // ⌈5 %⌉ of the space ideal within the copula's reach; where few sources
 // make that reach a handful of configurations, it assumes nearly all of
 // them ideal and answers 1 or 2 evaluations (the full-w2v run from
-// 6 source evaluations: the copula reached 2 of 30, the budget was 1).
+// 6 source evaluations: the copula reached 2 of 30, the budget was 1;
+// TestAutoBudgetFromSixSourcesSpendsASampleAndAStepPerParameter).
 func AutoFloor(s *Space, g GCOptions, size int) int {
 	g = g.withDefaults()
 	f := len(s.Params)
