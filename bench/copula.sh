@@ -16,3 +16,8 @@ for evals in 40 6; do
 	/tmp/copulabench.$$ -source-evals "$evals" "$@"
 	echo
 done
+for evals in 40 6; do
+	echo "== held-out targets, $evals source evaluations per source task"
+	/tmp/copulabench.$$ -held-out -source-evals "$evals" "$@"
+	echo
+done

@@ -49,6 +49,25 @@ const (
 	RestStop Rest = "stop"
 )
 
+// Model is what ranks the neighbourhood search's steps.
+type Model string
+
+// The models.
+const (
+	// ModelQuad is a surrogate regression on every evaluation, the
+	// sources' and the task's (see surrogate): its predicted best is
+	// proposed after the copula's first sample, and the neighbourhood
+	// search takes the unevaluated configuration it predicts best among
+	// those that change one or two parameters of the best evaluation, a
+	// number by any number of levels. Where the surrogate is not to be
+	// trusted (fewer than two evaluations per term, or a leave-one-out
+	// R² under 0.5) the search steps as ModelNone's.
+	ModelQuad Model = "quad"
+	// ModelNone steps one parameter at a time, a number by one level, the
+	// parameters taking turns (see CopulaMethod.neighbour).
+	ModelNone Model = "none"
+)
+
 // GCOptions are the copula's variant. The zero value is the default, chosen
 // by bench/copula.sh's table (docs/tune.md).
 type GCOptions struct {
@@ -64,6 +83,7 @@ type GCOptions struct {
 	// or has no step left. -1 is never (the chapter's GC; Rest still
 	// applies).
 	Local int
+	Model Model
 }
 
 func (g GCOptions) withDefaults() GCOptions {
@@ -79,17 +99,21 @@ func (g GCOptions) withDefaults() GCOptions {
 	if g.Local == 0 {
 		g.Local = defaultLocal
 	}
+	if g.Model == "" {
+		g.Model = ModelQuad
+	}
 	return g
 }
 
 // String is the variant as --gc takes it.
 func (g GCOptions) String() string {
 	g = g.withDefaults()
-	return fmt.Sprintf("marginals=%s,order=%s,rest=%s,local=%d", g.Marginals, g.Order, g.Rest, g.Local)
+	return fmt.Sprintf("marginals=%s,order=%s,rest=%s,local=%d,model=%s", g.Marginals, g.Order, g.Rest, g.Local, g.Model)
 }
 
 // ParseGCOptions parses --gc values: comma-separated key=value pairs among
-// marginals=space|data, order=frequent|drawn, rest=local|stop, local=N.
+// marginals=space|data, order=frequent|drawn, rest=local|stop, local=N,
+// model=quad|none.
 func ParseGCOptions(specs []string) (GCOptions, error) {
 	var g GCOptions
 	for _, spec := range specs {
@@ -103,12 +127,14 @@ func ParseGCOptions(specs []string) (GCOptions, error) {
 				g.Order, ok = Order(v), v == string(OrderFrequent) || v == string(OrderDrawn)
 			case "rest":
 				g.Rest, ok = Rest(v), v == string(RestLocal) || v == string(RestStop)
+			case "model":
+				g.Model, ok = Model(v), v == string(ModelQuad) || v == string(ModelNone)
 			case "local":
 				n, err := strconv.Atoi(v)
 				g.Local, ok = n, err == nil && (n > 0 || n == -1)
 			}
 			if !ok {
-				return g, fmt.Errorf("--gc %q: want marginals=space|data, order=frequent|drawn, rest=local|stop or local=N (N > 0, or -1 for never)", kv)
+				return g, fmt.Errorf("--gc %q: want marginals=space|data, order=frequent|drawn, rest=local|stop, local=N (N > 0, or -1 for never) or model=quad|none", kv)
 			}
 		}
 	}
@@ -144,6 +170,10 @@ type CopulaMethod struct {
 	to       Config
 	r        *rand.Rand
 	random   *RandomMethod
+	task     Task
+	sources  []Observation // for the surrogate (ModelQuad)
+	model    *surrogate    // fitted on sources and told; nil until needed or where it cannot be
+	picked   bool          // the surrogate's predicted best was proposed (or is not to be)
 	// FromCopula counts the proposals that came from the copula; the rest
 	// came from the neighbourhood search or, once it had none, random.
 	FromCopula int
@@ -161,7 +191,8 @@ func NewCopulaMethod(s *Space, sources []Observation, t Task, o FitOptions, seed
 		return nil, err
 	}
 	m := &CopulaMethod{s: smp, opt: o.GC, maximize: o.Maximize, seen: map[string]bool{},
-		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed)}
+		r: rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b)), random: NewRandomMethod(s, t, seed),
+		task: t, sources: sources, picked: o.GC.Model != ModelQuad || o.GC.Local < 0}
 	if o.GC.Order == OrderFrequent {
 		// Drawn order leaves the sampler's stream as the chapter's GC
 		// draws it (and its neighbours' ties to chance).
@@ -182,6 +213,14 @@ func (m *CopulaMethod) Sampler() *Sampler { return m.s }
 func (m *CopulaMethod) Next() (Config, error) {
 	// A search that went a step per parameter without improving is at a
 	// local optimum of the neighbourhood: the copula's next sample follows.
+	// After the copula's first sample, the surrogate's predicted best: the
+	// copula's mode and the regression's, two guesses that fail apart.
+	if !m.picked && m.FromCopula >= 1 {
+		m.picked = true
+		if c := m.predictedBest(); c != nil {
+			return m.propose(c, false), nil
+		}
+	}
 	if m.opt.Local > 0 && m.FromCopula >= m.opt.Local && m.stall < len(m.s.c.space.Params) {
 		if c := m.neighbour(); c != nil {
 			return m.propose(c, false), nil
@@ -253,6 +292,9 @@ func (m *CopulaMethod) Tell(c Config, r Result) {
 // draws most often goes first.
 func (m *CopulaMethod) neighbour() Config {
 	ranked := Best(m.told, 1, m.maximize)
+	if m.opt.Model == ModelQuad && m.fit() {
+		return m.modelStep(ranked)
+	}
 	if c := m.again(ranked); c != nil {
 		return c
 	}
@@ -276,6 +318,104 @@ func (m *CopulaMethod) neighbour() Config {
 		}
 	}
 	return nil
+}
+
+// fit refits the surrogate on the sources and the evaluations so far; false
+// where it cannot be fitted or is not to be trusted (too few evaluations
+// for its terms, or a poor leave-one-out fit: see fitSurrogate), and the
+// search then steps as model=none does.
+func (m *CopulaMethod) fit() bool {
+	obs := append([]Observation(nil), m.sources...)
+	for _, ob := range m.told {
+		obs = append(obs, Observation{Task: m.task, Config: ob.Config, Objective: ob.Objective})
+	}
+	s, err := fitSurrogate(m.s.c.space, obs, len(m.sources), m.maximize)
+	if err != nil {
+		m.model = nil
+		return false
+	}
+	m.model = s
+	return true
+}
+
+// modelStep is the unevaluated feasible configuration that changes one or
+// two parameters of the best evaluation (the next best where it has none)
+// and that the surrogate predicts best, or nil. A number may change by any
+// number of levels: where the copula's samples fall several levels short
+// of an optimum that moves along a curve, the surrogate's curve reaches it
+// in one step, where one level a step did not within the budget.
+func (m *CopulaMethod) modelStep(ranked []Observation) Config {
+	sp := m.s.c.space
+	buf := make([]float64, 0, 64)
+	for _, ob := range ranked {
+		var best Config
+		bestY := math.Inf(1)
+		consider := func(c Config) {
+			if m.seen[c.Key()] || sp.Feasible(c, m.task) != nil {
+				return
+			}
+			if y := m.model.predict(c, m.task, buf); y < bestY {
+				best, bestY = append(Config(nil), c...), y
+			}
+		}
+		c := append(Config(nil), ob.Config...)
+		for i, p := range sp.Params {
+			for li := range p.Levels {
+				if li == ob.Config[i] {
+					continue
+				}
+				c[i] = li
+				consider(c)
+				for j := i + 1; j < len(sp.Params); j++ {
+					for lj := range sp.Params[j].Levels {
+						if lj == ob.Config[j] {
+							continue
+						}
+						c[j] = lj
+						consider(c)
+					}
+					c[j] = ob.Config[j]
+				}
+			}
+			c[i] = ob.Config[i]
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+// maxEnumerate is the largest space predictedBest walks whole; a larger one
+// it searches among the copula's ranked samples.
+const maxEnumerate = 50000
+
+// predictedBest is the unevaluated feasible configuration the surrogate,
+// fitted on the sources, predicts best for the task, or nil.
+func (m *CopulaMethod) predictedBest() Config {
+	if !m.fit() {
+		return nil
+	}
+	sp := m.s.c.space
+	var best Config
+	bestY := math.Inf(1)
+	buf := make([]float64, 0, 64)
+	consider := func(c Config) bool {
+		if !m.seen[c.Key()] {
+			if y := m.model.predict(c, m.task, buf); y < bestY {
+				best, bestY = c, y
+			}
+		}
+		return true
+	}
+	if sp.Size() <= maxEnumerate {
+		sp.Enumerate(m.task, consider)
+		return best
+	}
+	for _, c := range m.queue {
+		consider(c)
+	}
+	return best
 }
 
 // around is c's unevaluated feasible neighbours in parameter i.

@@ -115,8 +115,10 @@ func TestParseGCOptions(t *testing.T) {
 		want string
 		err  string
 	}{
-		{nil, "marginals=space,order=frequent,rest=local,local=3", ""},
-		{[]string{"marginals=data,order=drawn", "rest=stop,local=-1"}, "marginals=data,order=drawn,rest=stop,local=-1", ""},
+		{nil, "marginals=space,order=frequent,rest=local,local=3,model=quad", ""},
+		{[]string{"marginals=data,order=drawn", "rest=stop,local=-1"}, "marginals=data,order=drawn,rest=stop,local=-1,model=quad", ""},
+		{[]string{"model=none"}, "marginals=space,order=frequent,rest=local,local=3,model=none", ""},
+		{[]string{"model=gp"}, "", `--gc "model=gp"`},
 		{[]string{"marginals=sdv"}, "", `--gc "marginals=sdv"`},
 		{[]string{"local=0"}, "", `--gc "local=0"`},
 		{[]string{"speed=11"}, "", `--gc "speed=11"`},
@@ -173,33 +175,42 @@ params:
 	}
 }
 
-// After the first sample the search steps around the best; once as many
-// evaluations as the space has parameters improved nothing (a floor's
-// violations included), the copula's next sample comes in.
+// After the first sample the search steps around the best (with the
+// surrogate, after its predicted best, one or two parameters at a time);
+// once as many evaluations as the space has parameters improved nothing (a
+// floor's violations included), the copula's next sample comes in.
 func TestTheNeighbourhoodSearchHandsBackToTheCopulaWhenItStalls(t *testing.T) {
 	s, tab := issueSpace(t)
 	var src []Observation
 	for i, n := range []float64{20, 40, 60} {
 		src = append(src, tab.Sample(Task{"n": n}, 40, uint64(i))...)
 	}
-	m, err := NewCopulaMethod(s, src, Task{"n": 50}, FitOptions{GC: GCOptions{Local: 1}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _ := m.Next()
-	m.Tell(first, Result{Objective: 1})
-	for i := 0; i < len(s.Params); i++ {
-		c, err := m.Next()
-		if err != nil || m.FromCopula != 1 {
-			t.Fatalf("step %d: %v from the copula (%d so far, %v)", i+1, c, m.FromCopula, err)
+	for _, tc := range []struct {
+		model            Model
+		predicted, diffs int // proposals of the surrogate's best before the steps; most parameters a step changes
+	}{
+		{ModelNone, 0, 1},
+		{ModelQuad, 1, 2},
+	} {
+		m, err := NewCopulaMethod(s, src, Task{"n": 50}, FitOptions{GC: GCOptions{Local: 1, Model: tc.model}}, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if d := diffs(first, c); d != 1 {
-			t.Errorf("step %d: %v differs from the best %v in %d parameters, want 1", i+1, c, first, d)
+		first, _ := m.Next()
+		m.Tell(first, Result{Objective: 1})
+		for i := 0; i < len(s.Params); i++ {
+			c, err := m.Next()
+			if err != nil || m.FromCopula != 1 {
+				t.Fatalf("%s step %d: %v from the copula (%d so far, %v)", tc.model, i+1, c, m.FromCopula, err)
+			}
+			if d := diffs(first, c); i >= tc.predicted && (d < 1 || d > tc.diffs) {
+				t.Errorf("%s step %d: %v differs from the best %v in %d parameters, want 1 to %d", tc.model, i+1, c, first, d, tc.diffs)
+			}
+			m.Tell(c, Result{Objective: 2, Violation: "score 0.2 is below the floor score>=0.5"})
 		}
-		m.Tell(c, Result{Objective: 2, Violation: "score 0.2 is below the floor score>=0.5"})
-	}
-	if _, err := m.Next(); err != nil || m.FromCopula != 2 {
-		t.Errorf("after %d steps without improving: %d proposals from the copula, want its second (%v)", len(s.Params), m.FromCopula, err)
+		if _, err := m.Next(); err != nil || m.FromCopula != 2 {
+			t.Errorf("%s: after %d steps without improving: %d proposals from the copula, want its second (%v)", tc.model, len(s.Params), m.FromCopula, err)
+		}
 	}
 }
 

@@ -70,6 +70,11 @@ func Tune(ctx context.Context, o Options) (*Report, error) {
 				budget = 30
 				fmt.Fprintln(o.Log, "heatsink tune: spending 30 evaluations, the chapter's fixed budget")
 			}
+			if f := AutoFloor(o.Space, o.Fit.GC, b.Space); budget < f {
+				fmt.Fprintf(o.Log, "heatsink tune: spending %d evaluations, not %d: the copula reaches %d configurations and eq. 5.1 assumes %d of them ideal; %d is its first samples and one step in each parameter\n",
+					f, budget, b.Reachable, b.IdealGC, f)
+				budget = f
+			}
 		}
 	}
 	rep.BudgetUsed = budget
@@ -202,6 +207,23 @@ func ParseTask(kvs []string) (Task, error) {
 		t[k] = x
 	}
 	return t, nil
+}
+
+// AutoFloor is the least budget --budget auto spends: the GC's first
+// GCOptions.Local samples and one neighbourhood step in each parameter (at
+// most the space's size feasible configurations). Eq. 5.1 assumes
+// ⌈5 %⌉ of the space ideal within the copula's reach; where few sources
+// make that reach a handful of configurations, it assumes nearly all of
+// them ideal and answers 1 or 2 evaluations (the full-w2v run from
+// 6 source evaluations: the copula reached 2 of 30, the budget was 1;
+// TestAutoBudgetFromSixSourcesSpendsASampleAndAStepPerParameter).
+func AutoFloor(s *Space, g GCOptions, size int) int {
+	g = g.withDefaults()
+	f := len(s.Params)
+	if g.Local > 0 {
+		f += g.Local
+	}
+	return min(f, size)
 }
 
 // ParseBudget parses --budget: a positive number, or auto (0).

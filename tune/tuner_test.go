@@ -44,7 +44,7 @@ func TestTunePrintsTheBudgetBeforeSpendingItAndWritesTheReport(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil || !strings.Contains(string(md), "| evaluation | gc | random |") || !strings.Contains(string(md), "heatsink run -- run.sh") ||
-		!strings.Contains(string(md), "GC variant: --gc marginals=space,order=frequent,rest=local,local=3.") {
+		!strings.Contains(string(md), "GC variant: --gc marginals=space,order=frequent,rest=local,local=3,model=quad.") {
 		t.Errorf("report.md:\n%s", md)
 	}
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))

@@ -53,7 +53,7 @@ an evaluation under a floor is recorded with why and never recommended.`,
 	f.StringVar(&fl.methods, "method", "gc", "gc, random, tpe, default, or several comma-separated")
 	f.StringVar(&fl.objective, "objective", "runtime_s", "runtime_s, energy_per_work, min:|max: METRIC, re:REGEXP or json:PATH")
 	f.StringArrayVar(&fl.constraints, "constraint", nil, "no-throttle, margin_c=N (peak N °C under the slowdown limit), or METRIC>=X, METRIC<=X (a floor or ceiling on a metric the workload reports); repeatable")
-	f.StringArrayVar(&fl.gc, "gc", nil, "the copula's variant: marginals=space|data, order=frequent|drawn, rest=local|stop, local=N|-1 (docs/tune.md)")
+	f.StringArrayVar(&fl.gc, "gc", nil, "the copula's variant: marginals=space|data, order=frequent|drawn, rest=local|stop, local=N|-1, model=quad|none (docs/tune.md)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the methods")
 	f.Float64Var(&fl.quantile, "quantile", 0.3, "best share of the source evaluations the copula is fitted on")
 	f.DurationVar(&fl.baseline, "baseline", 30*time.Second, "idle baseline the first evaluation records; later ones wait to be back to it")
