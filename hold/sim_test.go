@@ -173,6 +173,29 @@ func TestHoldIsNotFooledByALateStart(t *testing.T) {
 	}
 }
 
+// TestHoldWaitsForACommandThatStartsLate: a command that spends its first
+// seconds starting (CuPy's import on the H100 of 2026-11-28: the reading
+// fell in the first second) is a job not yet at work, not a wrong model;
+// the hold keeps its model and meets the goals.
+func TestHoldWaitsForACommandThatStartsLate(t *testing.T) {
+	for _, lag := range []float64{1.5, 3} {
+		s := h100("", 1, 1, 57).sim()
+		s.StartLagS = lag
+		tr, err := s.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range tr.Modes {
+			if m != ModeModel {
+				t.Fatalf("start %g s late: at %v s the controller left the model (%s)", lag, tr.TimeS[i], m)
+			}
+		}
+		if q := Judge(tr, 48+lag); q.OvershootC > goalOvershootC || q.MeanAbsC > goalMeanC {
+			t.Errorf("start %g s late: overshoot %.2f °C, mean |T−Tset| %.2f °C", lag, q.OvershootC, q.MeanAbsC)
+		}
+	}
+}
+
 // TestHoldRunsFreeBelowTheSetPoint: a set point above what the job reaches
 // running free leaves it free.
 func TestHoldRunsFreeBelowTheSetPoint(t *testing.T) {
