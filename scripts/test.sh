@@ -21,4 +21,6 @@ progress=$(mktemp -d)
 trap 'rm -rf "$progress"' EXIT
 go build -o "$progress/testprogress" ./scripts/testprogress
 echo "go test -race: a line per package as it finishes"
-go test -json -race -count=1 -timeout 15m ./... 2>&1 | "$progress/testprogress"
+# -timeout is a hang detector per test binary, not the budget: cmd/heatsink
+# alone takes ~10 minutes under -race on a 2-core machine.
+go test -json -race -count=1 -timeout 25m ./... 2>&1 | "$progress/testprogress"
