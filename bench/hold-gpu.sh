@@ -15,19 +15,20 @@
 #   WORKLOAD: dgemm, stream (built-ins, paced between kernel launches or
 #   passes), cupy (a CuPy FP64 matmul loop, paced by SIGSTOP/SIGCONT of its
 #   process group). Default: dgemm stream.
-# Durations (seconds, environment): FREE_S 50 (load of the free run: its load fit needs three time constants, an H100 τ of 12-14 s),
-# HOLD_S 50, COOL_S 5 (idle before each run: an H100's fast part drops at
-# once, its slow part only by 1-e^(-5/14) ~ 30 %, so repeats 2.. start warm),
-# REPEATS 3, STEPS 4 and STEP_S 16 (the bisection: warm runs at a fixed duty
-# judged by the peak of their second half, the slow part ~70 % settled),
-# PAUSE_S 35. The script prints its estimate first:
+# Durations (seconds, environment): FREE_S 100 (load of the free run: its
+# load fit needs three time constants; H100 τ of 15-23 s fitted on
+# 2026-11-28, ~31 s on a card idling at 34 °C, where 50 s gave no fit),
+# HOLD_S 105 (3τ to settle, then the steady window), COOL_S 5 (idle before
+# each run: repeats 2.. start warm), REPEATS 3, STEPS 4 and STEP_S 16 (the
+# bisection: warm runs at a fixed duty judged by the peak of their second
+# half), PAUSE_S 35. PERIOD sets --hold-period (default: the model's). The
+# script prints its estimate first:
 # 10+FREE_S + REPEATS*(COOL_S+HOLD_S) + STEPS*STEP_S + COOL_S+PAUSE_S + 4 s
-# per run for starting = ~345 s per workload (356 s measured on an H100) with the defaults on an H100
-# (τ ~14 s, so the steady state after 3τ is the last ~8 s of each held run,
-# ~24 readings over 3 repeats). One workload per device call fits with room
-# (wrap it in `timeout 560` and keep what it wrote): call 1 `dgemm`, call 2
-# `cupy`; two in one call need e.g. FREE_S=20 HOLD_S=45 STEPS=3 STEP_S=12
-# PAUSE_S=30 COOL_S=4 (~275 s each), at the cost of a 3 s steady window.
+# per run for starting = ~560 s per workload with the defaults: over one
+# 600 s device call with the starting, so run PART=1 (free and holds, 452 s
+# measured with REPEATS=3) and then PART=2 on the same machine, carrying
+# $OUT back; or REPEATS=2 in PART=1 (340 s measured). bench/hold-gpus.sh runs
+# a workload per GPU at once (a GPU between them where the node has one).
 # Writes into $OUT: WORKLOAD/{free,holdN,fixN,pause}/ run directories and
 # table.txt.
 # GPU=G runs the job on GPU G only and holds, judges and guards that GPU,
@@ -41,7 +42,7 @@ shift
 workloads=("$@")
 [[ ${#workloads[@]} -eq 0 ]] && workloads=(dgemm stream)
 out=${OUT:?OUT must name the output directory}
-FREE_S=${FREE_S:-50} HOLD_S=${HOLD_S:-50} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
+FREE_S=${FREE_S:-100} HOLD_S=${HOLD_S:-105} COOL_S=${COOL_S:-5} REPEATS=${REPEATS:-3}
 STEPS=${STEPS:-4} STEP_S=${STEP_S:-16} PAUSE_S=${PAUSE_S:-35}
 GPU=${GPU:-} PART=${PART:-all} PERIOD=${PERIOD:-}
 # period: --hold-period for the held runs (PERIOD=10ms; default: the model's).
