@@ -25,7 +25,7 @@
 #   report   one table of all the above from the logs in $OUT (runs alone
 #            on logs from an earlier call, e.g. to check the parsing).
 #
-# Variants (VARIANTS, default "volatile ldcg plain"):
+# Variants (VARIANTS, default "volatile ldcg noclobber plain"):
 #   volatile   w2v.cu as committed: asm volatile ld.global.cg + "memory";
 #   ldcg       CUDA's __ldcg(p): the same ld.global.cg, which the compiler
 #              may batch and reorder (its asm has no clobber);
@@ -53,7 +53,7 @@ shift
 steps=${*:-gen exact speed quality profile report}
 gpu_init
 budget=${LDCG_BUDGET_S:-380}
-read -ra variants <<<"${VARIANTS:-volatile ldcg plain}"
+read -ra variants <<<"${VARIANTS:-volatile ldcg noclobber plain}"
 speed_rows=${SPEED_ROWS:-warp:2048,warp:32768,block:2048,block:32768}
 quality_rows=${QUALITY_ROWS:-warp:2048,warp:32768}
 bin=$dir/w2v.test
