@@ -21,7 +21,8 @@
 #            QUALITY_ROWS (warp:2048,warp:32768);
 #   profile  Nsight Compute on one training launch (w2v_sgns_warp4, the
 #            second epoch, 2048 at once) per variant: warp states and
-#            stall reasons (long scoreboard...), occupancy, throughput;
+#            stall reasons (long scoreboard...), occupancy, throughput,
+#            and the sampled stalls per SASS instruction (ncu-V-sass.csv);
 #   report   one table of all the above from the logs in $OUT (runs alone
 #            on logs from an earlier call, e.g. to check the parsing).
 #
@@ -230,6 +231,8 @@ if has profile; then
 		fi
 		"$ncu" --import "$out/ncu/$v.ncu-rep" --page details >"$out/ncu-$v.txt" 2>&1
 		"$ncu" --import "$out/ncu/$v.ncu-rep" --page raw --csv >"$out/ncu-$v.csv" 2>&1
+		# Per SASS instruction, the sampled stalls: where the warps wait.
+		timeout 30 "$ncu" --import "$out/ncu/$v.ncu-rep" --page source --print-source sass --csv >"$out/ncu-$v-sass.csv" 2>&1
 		echo "-- $v"
 		grep -E '^ *(Duration|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Active Warps Per Scheduler|Eligible Warps Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction|L2 Hit Rate|L1/TEX Hit Rate) ' \
 			"$out/ncu-$v.txt" | sed 's/^ */  /'
