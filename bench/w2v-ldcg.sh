@@ -26,15 +26,21 @@
 #   report   one table of all the above from the logs in $OUT (runs alone
 #            on logs from an earlier call, e.g. to check the parsing).
 #
-# Variants (VARIANTS, default "volatile ldcg noclobber plain"):
+# Variants (VARIANTS, default "volatile ldcg plain refill"):
 #   volatile   w2v.cu as committed: asm volatile ld.global.cg + "memory";
 #   ldcg       CUDA's __ldcg(p): the same ld.global.cg, which the compiler
 #              may batch and reorder (its asm has no clobber);
 #   plain      *(p): an ordinary load, cached in L1;
-#   noclobber  asm volatile ld.global.cg without the "memory" clobber.
+#   noclobber  asm volatile ld.global.cg without the "memory" clobber;
+#   refill     not a macro: W2V_LDCG as committed, but the warp kernels'
+#              fresh mode reads the next window's rows 6 at a time, all
+#              loads before any store to shared memory (Wombat's remedy,
+#              wombat_load_chunk), from DIR/w2v-refill.cu, which is w2v.cu
+#              with bench/w2v-ldcg-refill.patch applied.
 #
 #   # on a machine with Go, from the branch:
 #   bench/w2v-gpu-build.sh DIR && cp kernels/w2v/w2v.cu bench/w2v-ldcg.sh DIR/
+#   patch -o DIR/w2v-refill.cu kernels/w2v/w2v.cu bench/w2v-ldcg-refill.patch
 #   # on the GPU machine, from the repository root:
 #   DIR/w2v-ldcg.sh DIR [STEP...]      (or bench/w2v-ldcg.sh DIR once merged)
 #
@@ -54,7 +60,7 @@ shift
 steps=${*:-gen exact speed quality profile report}
 gpu_init
 budget=${LDCG_BUDGET_S:-380}
-read -ra variants <<<"${VARIANTS:-volatile ldcg noclobber plain}"
+read -ra variants <<<"${VARIANTS:-volatile ldcg plain refill}"
 speed_rows=${SPEED_ROWS:-warp:2048,warp:32768,block:2048,block:32768}
 quality_rows=${QUALITY_ROWS:-warp:2048,warp:32768}
 bin=$dir/w2v.test
@@ -64,7 +70,7 @@ src=$dir/w2v.cu
 # variant_macro NAME prints what goes above w2v.cu for variant NAME.
 variant_macro() {
 	case $1 in
-	volatile) ;;
+	volatile | refill) ;;
 	ldcg) echo '#define W2V_LDCG(p) __ldcg(p)' ;;
 	plain) echo '#define W2V_LDCG(p) (*(p))' ;;
 	noclobber)
@@ -80,6 +86,11 @@ variant_macro() {
 		;;
 	*) return 1 ;;
 	esac
+}
+
+# variant_src NAME prints the source file variant NAME's macro goes above.
+variant_src() {
+	if [ "$1" = refill ]; then echo "$dir/w2v-refill.cu"; else echo "$src"; fi
 }
 
 # left prints the seconds of the budget left; fits SECONDS says whether a
@@ -103,7 +114,8 @@ module() {
 }
 
 for v in "${variants[@]}"; do
-	variant_macro "$v" >/dev/null || { echo "unknown variant $v (volatile ldcg plain noclobber)"; exit 2; }
+	variant_macro "$v" >/dev/null || { echo "unknown variant $v (volatile ldcg plain noclobber refill)"; exit 2; }
+	[ "$steps" = report ] || [ -f "$(variant_src "$v")" ] || { echo "no $(variant_src "$v") for variant $v (see the usage above)"; exit 2; }
 done
 if [ "$steps" != report ]; then
 	[ -x "$bin" ] || { echo "no $bin: bench/w2v-gpu-build.sh DIR builds it"; exit 2; }
@@ -120,7 +132,7 @@ if has gen; then
 		cp kernels/scripts/gen.sh "$out/src/$v/scripts/"
 		{
 			variant_macro "$v"
-			cat "$src"
+			cat "$(variant_src "$v")"
 		} >"$out/src/$v/w2v/w2v.cu"
 		"$out/src/$v/scripts/gen.sh" "$out/gen/$v" w2v >"$out/gen-$v.log" 2>&1 &
 	done
@@ -133,6 +145,7 @@ if has gen; then
 			continue
 		fi
 		m=$(variant_macro "$v" | tail -n 1)
+		[ "$v" = refill ] && m="(the committed macro; $(variant_src "$v"): the fresh refill 6 rows at a time)"
 		printf '%-10s %s\n' "$v" "${m:-(w2v.cu as committed)}"
 		for k in w2v_sgns_warp4 w2v_sgns_block; do
 			printf '  %-15s %s\n' "$k" "$(grep -A3 "Compiling entry function '$k' for 'sm_90'" "$out/gen/$v/w2v.resources" |
