@@ -38,9 +38,9 @@
 #              wombat_load_chunk), from DIR/w2v-refill.cu, which is w2v.cu
 #              with bench/w2v-ldcg-refill.patch applied.
 #
-#   # on a machine with Go, from the branch:
-#   bench/w2v-gpu-build.sh DIR && cp kernels/w2v/w2v.cu bench/w2v-ldcg.sh DIR/
-#   patch -o DIR/w2v-refill.cu kernels/w2v/w2v.cu bench/w2v-ldcg-refill.patch
+#   # on a machine with Go: the test binary, corpus, sets, w2v.cu,
+#   # w2v-refill.cu and a copy of this script into DIR
+#   bench/w2v-ldcg-build.sh DIR
 #   # on the GPU machine, from the repository root:
 #   DIR/w2v-ldcg.sh DIR [STEP...]      (or bench/w2v-ldcg.sh DIR once merged)
 #
@@ -55,7 +55,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib/gpu.sh
 STEP_CLOCK=1
-dir=${1:?usage: w2v-ldcg.sh DIR [STEP...] (DIR: w2v.test, english.txt.gz, w2v.cu)}
+dir=${1:?usage: w2v-ldcg.sh DIR [STEP...] (DIR from bench/w2v-ldcg-build.sh)}
 shift
 steps=${*:-gen exact speed quality profile report}
 gpu_init
@@ -118,7 +118,7 @@ for v in "${variants[@]}"; do
 	[ "$steps" = report ] || [ -f "$(variant_src "$v")" ] || { echo "no $(variant_src "$v") for variant $v (see the usage above)"; exit 2; }
 done
 if [ "$steps" != report ]; then
-	[ -x "$bin" ] || { echo "no $bin: bench/w2v-gpu-build.sh DIR builds it"; exit 2; }
+	[ -x "$bin" ] || { echo "no $bin: bench/w2v-ldcg-build.sh DIR builds it"; exit 2; }
 	n=${#variants[@]}
 	printf 'estimate for %d variants: gen ~20 s, exact ~%d s, speed ~%d s, quality ~%d s, profile ~%d s: ~%d s of the %d s budget\n' \
 		"$n" $((8 * n)) $((2 * 12 * n)) $((25 * n)) $((30 * n)) $((20 + 8 * n + 24 * n + 25 * n + 30 * n)) "$budget"
