@@ -94,11 +94,13 @@ variant_src() {
 }
 
 # left prints the seconds of the budget left; fits SECONDS says whether a
-# step's piece of about SECONDS still fits.
+# step's piece of about SECONDS still fits (a piece skipped fails the run:
+# its numbers are missing).
 left() { echo $((budget - SECONDS)); }
 fits() {
 	[ "$(left)" -ge "$1" ] && return 0
 	echo "SKIPPED: $(left) s of the budget left, this needs about $1 s"
+	fail=1
 	return 1
 }
 # cap MAX prints MAX or the budget left less 15 s for report, if less.
