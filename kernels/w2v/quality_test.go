@@ -3,6 +3,7 @@ package w2v
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"runtime"
@@ -16,9 +17,10 @@ import (
 type qualityScores struct{ ws353, simlex, add, mul float64 }
 
 // trainScored trains c with cfg on dev and scores the vectors on the
-// evaluation sets in evalDir: WS-353, SimLex-999 and both analogy measures,
-// with the whole report and the training's stats.
-func trainScored(t *testing.T, c *Corpus, cfg Config, dev Device, evalDir string) (qualityScores, Report, Stats) {
+// evaluation sets in sets (a directory's, or OpenSets' builtin ones):
+// WS-353, SimLex-999 and both analogy measures, with the whole report and
+// the training's stats.
+func trainScored(t *testing.T, c *Corpus, cfg Config, dev Device, sets fs.FS) (qualityScores, Report, Stats) {
 	t.Helper()
 	tr, err := NewTrainer(context.Background(), c, cfg, dev)
 	if err != nil {
@@ -33,7 +35,7 @@ func trainScored(t *testing.T, c *Corpus, cfg Config, dev Device, evalDir string
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Evaluate(v, EvalOptions{Sets: os.DirFS(evalDir)})
+	r, err := Evaluate(v, EvalOptions{Sets: sets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func TestGPUQualityMatchesCPU(t *testing.T) {
 		for i, rn := range runs {
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.Seed, cfg.Fresh = epochs, uint64(seed), rn.fresh
-			q, r, st := trainScored(t, c, cfg, rn.dev, dir)
+			q, r, st := trainScored(t, c, cfg, rn.dev, os.DirFS(dir))
 			scores[i] = append(scores[i], q)
 			fmt.Printf("%-18s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f  %.0f%% %.0f%% %.0f%%\n", rn.name, seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul,
 				100*r.Similarity[0].Coverage(), 100*r.Similarity[3].Coverage(), 100*float64(r.Analogy.Covered)/float64(r.Analogy.Questions))

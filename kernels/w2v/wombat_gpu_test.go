@@ -505,7 +505,7 @@ func TestWombatQualityMatchesCPU(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.Seed, cfg.Objective, cfg.Kernel = epochs, uint64(seed), rn.objective, rn.krn
-			q, _, st := trainScored(t, c, cfg, rn.dev, dir)
+			q, _, st := trainScored(t, c, cfg, rn.dev, os.DirFS(dir))
 			scores[i] = append(scores[i], q)
 			fmt.Printf("%-16s %4d %7.2f M %7.3f %10.3f %8.3f %8.3f\n", rn.name, seed, st.WordsPerS()/1e6, q.ws353, q.simlex, q.add, q.mul)
 		}
