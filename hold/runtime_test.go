@@ -75,3 +75,38 @@ func TestRuntimeCyclesTheJobAtItsDuty(t *testing.T) {
 		t.Errorf("hold point's temp_c %v, want the hotter GPU's 58", v)
 	}
 }
+
+// A tick in which the job did not run at all tells whether the card
+// worked without it: its utilisation is run.json's gpu_held_util_pct. Held
+// throughout (a duty of 0), every tick after the first counts; the first
+// tick's NVML window began before the hold and is left out.
+func TestRuntimeRecordsTheGPUsUtilisationWhileHeld(t *testing.T) {
+	d := 0.0
+	tg, _ := ParseTarget("gpu_core<=60")
+	h, err := NewRuntime(Config{Target: tg, FixedDuty: &d, Switch: &switchLog{}, IntervalS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []point.Point
+	h.SetRun("r1", func(p ...point.Point) { got = append(got, p...) })
+	h.Start()
+	time.Sleep(50 * time.Millisecond) // the cycle's first pause
+	t0 := time.Now()
+	for i, u := range []float64{90, 40, 20} {
+		tick := t0.Add(time.Duration(i) * time.Second)
+		g := point.New(schema.GPU, tick)
+		g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", 55).AddFloat(schema.FieldUtilPct, u)
+		h.Write([]point.Point{g, point.New(schema.CollectorTick, tick)})
+	}
+	h.Stop()
+	s := h.Summary()
+	if s.GPUDuty == nil || math.Abs(*s.GPUDuty-0.3) > 1e-9 {
+		t.Errorf("gpu_duty %v, want 0.3 (the mean of 40 and 20 %%)", s.GPUDuty)
+	}
+	if s.GPUHeldUtilPct == nil || math.Abs(*s.GPUHeldUtilPct-30) > 1e-9 || s.GPUHeldTicks != 2 {
+		t.Errorf("gpu_held_util_pct %v over %d ticks, want 30 over 2", s.GPUHeldUtilPct, s.GPUHeldTicks)
+	}
+	if v, ok := got[1].Float(schema.FieldUtilPct); !ok || v != 40 {
+		t.Errorf("hold point's util_pct %v, %v; want 40", v, ok)
+	}
+}
