@@ -1,6 +1,9 @@
 package analysis
 
 import (
+	"math"
+	"strings"
+
 	"github.com/heatsink-hpc/heatsink/point/schema"
 	"github.com/heatsink-hpc/heatsink/rundir"
 )
@@ -66,5 +69,39 @@ func Hold(r *Run) *HoldResult {
 		h.SetAtC = append(h.SetAtC, sets[t])
 		h.DutyAt = append(h.DutyAt, d.V[i])
 	}
+	if h.GPUDuty == nil && len(d.T) > 1 {
+		h.GPUDuty = gpuDutyOver(r, h.Target, d.T[0], d.T[len(d.T)-1])
+	}
 	return h
+}
+
+// gpuDutyOver is the held GPU's mean NVML utilisation, as a share, over
+// the hold's ticks after the first (whose sample window began before the
+// hold), from the recorded gpu points: run.json's gpu_duty for a run
+// recorded before the hold kept it. Nil where the component is no GPU,
+// the target names no GPU and the run has several, or none reported
+// utilisation.
+func gpuDutyOver(r *Run, target string, fromS, toS float64) *float64 {
+	comp, _, _ := strings.Cut(target, "<=")
+	kind, dev, _ := strings.Cut(comp, ":")
+	if kind != "gpu_core" && kind != "gpu_mem" {
+		return nil
+	}
+	util := r.Find(schema.GPU, schema.FieldUtilPct, func(s *Series) bool { return dev == "" || s.Tag(schema.TagGPU) == dev })
+	if len(util) != 1 {
+		return nil
+	}
+	var sum float64
+	n := 0
+	for i, t := range util[0].T {
+		if t > fromS && t <= toS && !math.IsNaN(util[0].V[i]) {
+			sum += util[0].V[i]
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	v := sum / float64(n) / 100
+	return &v
 }
