@@ -22,19 +22,23 @@ import (
 type fakeGPU struct {
 	queue chan chan struct{}
 
-	mu     sync.Mutex
-	busy   time.Duration
-	kernel time.Duration
+	mu      sync.Mutex
+	busy    time.Duration // kernels finished
+	running time.Time     // the kernel running since, zero when idle
+	kernel  time.Duration
 }
 
 func newFakeGPU(kernel time.Duration, depth int) *fakeGPU {
 	g := &fakeGPU{queue: make(chan chan struct{}, depth), kernel: kernel}
 	go func() {
 		for done := range g.queue {
-			start := time.Now()
+			g.mu.Lock()
+			g.running = time.Now()
+			g.mu.Unlock()
 			time.Sleep(g.kernel)
 			g.mu.Lock()
-			g.busy += time.Since(start)
+			g.busy += time.Since(g.running)
+			g.running = time.Time{}
 			g.mu.Unlock()
 			close(done)
 		}
@@ -42,9 +46,14 @@ func newFakeGPU(kernel time.Duration, depth int) *fakeGPU {
 	return g
 }
 
+// busyTime is the time it has been busy, the kernel running now included,
+// so that a window's busy time counts a long kernel's part in the window.
 func (g *fakeGPU) busyTime() time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.running.IsZero() {
+		return g.busy + time.Since(g.running)
+	}
 	return g.busy
 }
 

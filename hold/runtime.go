@@ -278,14 +278,15 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
-	mark := clock.Ran()
-	// lap adds the run since the last lap to the summary and returns it.
-	lap := func() time.Duration {
-		now := clock.Ran()
-		ran := now - mark
-		mark = now
+	mark, markAt := clock.Ran(), time.Now()
+	// lap adds the run since the last lap to the summary and returns it
+	// with the wall time since then.
+	lap := func() (ran, wall time.Duration) {
+		now, at := clock.Ran(), time.Now()
+		ran, wall = now-mark, at.Sub(markAt)
+		mark, markAt = now, at
 		h.addRan(ran)
-		return ran
+		return ran, wall
 	}
 	defer func() {
 		lap()
@@ -324,10 +325,9 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		}
 		// A kernel still running at the period's end counts in the next
 		// period's lap, where it runs.
-		elapsed := time.Since(start)
-		ran := lap()
+		ran, wall := lap()
 		burst += ran
-		if ran < elapsed-time.Millisecond { // it stopped in this period
+		if ran < wall-time.Millisecond { // it stopped in this period
 			limit = max(limit, min(burst, time.Second))
 			burst = 0
 		}
@@ -335,11 +335,12 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		// longer (else whole kernels run more than the duty: 0.5 for 0.3
 		// with 150 ms kernels at a 50 ms period), so a long stall (a
 		// host-side phase, a page fault, the guard's pause) is not paid
-		// back for seconds.
-		// The duty is of the time the period really took: a timer that
-		// wakes late (a millisecond on a busy host, a fifth of a 5 ms
-		// period) lengthens the off-time, which the next period pays.
-		credit = min(max(credit+time.Duration(u*float64(time.Since(start)))-ran, -limit), limit)
+		// back for seconds. The duty is of the wall time since the last
+		// lap, not the period asked for: a timer that wakes late (a
+		// millisecond on a busy host, a tenth of a 10 ms period) lengthens
+		// the off-time, which the next period pays (a cycle that owed
+		// u·period ran 0.454 for 0.5 on this machine under load).
+		credit = min(max(credit+time.Duration(u*float64(wall))-ran, -limit), limit)
 	}
 }
 
