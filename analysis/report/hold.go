@@ -46,21 +46,28 @@ func holdSection(rep *analysis.Report) section {
 // holdAnswer is the hold's result in one sentence: how closely the
 // component was held, and what it cost.
 func holdAnswer(h *analysis.HoldResult) string {
-	var b strings.Builder
 	comp, _, _ := strings.Cut(h.Target, "<=")
-	fmt.Fprintf(&b, "Held %s at %g °C", comp, h.SetC)
+	var b strings.Builder
+	var notes []string // in brackets after the verdict
 	switch {
+	case h.PeakC != nil && *h.PeakC < h.SetC:
+		// |T − Tset| is then no holding error: the job barely needed
+		// pacing, or the set point was above what it reaches.
+		fmt.Fprintf(&b, "Kept %s under %g °C without reaching it", comp, h.SetC)
 	case h.P95AbsC != nil && h.MeanAbsC != nil:
-		fmt.Fprintf(&b, " within %.1f °C (95 %% of the readings from 3τ on; mean %.2f °C", *h.P95AbsC, *h.MeanAbsC)
+		fmt.Fprintf(&b, "Held %s at %g °C within %.1f °C", comp, h.SetC, *h.P95AbsC)
+		notes = append(notes, fmt.Sprintf("95 %% of the readings from 3τ on; mean %.2f °C", *h.MeanAbsC))
 	case h.Readings > 0:
-		fmt.Fprintf(&b, ", not judged: the load ended before 3τ (%.0f s) had passed (", h.SettleS)
+		fmt.Fprintf(&b, "Held %s at %g °C, not judged: the load ended before 3τ (%.0f s) had passed", comp, h.SetC, h.SettleS)
 	default:
-		b.WriteString(", not judged: no reading of the component came (")
+		fmt.Fprintf(&b, "Held %s at %g °C, not judged: no reading of the component came", comp, h.SetC)
 	}
 	if h.PeakC != nil {
-		fmt.Fprintf(&b, ", peak %.1f °C", *h.PeakC)
+		notes = append(notes, fmt.Sprintf("peak %.1f °C", *h.PeakC))
 	}
-	b.WriteString(")")
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
+	}
 	pct := func(v float64) string { return fmt.Sprintf("%.0f %%", 100*v) }
 	if h.VsFree != nil {
 		fmt.Fprintf(&b, ", at a cost of %s of the throughput (%.3f of the free run's); the job ran %s of the time", pct(max(0, 1-*h.VsFree)), *h.VsFree, pct(h.Duty))
@@ -70,7 +77,7 @@ func holdAnswer(h *analysis.HoldResult) string {
 	if h.Fallback != "" {
 		b.WriteString(", ending in the plain pause")
 	}
-	return strings.Replace(b.String(), "((, ", "(", 1) + "."
+	return b.String() + "."
 }
 
 // gpuDutySentence sets the GPU's own duty beside the job's: a command's

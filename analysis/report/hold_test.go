@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
+	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 // The hold's report leads with the answer, in the Summary and in its own
@@ -41,4 +42,29 @@ func TestHoldReportLeadsWithTheAnswer(t *testing.T) {
 			t.Errorf("the hold section lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// The answer says what happened when there was no holding to judge: a
+// component that never reached its set point (the lead's STREAM hold2 of
+// 2026-11-28: peak 44 °C under 45, duty 0.97) is kept under it, not "held
+// within 2 °C"; a load shorter than 3τ is not judged; without the free
+// run's throughput the cost is the duty alone.
+func TestHoldAnswerWithoutAHoldToJudge(t *testing.T) {
+	for _, c := range []struct {
+		h    analysis.HoldResult
+		want string
+	}{
+		{analysis.HoldResult{Hold: rundirHold("gpu_core:1<=45", 45, 0.97, f(1.61), f(2), f(44), 105, 36), VsFree: f(0.95)},
+			"Kept gpu_core:1 under 45 °C without reaching it (peak 44.0 °C), at a cost of 5 % of the throughput (0.950 of the free run's); the job ran 97 % of the time."},
+		{analysis.HoldResult{Hold: rundirHold("cpu_package<=52", 52, 0.6, nil, nil, f(53.2), 20, 45)},
+			"Held cpu_package at 52 °C, not judged: the load ended before 3τ (45 s) had passed (peak 53.2 °C); the job ran 60 % of the time (no free run's throughput to compare with)."},
+	} {
+		if got := holdAnswer(&c.h); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+func rundirHold(target string, setC, duty float64, meanAbs, p95, peak *float64, readings int, settleS float64) rundir.Hold {
+	return rundir.Hold{Target: target, SetC: setC, Duty: duty, MeanAbsC: meanAbs, P95AbsC: p95, PeakC: peak, Readings: readings, SettleS: settleS}
 }
