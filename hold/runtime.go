@@ -425,9 +425,12 @@ func (h *Runtime) Write(points []point.Point) error {
 		return nil
 	}
 	var st Step
-	if d := h.cfg.FixedDuty; d != nil {
-		st = Step{Duty: *d, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
-	} else {
+	switch {
+	case h.cfg.FixedDuty != nil:
+		st = Step{Duty: *h.cfg.FixedDuty, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
+	case hasUtil && h.quietLocked(tick, ran, util):
+		st = h.ctrl.StepQuiet(hot, found)
+	default:
 		st = h.ctrl.Step(hot, found)
 	}
 	h.duty = st.Duty
@@ -469,6 +472,22 @@ func (h *Runtime) Write(points []point.Point) error {
 	p.AddFloat(schema.FieldPeriodS, h.period.Seconds())
 	emit(p)
 	return nil
+}
+
+// quietLocked says whether the job ran in the tick ending at tick but the
+// held GPU did not work with it: under half the busy share its run would
+// give (NVML's utilisation against the run clock). Called with h.mu held,
+// before noteUtilLocked.
+func (h *Runtime) quietLocked(tick time.Time, ran time.Duration, utilPct float64) bool {
+	if h.lastTick.IsZero() {
+		return false
+	}
+	dt := tick.Sub(h.lastTick).Seconds()
+	if dt <= 0 {
+		return false
+	}
+	share := (ran - h.lastRan).Seconds() / dt
+	return share >= 0.05 && utilPct < 50*share
 }
 
 // noteUtilLocked keeps the held GPU's utilisation of a tick: NVML's share

@@ -110,3 +110,43 @@ func TestRuntimeRecordsTheGPUsUtilisationWhileHeld(t *testing.T) {
 		t.Errorf("hold point's util_pct %v, %v; want 40", v, ok)
 	}
 }
+
+// The runtime tells a quiet tick by the held GPU's utilisation against the
+// job's run: a job that ran but left the GPU idle (a command starting up)
+// goes to StepQuiet and the hold stays in the model's mode; the same
+// readings without util_pct fall back to the plain pause, as the cupy hold
+// of 2026-11-28 did (TestFirstSecondWaitsForACommandsFirstWork).
+func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
+	m := Model{BaseC: 36, FastC: 25.8, SlowC: 3.2, TauS: 10.2, Source: "H100 cupy, 2026-11-28"}
+	tg, _ := ParseTarget("gpu_core<=54")
+	for _, c := range []struct {
+		name     string
+		withUtil bool
+		wantMode Mode
+	}{{"util_pct 0", true, ModeModel}, {"no util_pct", false, ModePause}} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := NewRuntime(Config{Target: tg, Model: &m, Switch: &switchLog{}, IntervalS: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Start()
+			defer h.Stop()
+			t0 := time.Now()
+			for i, r := range []float64{43, 42} {
+				if i > 0 {
+					time.Sleep(time.Second)
+				}
+				tick := t0.Add(time.Duration(i) * time.Second)
+				g := point.New(schema.GPU, tick)
+				g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", r)
+				if c.withUtil {
+					g.AddFloat(schema.FieldUtilPct, 0)
+				}
+				h.Write([]point.Point{g, point.New(schema.CollectorTick, tick)})
+			}
+			if s := h.Summary(); s.Mode != string(c.wantMode) {
+				t.Errorf("mode %s (%s), want %s", s.Mode, s.Fallback, c.wantMode)
+			}
+		})
+	}
+}
