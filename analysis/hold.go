@@ -26,6 +26,26 @@ type HoldResult struct {
 	AtS, ReadingC, SetAtC, DutyAt []float64 `json:"-"`
 }
 
+// minIterationsVsFree is the fewest successful iterations of a job that
+// reports no work for its iterations per second to stand for its
+// throughput: a command run once for the whole load (the bench's cupy)
+// takes the load's length whatever its pace, so one iteration against one
+// says nothing of what the hold cost.
+const minIterationsVsFree = 3
+
+// doneIterations counts the run's successful iterations.
+func doneIterations(r *Run) int {
+	n := 0
+	if r.Meta.Workload != nil {
+		for _, it := range r.Meta.Workload.Iterations {
+			if it.ExitStatus == 0 && it.Error == "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Hold is the run's hold, nil when it had none.
 func Hold(r *Run) *HoldResult {
 	if r.Meta == nil || r.Meta.Hold == nil {
@@ -37,7 +57,7 @@ func Hold(r *Run) *HoldResult {
 	case h.WorkPerS != nil && h.FreeWorkPerS != nil && *h.FreeWorkPerS > 0 && h.WorkUnit == h.FreeWorkUnit:
 		v := *h.WorkPerS / *h.FreeWorkPerS
 		h.VsFree = &v
-	case h.IterationsPerS != nil && h.FreeIterationsPerS != nil && *h.FreeIterationsPerS > 0:
+	case h.IterationsPerS != nil && h.FreeIterationsPerS != nil && *h.FreeIterationsPerS > 0 && doneIterations(r) >= minIterationsVsFree:
 		v := *h.IterationsPerS / *h.FreeIterationsPerS
 		h.VsFree = &v
 	}

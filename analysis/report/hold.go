@@ -72,7 +72,7 @@ func holdAnswer(h *analysis.HoldResult) string {
 	if h.VsFree != nil {
 		fmt.Fprintf(&b, ", at a cost of %s of the throughput (%.3f of the free run's); the job ran %s of the time", pct(max(0, 1-*h.VsFree)), *h.VsFree, pct(h.Duty))
 	} else {
-		fmt.Fprintf(&b, "; the job ran %s of the time (no free run's throughput to compare with)", pct(h.Duty))
+		fmt.Fprintf(&b, "; the job ran %s of the time (its throughput against free running is not known)", pct(h.Duty))
 	}
 	if h.Fallback != "" {
 		b.WriteString(", ending in the plain pause")
