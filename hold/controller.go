@@ -171,11 +171,10 @@ const maxQuietS = 120
 // (Python importing CuPy, reading its input) before its first kernel.
 // Before the first second's test such a tick says nothing of the model, so
 // the controller starts over from this reading, keeping its cautious gain,
-// and the test measures the first second in which the job worked. The cupy
-// hold of 2026-11-28 fell back to the plain pause at once without it: the
-// card, warm from the free run, cooled 43 → 42 °C while CuPy loaded, a
-// rise of −0.28 times the model's. After the test, or after maxQuietS of
-// quiet ticks, it is Step.
+// and the test measures the first second in which the job worked instead
+// of being spent on an idle one (the cupy hold of 2026-11-28: util_pct 0
+// for two ticks while the warm card cooled 43 → 42 °C). After the test, or
+// after maxQuietS of quiet ticks, it is Step.
 func (c *Controller) StepQuiet(readingC float64, ok bool) Step {
 	ok = ok && !math.IsNaN(readingC) && !math.IsInf(readingC, 0)
 	if c.mode == ModeModel && c.started && !c.jumped && ok && float64(c.quiet)*c.o.IntervalS < maxQuietS {

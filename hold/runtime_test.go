@@ -113,9 +113,10 @@ func TestRuntimeRecordsTheGPUsUtilisationWhileHeld(t *testing.T) {
 
 // The runtime tells a quiet tick by the held GPU's utilisation against the
 // job's run: a job that ran but left the GPU idle (a command starting up)
-// goes to StepQuiet and the hold stays in the model's mode; the same
-// readings without util_pct fall back to the plain pause, as the cupy hold
-// of 2026-11-28 did (TestFirstSecondWaitsForACommandsFirstWork).
+// goes to StepQuiet, so the first second of real work is tested and a
+// rise five times the model's falls back to the plain pause; without
+// util_pct the test is spent on the idle second
+// (TestFirstSecondWaitsForACommandsFirstWork).
 func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
 	m := Model{BaseC: 36, FastC: 25.8, SlowC: 3.2, TauS: 10.2, Source: "H100 cupy, 2026-11-28"}
 	tg, _ := ParseTarget("gpu_core<=54")
@@ -123,7 +124,7 @@ func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
 		name     string
 		withUtil bool
 		wantMode Mode
-	}{{"util_pct 0", true, ModeModel}, {"no util_pct", false, ModePause}} {
+	}{{"util_pct", true, ModePause}, {"no util_pct", false, ModeModel}} {
 		t.Run(c.name, func(t *testing.T) {
 			h, err := NewRuntime(Config{Target: tg, Model: &m, Switch: &switchLog{}, IntervalS: 1})
 			if err != nil {
@@ -132,15 +133,17 @@ func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
 			h.Start()
 			defer h.Stop()
 			t0 := time.Now()
-			for i, r := range []float64{43, 42} {
+			// 43 °C held; 42 °C with the job run but the GPU idle; 62 °C
+			// with the GPU at work.
+			for i, r := range []struct{ c, util float64 }{{43, 0}, {42, 0}, {62, 50}} {
 				if i > 0 {
-					time.Sleep(time.Second)
+					time.Sleep(500 * time.Millisecond)
 				}
 				tick := t0.Add(time.Duration(i) * time.Second)
 				g := point.New(schema.GPU, tick)
-				g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", r)
+				g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", r.c)
 				if c.withUtil {
-					g.AddFloat(schema.FieldUtilPct, 0)
+					g.AddFloat(schema.FieldUtilPct, r.util)
 				}
 				h.Write([]point.Point{g, point.New(schema.CollectorTick, tick)})
 			}
