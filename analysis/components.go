@@ -255,6 +255,10 @@ type ComponentResult struct {
 	// MarginC how far the peak (max_c) stayed below it; negative above it.
 	Limit   *Limit   `json:"limit"`
 	MarginC *float64 `json:"margin_c"`
+	// RoughLoadFit is the load fit refused because the load lasted under
+	// three time constants (NotComputed's load_fit says so): a rough
+	// estimate, not reported, for the hold's model (node.ModelFromRun).
+	RoughLoadFit *LoadFit `json:"-"`
 	// Rise63S and Rise90S are the seconds from the start of the load until
 	// the smoothed readings first covered 63 % and 90 % of their rise.
 	Rise63S *float64 `json:"rise_63_s"`

@@ -288,8 +288,6 @@ func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64
 		return nil, fmt.Errorf("fitted rise %.2f °C is under the minimum %.2g °C", lf.RiseC, minRise)
 	case lf.modelTauS < dt:
 		return nil, fmt.Errorf("fitted time constant %.2g s is shorter than the sampling interval %.2g s: a rise faster than the sampling resolves", lf.modelTauS, dt)
-	case dur < 3*lf.modelTauS:
-		return nil, fmt.Errorf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", dur, lf.modelTauS)
 	}
 	if !finiteAll(lf.StartC, lf.RiseC, lf.RiseLoC, lf.RiseHiC, lf.TauS, lf.TauLoS, lf.TauHiS, lf.FitR2, lf.RMSC, lf.AICcOne, lf.ModelWeight, lf.modelPlateauC) {
 		return nil, errors.New("the fit over the load gave a non-finite result")
@@ -297,7 +295,25 @@ func FitLoad(t, v []float64, load Span, idleMean, minRise, maxGap, level float64
 	if len(lf.NotComputed) == 0 {
 		lf.NotComputed = nil
 	}
+	if dur < 3*lf.modelTauS {
+		return nil, &ShortLoadError{LoadS: dur, TauS: lf.modelTauS, Rough: lf}
+	}
 	return lf, nil
+}
+
+// ShortLoadError is FitLoad's refusal of a load under three time
+// constants: the plateau it extrapolates to is not in the data, so the
+// report shows no fit. Rough is the fit all the same, with its intervals,
+// for a consumer that can use a rough estimate and check it as it goes
+// (the hold's model, which the controller refines online and drops for
+// the plain pause when the plant contradicts it).
+type ShortLoadError struct {
+	LoadS, TauS float64
+	Rough       *LoadFit
+}
+
+func (e *ShortLoadError) Error() string {
+	return fmt.Sprintf("the load lasted %.0f s, under three time constants (τ ≈ %.0f s): the plateau is not in the data", e.LoadS, e.TauS)
 }
 
 // total returns the sum of f's linear coefficients from the first'th on
@@ -629,6 +645,9 @@ func (a *analyzer) timeConstants(c *Component, idle *IdleStats, res *ComponentRe
 		why["load_fit"] = err.Error()
 	} else if f, err := FitLoad(c.T, c.V, load, idle.Mean, a.o.MinRise, a.maxGap, level); err != nil {
 		why["load_fit"] = err.Error()
+		if se, ok := errors.AsType[*ShortLoadError](err); ok {
+			res.RoughLoadFit = se.Rough
+		}
 	} else if err := determined(f.TauLoS, f.TauHiS); err != nil {
 		why["load_fit"] = err.Error()
 	} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/hold"
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/rundir"
 	"github.com/heatsink-hpc/heatsink/workloads"
 )
 
@@ -21,19 +22,23 @@ import (
 type fakeGPU struct {
 	queue chan chan struct{}
 
-	mu     sync.Mutex
-	busy   time.Duration
-	kernel time.Duration
+	mu      sync.Mutex
+	busy    time.Duration // kernels finished
+	running time.Time     // the kernel running since, zero when idle
+	kernel  time.Duration
 }
 
 func newFakeGPU(kernel time.Duration, depth int) *fakeGPU {
 	g := &fakeGPU{queue: make(chan chan struct{}, depth), kernel: kernel}
 	go func() {
 		for done := range g.queue {
-			start := time.Now()
+			g.mu.Lock()
+			g.running = time.Now()
+			g.mu.Unlock()
 			time.Sleep(g.kernel)
 			g.mu.Lock()
-			g.busy += time.Since(start)
+			g.busy += time.Since(g.running)
+			g.running = time.Time{}
 			g.mu.Unlock()
 			close(done)
 		}
@@ -41,9 +46,14 @@ func newFakeGPU(kernel time.Duration, depth int) *fakeGPU {
 	return g
 }
 
+// busyTime is the time it has been busy, the kernel running now included,
+// so that a window's busy time counts a long kernel's part in the window.
 func (g *fakeGPU) busyTime() time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.running.IsZero() {
+		return g.busy + time.Since(g.running)
+	}
 	return g.busy
 }
 
@@ -89,14 +99,30 @@ func (w queueWorkload) Iterate(ctx context.Context) (workloads.Result, error) {
 }
 
 // steadySource is a GPU at a steady 60 °C, so the collector has a tick.
-type steadySource struct{}
+// With a fake GPU behind it, it reports util_pct as NVML does: the share
+// of the time since its last sample in which a kernel ran.
+type steadySource struct {
+	gpu  *fakeGPU
+	mu   sync.Mutex
+	last time.Time
+	busy time.Duration
+}
 
-func (steadySource) Name() string                   { return "steady" }
-func (steadySource) Discover(context.Context) error { return nil }
-func (steadySource) Sample(_ context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+func (*steadySource) Name() string                   { return "steady" }
+func (*steadySource) Discover(context.Context) error { return nil }
+func (s *steadySource) Sample(_ context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
 	p := point.New(schema.GPU, t)
 	p.AddTag("gpu", "0")
 	p.AddFloat("temp_c", 60)
+	if s.gpu != nil {
+		s.mu.Lock()
+		now, busy := time.Now(), s.gpu.busyTime()
+		if !s.last.IsZero() {
+			p.AddFloat(schema.FieldUtilPct, min(100, 100*(busy-s.busy).Seconds()/now.Sub(s.last).Seconds()))
+		}
+		s.last, s.busy = now, busy
+		s.mu.Unlock()
+	}
 	return append(buf, p), nil
 }
 
@@ -132,7 +158,8 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			gpu := newFakeGPU(c.kernel, c.depth)
 			defer close(gpu.queue)
-			eff, recorded := runAtDuty(t, queueWorkload{gpu: gpu, depth: c.depth, ignorePaced: c.ignorePaced}, gpu, c.duty, c.builtin)
+			eff, sum := runAtDuty(t, queueWorkload{gpu: gpu, depth: c.depth, ignorePaced: c.ignorePaced}, gpu.busyTime, c.duty, c.builtin, nil)
+			recorded := sum.Duty
 			t.Logf("duty %.2f: effective %.3f, run.json's %.3f", c.duty, eff, recorded)
 			if c.wantOff {
 				if eff < c.duty+0.1 {
@@ -151,11 +178,15 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 }
 
 // runAtDuty runs w under a runner held at a fixed duty for 3 s of its load
-// and returns the share of that time gpu was busy and the duty the hold
-// recorded.
-func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64, builtin bool) (effective, recorded float64) {
+// (at a built-in's period when builtin), with during (when given) acting
+// on the runner meanwhile, and returns the share of that time the job was
+// busy and the hold's run.json record.
+func runAtDuty(t *testing.T, w workloads.Workload, busyTime func() time.Duration, duty float64, builtin bool, during func(*workloads.Runner), srcs ...collectors.Source) (effective float64, recorded rundir.Hold) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
+	if len(srcs) == 0 {
+		srcs = []collectors.Source{&steadySource{}}
+	}
 	vals, err := w.Decode(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +214,7 @@ func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64, builti
 		t.Fatal(err)
 	}
 	coll := collectors.New(collectors.Options{Interval: 100 * time.Millisecond, Host: "test", Logger: quiet},
-		[]collectors.Source{steadySource{}}, []collectors.Sink{r.Latest(), h})
+		srcs, []collectors.Sink{r.Latest(), h})
 	done := make(chan workloads.Outcome, 1)
 	go func() { done <- r.Run(context.Background(), workloads.Recording{Collector: coll, RunID: "duty"}) }()
 	select {
@@ -191,16 +222,20 @@ func runAtDuty(t *testing.T, w queueWorkload, gpu *fakeGPU, duty float64, builti
 	case <-time.After(30 * time.Second):
 		t.Fatal("the load did not start")
 	}
-	busy0, t0 := gpu.busyTime(), time.Now()
+	busy0, t0 := busyTime(), time.Now()
 	h.Start()
-	time.Sleep(3 * time.Second)
+	if during != nil {
+		during(r)
+	} else {
+		time.Sleep(3 * time.Second)
+	}
 	h.Stop()
-	busy, el := gpu.busyTime()-busy0, time.Since(t0)
+	busy, el := busyTime()-busy0, time.Since(t0)
 	r.Stop()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stop did not end the run")
 	}
-	return busy.Seconds() / el.Seconds(), h.Summary().Duty
+	return busy.Seconds() / el.Seconds(), h.Summary()
 }

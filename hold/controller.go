@@ -101,6 +101,7 @@ type Controller struct {
 	// whether the first interval's jump has refined the gain yet.
 	first  float64
 	jumped bool
+	quiet  int // ticks StepQuiet started over
 }
 
 type obs struct{ t, u float64 }
@@ -159,6 +160,29 @@ func (c *Controller) Model() Model { return c.m.Scaled(c.gain) }
 
 // Mode returns the current mode.
 func (c *Controller) Mode() Mode { return c.mode }
+
+// maxQuietS bounds how long StepQuiet waits for the job's first work: a
+// Python command importing CuPy takes seconds at full speed, several times
+// that at the cautious first duty.
+const maxQuietS = 120
+
+// StepQuiet is Step for a tick in which the job ran but did no work on the
+// component's device (NVML saw the held GPU idle): a command still starting
+// (Python importing CuPy, reading its input) before its first kernel.
+// Before the first second's test such a tick says nothing of the model, so
+// the controller starts over from this reading, keeping its cautious gain,
+// and the test measures the first second in which the job worked instead
+// of being spent on an idle one (the cupy hold of 2026-11-28: util_pct 0
+// for two ticks while the warm card cooled 43 → 42 °C). After the test, or
+// after maxQuietS of quiet ticks, it is Step.
+func (c *Controller) StepQuiet(readingC float64, ok bool) Step {
+	ok = ok && !math.IsNaN(readingC) && !math.IsInf(readingC, 0)
+	if c.mode == ModeModel && c.started && !c.jumped && ok && float64(c.quiet)*c.o.IntervalS < maxQuietS {
+		c.quiet++
+		c.started, c.u = false, 0
+	}
+	return c.Step(readingC, ok)
+}
 
 // Step takes the latest reading (ok false when there is none fresh) and
 // returns the duty for the next interval.

@@ -54,3 +54,53 @@ func TestFirstSecondTrustsARealisedDuty(t *testing.T) {
 		})
 	}
 }
+
+// A command that starts slowly (Python importing CuPy) does no GPU work in
+// its first seconds. On the cupy hold of 2026-11-28 (model from its free
+// run: idle 36, fast 25.8, slow 3.2 °C, τ 10.2 s; set point 54 °C) the card,
+// warm from the free run, cooled 43 → 42 °C over the first second, and the
+// first-second test fell back to the plain pause for the whole run (a
+// 44 ↔ 57 °C sawtooth). main's a744932 no longer falls back on a rise too
+// small, but the test is then spent on a second without work: a plant
+// rising five times the model's once the work begins (20 °C at a duty of
+// 0.16) goes uncaught. Ticks in which NVML saw the GPU idle go to
+// StepQuiet, which starts over from each reading, so the first second in
+// which the job works is tested: trusted when the duty is realised, not
+// at 20 °C.
+func TestFirstSecondWaitsForACommandsFirstWork(t *testing.T) {
+	m := hold.Model{BaseC: 36, FastC: 25.8, SlowC: 3.2, TauS: 10.2, Source: "H100 cupy, 2026-11-28"}
+	realised := func(u float64) float64 { return math.Round(m.FastC*u + m.SlowC*u*(1-math.Exp(-1/m.TauS))) }
+	tooHigh := func(float64) float64 { return 20 }
+	for _, c := range []struct {
+		name      string
+		quiet     bool // the idle seconds go to StepQuiet
+		rise      func(u float64) float64
+		wantPause bool
+	}{
+		{"quiet, then the duty realised", true, realised, false},
+		{"quiet, then 20 °C", true, tooHigh, true},
+		{"Step alone, then 20 °C: the test spent on the idle second", false, tooHigh, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctrl, err := hold.New(hold.Options{SetC: 54, Model: &m, IntervalS: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := ctrl.Step(43, true)
+			for _, r := range []float64{42, 41, 41} {
+				if c.quiet {
+					st = ctrl.StepQuiet(r, true)
+				} else {
+					st = ctrl.Step(r, true)
+				}
+				if st.Mode != hold.ModeModel || st.Duty <= 0 {
+					t.Fatalf("idle at %v °C: %+v, want the model's mode at a duty over 0", r, st)
+				}
+			}
+			next := ctrl.Step(41+c.rise(st.Duty), true)
+			if fell := next.Mode == hold.ModePause; fell != c.wantPause {
+				t.Fatalf("after a rise of %.0f °C at duty %.3f: %+v, want the plain pause %v", c.rise(st.Duty), st.Duty, next, c.wantPause)
+			}
+		})
+	}
+}

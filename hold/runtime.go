@@ -22,14 +22,15 @@ type Switch interface {
 	Throttle(held bool) error
 }
 
-// Parker is a Switch that says when a pause has taken effect: Parked's
-// channel closes once the paused job has stopped doing work (a built-in
-// workload waiting at a Checkpoint with nothing queued on the GPU).
-// workloads.Runner is one. The duty cycle times the job's real run from
-// it and carries the overrun into the next period; a Switch without it is
-// taken to stop at once.
-type Parker interface {
-	Parked() <-chan struct{}
+// RunClock is a Switch that times the job: Ran is how long it has really
+// run, not held, on a clock that stops once a pause has taken effect (a
+// built-in workload parked at a Checkpoint with nothing queued on the GPU)
+// and that the guard's pause stops too. workloads.Runner is one. The duty
+// cycle reads each period's run from it and carries the difference to the
+// duty into the next period; a Switch without it is timed by its Throttle
+// calls, as if it stopped at once and nothing else held it.
+type RunClock interface {
+	Ran() time.Duration
 }
 
 // Config is a hold on a running job.
@@ -92,6 +93,14 @@ type Runtime struct {
 	fell   string
 	times  []float64 // since start, s
 	reads  []float64
+	// The held GPU's NVML utilisation, each tick's: over the load, and
+	// over the ticks the job did not run at all (lastRanS: ranS at the
+	// last tick, to tell them).
+	util     []float64
+	heldUtil []float64
+	lastTick time.Time
+	lastRan  time.Duration
+	clock    RunClock // the job's, from Start
 }
 
 // New checks cfg and returns a hold that does nothing until Start.
@@ -184,6 +193,11 @@ func (h *Runtime) Start() {
 		return
 	}
 	h.ctrl, h.active, h.start = ctrl, true, time.Now()
+	if c, ok := h.cfg.Switch.(RunClock); ok {
+		h.clock = c
+	} else {
+		h.clock = &throttleClock{from: h.start}
+	}
 	h.mode = ctrl.Mode()
 	// Until the controller's first step (the next tick) the job stays as
 	// the controller assumes it was: held at the load's start, so the
@@ -237,15 +251,18 @@ func (h *Runtime) Stop() {
 // cycle pauses and resumes the job at the period with the current duty.
 // A built-in workload does not stop the moment the gate shuts: the kernel
 // it launched last runs to its end (a 20 ms GEMM on an H100 against a
-// 15 ms on-time at duty 0.15 and period 0.1 s). So the cycle measures how
-// long the job really ran, from the resume until it parked (Parker), and
-// carries the difference to the duty into the next period's on-time, as a
-// sigma-delta modulator does: over a few periods the job runs the duty
-// asked for even though each period's run is whole kernels.
+// 15 ms on-time at duty 0.15 and period 0.1 s). And the guard may hold the
+// job through an on-time. So the cycle reads how long the job really ran
+// in each period (RunClock) and carries the difference to the duty into
+// the next period's on-time, as a sigma-delta modulator does: over a few
+// periods the job runs the duty asked for even though each period's run
+// is whole kernels. The summary's duty is that real run.
 func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	sw := h.cfg.Switch
-	parker, _ := sw.(Parker)
+	h.mu.Lock()
+	clock := h.clock
+	h.mu.Unlock()
 	held := false
 	set := func(v bool) {
 		if v != held {
@@ -253,20 +270,34 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 				h.cfg.Logger.Warn("hold: the job did not follow", "held", v, "err", err)
 			}
 			held = v
+			if c, ok := clock.(*throttleClock); ok {
+				c.set(v)
+			}
 		}
 	}
-	defer set(false)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
+	mark, markAt := clock.Ran(), time.Now()
+	// lap adds the run since the last lap to the summary and returns it
+	// with the wall time since then.
+	lap := func() (ran, wall time.Duration) {
+		now, at := clock.Ran(), time.Now()
+		ran, wall = now-mark, at.Sub(markAt)
+		mark, markAt = now, at
+		h.addRan(ran)
+		return ran, wall
+	}
+	defer func() {
+		lap()
+		set(false)
+	}()
 	var credit time.Duration // run owed to the job (negative: run too long)
 	// limit bounds the debt: a period, or the longest run from a resume
-	// to the park (a kernel longer than the period), at most a second.
+	// to the park (a kernel longer than the period), at most a second;
+	// burst is the run since the job last stopped.
 	limit := h.period
-	var resumed time.Time
-	// pending is the pause the job has not yet parked for: it is still
-	// running what it started, into this period if need be.
-	var pending <-chan struct{}
+	var burst time.Duration
 	for {
 		h.mu.Lock()
 		u := h.duty
@@ -282,53 +313,67 @@ func (h *Runtime) cycle(ctx context.Context, done chan struct{}) {
 		start := time.Now()
 		if on > 0 {
 			set(false)
-			pending, resumed = nil, start
 			if !sleep(ctx, t, on) {
-				h.addRan(time.Since(start))
 				return
 			}
 		}
-		ran := on
-		if off := h.period - on; off > 0 {
-			wasHeld := held
+		if on < h.period {
 			set(true)
-			if parker != nil && !wasHeld {
-				pending = parker.Parked()
-			}
-			if pending != nil {
-				// The job runs until it parks; one that does not
-				// park within the off-time ran all of it.
-				t.Reset(off)
-				select {
-				case <-pending:
-					ran, pending = time.Since(start), nil
-					limit = max(limit, min(time.Since(resumed), time.Second))
-					// Go 1.23 timers: after Stop no stale tick
-					// is received, so nothing to drain.
-					t.Stop()
-				case <-t.C:
-					ran = time.Since(start) // the whole period, however late the timer
-				case <-ctx.Done():
-					h.addRan(time.Since(start))
-					return
-				}
-			}
-			h.addRan(ran)
 			if !sleep(ctx, t, h.period-time.Since(start)) {
 				return
 			}
-		} else {
-			h.addRan(on)
+		}
+		// A kernel still running at the period's end counts in the next
+		// period's lap, where it runs.
+		ran, wall := lap()
+		burst += ran
+		if ran < wall-time.Millisecond { // it stopped in this period
+			limit = max(limit, min(burst, time.Second))
+			burst = 0
 		}
 		// The debt is kept to a period, or to a kernel where kernels are
 		// longer (else whole kernels run more than the duty: 0.5 for 0.3
 		// with 150 ms kernels at a 50 ms period), so a long stall (a
-		// host-side phase, a page fault) is not paid back for seconds.
-		// The duty is of the time the period really took: a timer that
-		// wakes late (a millisecond on a busy host, a fifth of a 5 ms
-		// period) lengthens the off-time, which the next period pays.
-		credit = min(max(credit+time.Duration(u*float64(time.Since(start)))-ran, -limit), limit)
+		// host-side phase, a page fault, the guard's pause) is not paid
+		// back for seconds. The duty is of the wall time since the last
+		// lap, not the period asked for: a timer that wakes late (a
+		// millisecond on a busy host, a tenth of a 10 ms period) lengthens
+		// the off-time, which the next period pays (a cycle that owed
+		// u·period ran 0.454 for 0.5 on this machine under load).
+		credit = min(max(credit+time.Duration(u*float64(wall))-ran, -limit), limit)
 	}
+}
+
+// throttleClock times a Switch that cannot time itself: the job runs
+// whenever the hold does not throttle it.
+type throttleClock struct {
+	mu     sync.Mutex
+	held   bool
+	from   time.Time
+	before time.Duration
+}
+
+func (c *throttleClock) set(held bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if held && !c.held {
+		c.before += now.Sub(c.from)
+	}
+	if !held && c.held {
+		c.from = now
+	}
+	c.held = held
+}
+
+// Ran implements RunClock.
+func (c *throttleClock) Ran() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		return c.before
+	}
+	return c.before + time.Since(c.from)
 }
 
 func (h *Runtime) addRan(d time.Duration) {
@@ -351,14 +396,16 @@ func sleep(ctx context.Context, t *time.Timer, d time.Duration) bool {
 // with the hottest reading of the component in it.
 func (h *Runtime) Write(points []point.Point) error {
 	hot, found, tick := math.Inf(-1), false, time.Time{}
+	util, hasUtil := 0.0, false // the hottest reading's GPU's
 	for i := range points {
 		p := &points[i]
 		if p.Measurement == schema.CollectorTick {
 			tick = p.Time
 			continue
 		}
-		if v, ok := h.cfg.Target.Reading(p); ok {
-			hot, found = math.Max(hot, v), true
+		if v, ok := h.cfg.Target.Reading(p); ok && (!found || v > hot) {
+			hot, found = v, true
+			util, hasUtil = h.cfg.Target.Utilisation(p)
 		}
 	}
 	if tick.IsZero() {
@@ -369,10 +416,21 @@ func (h *Runtime) Write(points []point.Point) error {
 		h.mu.Unlock()
 		return nil
 	}
+	clock := h.clock
+	h.mu.Unlock()
+	ran := clock.Ran() // outside h.mu: a Runner's clock takes its own lock
+	h.mu.Lock()
+	if !h.active {
+		h.mu.Unlock()
+		return nil
+	}
 	var st Step
-	if d := h.cfg.FixedDuty; d != nil {
-		st = Step{Duty: *d, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
-	} else {
+	switch {
+	case h.cfg.FixedDuty != nil:
+		st = Step{Duty: *h.cfg.FixedDuty, Mode: ModeFixed, PredictedC: math.NaN(), Gain: 1}
+	case hasUtil && h.quietLocked(tick, ran, util):
+		st = h.ctrl.StepQuiet(hot, found)
+	default:
 		st = h.ctrl.Step(hot, found)
 	}
 	h.duty = st.Duty
@@ -383,6 +441,9 @@ func (h *Runtime) Write(points []point.Point) error {
 	if found {
 		h.times = append(h.times, tick.Sub(h.start).Seconds())
 		h.reads = append(h.reads, hot)
+	}
+	if hasUtil {
+		h.noteUtilLocked(tick, ran, util)
 	}
 	emit, runID := h.emit, h.cfg.RunID
 	h.mu.Unlock()
@@ -399,6 +460,9 @@ func (h *Runtime) Write(points []point.Point) error {
 	if found {
 		p.AddFloat(schema.FieldTempC, hot)
 	}
+	if hasUtil {
+		p.AddFloat(schema.FieldUtilPct, util)
+	}
 	p.AddFloat(schema.FieldDuty, st.Duty)
 	if !math.IsNaN(st.PredictedC) {
 		p.AddFloat(schema.FieldPredictedC, st.PredictedC)
@@ -408,6 +472,49 @@ func (h *Runtime) Write(points []point.Point) error {
 	p.AddFloat(schema.FieldPeriodS, h.period.Seconds())
 	emit(p)
 	return nil
+}
+
+// quietLocked says whether the job ran in the tick ending at tick but the
+// held GPU did not work with it: under half the busy share its run would
+// give (NVML's utilisation against the run clock). Called with h.mu held,
+// before noteUtilLocked.
+func (h *Runtime) quietLocked(tick time.Time, ran time.Duration, utilPct float64) bool {
+	if h.lastTick.IsZero() {
+		return false
+	}
+	dt := tick.Sub(h.lastTick).Seconds()
+	if dt <= 0 {
+		return false
+	}
+	share := (ran - h.lastRan).Seconds() / dt
+	return share >= 0.05 && utilPct < 50*share
+}
+
+// noteUtilLocked keeps the held GPU's utilisation of a tick: NVML's share
+// of its last sample window (1/6 s to 1 s, by product) in which a kernel
+// ran. Over many ticks its mean is the share of the load the card
+// worked, the duty the GPU realised, whatever the job's duty cycle
+// believed: a command's kernels queued before SIGSTOP run on while it is
+// stopped. A tick in which the job ran not at all (the plain pause, a low
+// duty's skipped periods, the guard) says directly whether the card
+// worked on without it. The first tick's window began before the hold.
+// Called with h.mu held.
+func (h *Runtime) noteUtilLocked(tick time.Time, ran time.Duration, util float64) {
+	if !h.lastTick.IsZero() {
+		h.util = append(h.util, util)
+		if ran == h.lastRan && tick.Sub(h.lastTick) >= 900*time.Millisecond {
+			h.heldUtil = append(h.heldUtil, util)
+		}
+	}
+	h.lastTick, h.lastRan = tick, ran
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 func componentTag(t Target) string {
@@ -448,6 +555,14 @@ func (h *Runtime) Summary() rundir.Hold {
 		if el := end.Sub(h.start).Seconds(); el > 0 {
 			s.Duty = math.Min(1, h.ranS/el)
 		}
+	}
+	if len(h.util) > 0 {
+		d := mean(h.util) / 100
+		s.GPUDuty = &d
+	}
+	if len(h.heldUtil) > 0 {
+		u := mean(h.heldUtil)
+		s.GPUHeldUtilPct, s.GPUHeldTicks = &u, len(h.heldUtil)
 	}
 	if len(h.reads) == 0 {
 		return s

@@ -75,3 +75,81 @@ func TestRuntimeCyclesTheJobAtItsDuty(t *testing.T) {
 		t.Errorf("hold point's temp_c %v, want the hotter GPU's 58", v)
 	}
 }
+
+// A tick in which the job did not run at all tells whether the card
+// worked without it: its utilisation is run.json's gpu_held_util_pct. Held
+// throughout (a duty of 0), every tick after the first counts; the first
+// tick's NVML window began before the hold and is left out.
+func TestRuntimeRecordsTheGPUsUtilisationWhileHeld(t *testing.T) {
+	d := 0.0
+	tg, _ := ParseTarget("gpu_core<=60")
+	h, err := NewRuntime(Config{Target: tg, FixedDuty: &d, Switch: &switchLog{}, IntervalS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []point.Point
+	h.SetRun("r1", func(p ...point.Point) { got = append(got, p...) })
+	h.Start()
+	time.Sleep(50 * time.Millisecond) // the cycle's first pause
+	t0 := time.Now()
+	for i, u := range []float64{90, 40, 20} {
+		tick := t0.Add(time.Duration(i) * time.Second)
+		g := point.New(schema.GPU, tick)
+		g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", 55).AddFloat(schema.FieldUtilPct, u)
+		h.Write([]point.Point{g, point.New(schema.CollectorTick, tick)})
+	}
+	h.Stop()
+	s := h.Summary()
+	if s.GPUDuty == nil || math.Abs(*s.GPUDuty-0.3) > 1e-9 {
+		t.Errorf("gpu_duty %v, want 0.3 (the mean of 40 and 20 %%)", s.GPUDuty)
+	}
+	if s.GPUHeldUtilPct == nil || math.Abs(*s.GPUHeldUtilPct-30) > 1e-9 || s.GPUHeldTicks != 2 {
+		t.Errorf("gpu_held_util_pct %v over %d ticks, want 30 over 2", s.GPUHeldUtilPct, s.GPUHeldTicks)
+	}
+	if v, ok := got[1].Float(schema.FieldUtilPct); !ok || v != 40 {
+		t.Errorf("hold point's util_pct %v, %v; want 40", v, ok)
+	}
+}
+
+// The runtime tells a quiet tick by the held GPU's utilisation against the
+// job's run: a job that ran but left the GPU idle (a command starting up)
+// goes to StepQuiet, so the first second of real work is tested and a
+// rise five times the model's falls back to the plain pause; without
+// util_pct the test is spent on the idle second
+// (TestFirstSecondWaitsForACommandsFirstWork).
+func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
+	m := Model{BaseC: 36, FastC: 25.8, SlowC: 3.2, TauS: 10.2, Source: "H100 cupy, 2026-11-28"}
+	tg, _ := ParseTarget("gpu_core<=54")
+	for _, c := range []struct {
+		name     string
+		withUtil bool
+		wantMode Mode
+	}{{"util_pct", true, ModePause}, {"no util_pct", false, ModeModel}} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := NewRuntime(Config{Target: tg, Model: &m, Switch: &switchLog{}, IntervalS: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Start()
+			defer h.Stop()
+			t0 := time.Now()
+			// 43 °C held; 42 °C with the job run but the GPU idle; 62 °C
+			// with the GPU at work.
+			for i, r := range []struct{ c, util float64 }{{43, 0}, {42, 0}, {62, 50}} {
+				if i > 0 {
+					time.Sleep(500 * time.Millisecond)
+				}
+				tick := t0.Add(time.Duration(i) * time.Second)
+				g := point.New(schema.GPU, tick)
+				g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", r.c)
+				if c.withUtil {
+					g.AddFloat(schema.FieldUtilPct, r.util)
+				}
+				h.Write([]point.Point{g, point.New(schema.CollectorTick, tick)})
+			}
+			if s := h.Summary(); s.Mode != string(c.wantMode) {
+				t.Errorf("mode %s (%s), want %s", s.Mode, s.Fallback, c.wantMode)
+			}
+		})
+	}
+}

@@ -22,15 +22,17 @@ type Target struct {
 	SetC   float64 `json:"set_c"`
 }
 
-// components are the kinds a hold can name, with the readings behind each.
+// components are the kinds a hold can name, with the readings behind each
+// and, for a GPU, the field that says how busy the device is.
 var components = map[string]struct {
 	measurement, field, deviceTag string
 	class                         string // hwmon class to match, "" for any
+	utilField                     string // "" where none
 }{
-	"gpu_core":    {schema.GPU, "temp_c", schema.TagGPU, ""},
-	"gpu_mem":     {schema.GPU, "mem_temp_c", schema.TagGPU, ""},
-	"cpu_package": {schema.Hwmon, "temp_c", schema.TagChip, "cpu_package"},
-	"coolant":     {schema.Tank, schema.FieldCoolantTempC, schema.TagTank, ""},
+	"gpu_core":    {schema.GPU, "temp_c", schema.TagGPU, "", schema.FieldUtilPct},
+	"gpu_mem":     {schema.GPU, "mem_temp_c", schema.TagGPU, "", schema.FieldUtilPct},
+	"cpu_package": {schema.Hwmon, "temp_c", schema.TagChip, "cpu_package", ""},
+	"coolant":     {schema.Tank, schema.FieldCoolantTempC, schema.TagTank, "", ""},
 }
 
 // ParseTarget reads "gpu_core<=65", "gpu_mem:1<=80", "cpu_package<=85",
@@ -74,6 +76,21 @@ func (t Target) Reading(p *point.Point) (float64, bool) {
 		return 0, false
 	}
 	v, ok := p.Float(c.field)
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+// Utilisation returns the utilisation in percent of the device behind p,
+// a point Reading accepted, where the component has one (a GPU's NVML
+// util_pct, where the card reports it).
+func (t Target) Utilisation(p *point.Point) (float64, bool) {
+	f := components[t.Component].utilField
+	if f == "" {
+		return 0, false
+	}
+	v, ok := p.Float(f)
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
 	}

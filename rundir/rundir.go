@@ -73,6 +73,16 @@ type Hold struct {
 	// Duty is the share of the load's time the job ran: its throughput
 	// against running free, where the work scales with the time it runs.
 	Duty float64 `json:"duty"`
+	// GPUDuty is the held GPU's mean NVML utilisation over the load, as
+	// a share: the duty the card realised. Above Duty, work queued before
+	// a pause ran on while the job was stopped (a command's kernels after
+	// SIGSTOP). GPUHeldUtilPct is its mean over the GPUHeldTicks ticks in
+	// which the job did not run at all: the card working without it.
+	// Absent where the component is no GPU or the card reports no
+	// utilisation.
+	GPUDuty        *float64 `json:"gpu_duty,omitempty"`
+	GPUHeldUtilPct *float64 `json:"gpu_held_util_pct,omitempty"`
+	GPUHeldTicks   int      `json:"gpu_held_ticks,omitempty"`
 	// MeanAbsC and P95AbsC are the mean and 95th percentile of
 	// |reading − set point| from SettleS (3τ of the model) after the load
 	// started; absent when the load was shorter. OvershootC is the

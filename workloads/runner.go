@@ -150,13 +150,17 @@ type Runner struct {
 	cmd    *Command // or a command
 	gate   *gate
 
-	mu         sync.Mutex
-	j          *journal
-	phase      string
-	paused     bool // the job is held: by the guard, the hold, or both
-	guardHeld  bool
-	throttled  bool
-	pausedAt   time.Time
+	mu        sync.Mutex
+	j         *journal
+	phase     string
+	paused    bool // the job is held: by the guard, the hold, or both
+	guardHeld bool
+	throttled bool
+	pausedAt  time.Time
+	// The run clock (Ran): the run segments before the current one, and
+	// when the current one began (the last resume).
+	ranBefore  time.Duration
+	runFrom    time.Time
 	pausedIter time.Duration // paused time within the current iteration
 	iterStart  time.Time
 	stopped    bool
@@ -205,7 +209,7 @@ func NewRunner(ctx context.Context, o Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{o: o, log: o.Logger, latest: latest, gate: newGate(), stopc: make(chan struct{}), j: &journal{log: o.Logger}}
+	r := &Runner{o: o, log: o.Logger, latest: latest, gate: newGate(), stopc: make(chan struct{}), j: &journal{log: o.Logger}, runFrom: time.Now()}
 	for _, l := range o.Config.Nominal {
 		ms, err := compileSelectors([]Selector{l.Selector})
 		if err != nil {
@@ -858,20 +862,31 @@ func (r *Runner) Throttle(held bool) error {
 	return r.applyHeld()
 }
 
-// Parked returns a channel closed once the paused job has stopped doing
-// work: at once for a command (SIGSTOP stops it where it is) or a job not
-// paused; for a built-in workload once it waits at a Checkpoint, which
-// with Paced is after its queued GPU work has finished. The hold's duty
-// cycle times how long the job really ran from it.
-func (r *Runner) Parked() <-chan struct{} {
+// Ran is the job's run clock: how long it has run since the runner was
+// made, not counting the time it was held. A pause stops the clock at once
+// for a command (SIGSTOP stops it where it is) and for a built-in workload
+// once it parks (every worker waits at a Checkpoint), so the kernel it
+// launched last counts as run. It counts the guard's pause and the hold's
+// alike: a hold that lets go while the guard holds the job sees no run.
+// The hold's duty cycle reads the duty it realised from it.
+func (r *Runner) Ran() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd != nil || !r.paused {
-		c := make(chan struct{})
-		close(c)
-		return c
+	return r.ranBefore + r.segmentLocked(time.Now())
+}
+
+// segmentLocked is the current run segment: from the last resume to now,
+// or to when the paused job stopped. Called with r.mu held.
+func (r *Runner) segmentLocked(now time.Time) time.Duration {
+	end := now
+	if r.paused {
+		if r.cmd != nil {
+			end = r.pausedAt
+		} else if t, ok := r.gate.parkedSince(); ok {
+			end = t
+		}
 	}
-	return r.gate.parkedAt()
+	return max(end.Sub(r.runFrom), 0)
 }
 
 // applyHeld pauses or resumes the job to match the guard and the hold.
@@ -894,6 +909,10 @@ func (r *Runner) applyHeld() error {
 	if !r.iterStart.IsZero() {
 		r.pausedIter += now.Sub(later(r.pausedAt, r.iterStart))
 	}
+	// A built-in that never parked ran through the pause: its segment
+	// goes on, and the clock counts it.
+	r.ranBefore += r.segmentLocked(now)
+	r.runFrom = now
 	r.paused = false
 	if r.cmd != nil {
 		err = r.cmd.Resume()

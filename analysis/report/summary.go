@@ -75,6 +75,9 @@ func summarySection(rep *analysis.Report) section {
 		s.Paras = append(s.Paras, fmt.Sprintf("The work ended %.0f s before the load phase did (the GPUs' power fell to idle): results are over the powered load %.0f–%.0f s.",
 			*rep.Phases.LoadRecordedEndS-rep.Phases.Load.End, rep.Phases.Load.Start, rep.Phases.Load.End))
 	}
+	if rep.Hold != nil {
+		s.List = append(s.List, strings.TrimSuffix(holdAnswer(rep.Hold), "."))
+	}
 	for _, c := range rep.Components {
 		s.List = append(s.List, componentLine(c))
 	}

@@ -69,6 +69,9 @@ func (g *cpuEngine) epoch(ctx context.Context, e int) (epochStats, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			// Each worker pauses at its own Checkpoint: the job has
+			// stopped once all of them wait there.
+			defer workloads.Worker(ctx)()
 			sc := g.m.newScratch(n, wf)
 			tok, neg := make([]int32, longest), make([]int32, longest*n)
 			var k int64

@@ -299,7 +299,7 @@ func table() []Measurement {
 			Fields: []string{FieldRecord}},
 		{Name: Hold,
 			Tags:   []string{TagRun, TagComponent},
-			Fields: []string{FieldSetpointC, FieldTempC, FieldDuty, FieldPredictedC, FieldGain, FieldMode, FieldPeriodS}},
+			Fields: []string{FieldSetpointC, FieldTempC, FieldUtilPct, FieldDuty, FieldPredictedC, FieldGain, FieldMode, FieldPeriodS}},
 		{Name: SurveyGPU,
 			Tags:   []string{TagRun, TagHost, TagGPU, TagUUID, TagModel},
 			Fields: []string{FieldRecord}},
