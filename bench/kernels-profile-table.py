@@ -176,6 +176,8 @@ DETAIL = [
     ("occ %", ("sm__warps_active.avg.pct_of_peak_sustained_active",)),
     ("th.occ %", ("sm__maximum_warps_per_active_cycle_pct",)),
     ("regs", ("launch__registers_per_thread",)),
+    ("Minst", ("smsp__inst_executed.sum",)),
+    ("lanes", ("smsp__thread_inst_executed_per_inst_executed.ratio",)),
 ]
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$")
 
@@ -202,6 +204,8 @@ def detail(path, shares_path=None):
         vals = []
         for _, names in DETAIL:
             v = next((number(r[n]) for n in names if number(r.get(n)) is not None), None)
+            if v is not None and names[0] == "smsp__inst_executed.sum":
+                v /= 1e6
             vals.append("-" if v is None else f"{v:.1f}" if v < 1000 else f"{v:.0f}")
         stalls = sorted(((number(v) or 0.0, STALL.match(k).group(1)) for k, v in r.items() if k and STALL.match(k)), reverse=True)
         top = ", ".join(f"{n} {v:.2f}" for v, n in stalls[:3]) or "-"

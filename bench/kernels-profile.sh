@@ -27,6 +27,14 @@
 #               and w2v_sgns_warp4 at 2048 sentences at once (the default),
 #               and on w2v_sgns_warp4 at 32768 (what `heatsink tune` found
 #               fastest: the occupancy and stalls beside the default's);
+#   lda-blocks  the occupancy question, measured: lda.cu built as
+#               kernels/scripts/gen.sh does (nvcc) with LDA_SAMPLE_BLOCKS
+#               (resident sampling blocks an SM is compiled for, 4 as
+#               committed: 64 registers) set to each of LDA_BLOCKS (4 5 6;
+#               the #define goes above the unchanged file, whose #ifndef
+#               then skips its own), registers and spills, a -test.short
+#               exactness check, and lda-events' tokens/s with each build
+#               (HEATSINK_KERNELS_DIR); the first step the budget drops;
 #   report      the compact table: kernel, share of the iteration, ms,
 #               DRAM/L2/L1/SM throughput % of peak, issue slots busy,
 #               achieved/theoretical occupancy, registers, top 3 stalls.
@@ -40,7 +48,7 @@
 # report still runs. At the end everything but log.txt-style files is put
 # in $OUT/raw.tar.xz and the tables in $OUT/summary.txt, so that what comes
 # back is a few files (the device call returns at most 8). Environment: OUT,
-# LDA_ITERS, LDA_PROFILE_ITER, LDA_TOP, W2V_ROWS, NCU, NSYS, NCU_SOURCE,
+# LDA_ITERS, LDA_PROFILE_ITER, LDA_TOP, W2V_ROWS, NCU, NSYS, NCU_SOURCE, LDA_BLOCKS,
 # LDA_BENCH_CORPUS and LDA_BENCH_K (the benchmark's). Exits non-zero if a
 # measurement failed or was skipped.
 set -uo pipefail
@@ -50,7 +58,7 @@ cd "$here/.." || exit 2
 STEP_CLOCK=1
 dir=${1:?usage: kernels-profile.sh DIR [STEP...] (DIR from bench/kernels-profile-build.sh)}
 shift
-steps=${*:-lda-events lda-trace lda-ncu w2v-events w2v-trace w2v-ncu report}
+steps=${*:-lda-events lda-trace lda-ncu w2v-events w2v-trace w2v-ncu lda-blocks report}
 gpu_init
 budget=${LDA_BUDGET_S:-370}
 iters=${LDA_ITERS:-20}
@@ -61,8 +69,8 @@ table=$here/kernels-profile-table.py
 [ -f "$table" ] || table=bench/kernels-profile-table.py
 for s in $steps; do
 	case $s in
-	lda-events | lda-trace | lda-ncu | w2v-events | w2v-trace | w2v-ncu | report) ;;
-	*) echo "unknown step $s (lda-events lda-trace lda-ncu w2v-events w2v-trace w2v-ncu report)"; exit 2 ;;
+	lda-events | lda-trace | lda-ncu | w2v-events | w2v-trace | w2v-ncu | lda-blocks | report) ;;
+	*) echo "unknown step $s (lda-events lda-trace lda-ncu w2v-events w2v-trace w2v-ncu lda-blocks report)"; exit 2 ;;
 	esac
 done
 [ "$target" -lt "$iters" ] || { echo "LDA_PROFILE_ITER=$target: want an iteration below LDA_ITERS=$iters (counted from 0)"; exit 2; }
@@ -98,6 +106,10 @@ nsys=$(find_tool "${NSYS:-}" nsys /usr/local/cuda/bin/nsys /opt/nvidia/nsight-sy
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy
 	--section LaunchStats --section SchedulerStats)
 [ "${NCU_SOURCE:-1}" = 0 ] || sections+=(--section SourceCounters)
+# Beside the sections: the warp instructions (per token, with the
+# benchmark's token counts) and the lanes each one does work for (a row's
+# padded tail costs whole warp instructions for a few lanes).
+sections+=(--metrics "smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio")
 
 # The programs, as commands that nsys and ncu can start too (env execs
 # the test binary in the same process): EZLDA's benchmark (speed only, no
@@ -112,7 +124,7 @@ if [ "$steps" != report ]; then
 	for b in lda w2v; do
 		[[ " $steps " != *" $b-"* ]] || [ -x "$dir/$b.test" ] || { echo "no $dir/$b.test: bench/kernels-profile-build.sh DIR builds it"; exit 2; }
 	done
-	echo "estimate: lda-events ~35 s, lda-trace ~40 s (ncu) or ~25 s (nsys), lda-ncu ~60 s, w2v-events ~30 s, w2v-trace ~20 s, w2v-ncu ~60 s, report ~5 s: ~250 s of the $budget s budget"
+	echo "estimate: lda-events ~35 s, lda-trace ~40 s (ncu) or ~25 s (nsys), lda-ncu ~60 s, w2v-events ~30 s, w2v-trace ~20 s, w2v-ncu ~60 s, lda-blocks ~70 s, report ~5 s: ~320 s of the $budget s budget"
 	gpu_machine cores
 	echo "ncu: ${ncu:-none found}; nsys: ${nsys:-none found}"
 	[ -n "$ncu" ] && "$ncu" --version | tail -n 1
@@ -243,6 +255,44 @@ if has w2v-ncu; then
 	fi
 fi
 
+if has lda-blocks; then
+	read -ra blocks <<<"${LDA_BLOCKS:-4 5 6}"
+	step "EZLDA built with LDA_SAMPLE_BLOCKS = ${blocks[*]} (nvcc, as kernels/scripts/gen.sh), each measured as lda-events"
+	if fits 40; then
+		for b in "${blocks[@]}"; do
+			mkdir -p "$out/blocks/src-$b/scripts" "$out/blocks/src-$b/lda"
+			cp kernels/scripts/gen.sh "$out/blocks/src-$b/scripts/"
+			{ echo "#define LDA_SAMPLE_BLOCKS $b"; cat kernels/lda/lda.cu; } >"$out/blocks/src-$b/lda/lda.cu"
+			timeout "$(cap 120)" "$out/blocks/src-$b/scripts/gen.sh" "$out/blocks/gen-$b" lda >"$out/blocks-gen-$b.log" 2>&1 &
+		done
+		wait
+		for b in "${blocks[@]}"; do
+			if [ ! -s "$out/blocks/gen-$b/lda.fatbin" ]; then
+				echo "$b: did not build; see blocks-gen-$b.log"
+				tail -n 3 "$out/blocks-gen-$b.log"
+				fail=1
+				continue
+			fi
+			printf '%s blocks: %s\n' "$b" "$(for k in lda_sample_dense lda_sample_sparse; do
+				grep -A3 "Compiling entry function '$k' for 'sm_90'" "$out/blocks/gen-$b/lda.resources" |
+					grep -oE 'Used [0-9]+ registers|[0-9]+ bytes spill stores' | paste -sd' ' - | sed "s/^/$k /"
+			done | paste -sd';' -)"
+			fits 25 || break
+			if env HEATSINK_KERNELS_DIR="$out/blocks/gen-$b" timeout "$(cap 60)" "$dir/lda.test" -test.short -test.run '^TestGPUMatchesTheCPU$' \
+				>"$out/blocks-exact-$b.log" 2>&1; then
+				echo "  exact: PASS"
+			else
+				echo "  exact: FAIL (see blocks-exact-$b.log)"
+				fail=1
+			fi
+			env HEATSINK_KERNELS_DIR="$out/blocks/gen-$b" timeout "$(cap 60)" "${lda[@]}" LDA_BENCH_ITERS="$iters" "${lda_bench[@]}" \
+				>"$out/blocks-speed-$b.log" 2>&1 || { echo "FAIL: see blocks-speed-$b.log"; fail=1; }
+			grep -E '^ *[0-9]+-[0-9]+ +[0-9]' "$out/blocks-speed-$b.log" | sed "s/^/  /"
+		done
+		rm -rf "$out/blocks/src-"*
+	fi
+fi
+
 if has report; then
 	step "report ($out/summary.txt)"
 	{
@@ -267,11 +317,20 @@ if has report; then
 		echo "## FULL-W2V under ncu (2048, then w2v_sgns_warp4 at 32768)"
 		[ -f "$out/w2v-ncu.csv" ] && python3 "$table" detail "$out/w2v-ncu.csv" "$out/w2v-shares.txt"
 		[ -f "$out/w2v-ncu-32768.csv" ] && python3 "$table" detail "$out/w2v-ncu-32768.csv" | tail -n +2
+		echo
+		echo "## EZLDA by LDA_SAMPLE_BLOCKS (lda.cu otherwise as committed; 4 is the committed build)"
+		for f in "$out"/blocks-speed-*.log; do
+			[ -f "$f" ] || continue
+			b=${f##*blocks-speed-}
+			b=${b%.log}
+			echo "LDA_SAMPLE_BLOCKS=$b ($(grep -q -- '--- FAIL\|^FAIL' "$out/blocks-exact-$b.log" 2>/dev/null && echo exact FAIL || echo exact ok))"
+			grep -E '^ *[0-9]+-[0-9]+ +[0-9]' "$f"
+		done
 	} >"$out/summary.txt" 2>&1
 	cat "$out/summary.txt"
 	# Everything else in one archive: the device call returns 8 files.
-	(cd "$out" && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'log*.txt' ! -name raw.tar.xz -printf '%P\n' |
-		tar -cJf raw.tar.xz -T - && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'log*.txt' ! -name raw.tar.xz -delete)
+	(cd "$out" && { find . -maxdepth 1 -type f ! -name summary.txt ! -name 'log*.txt' ! -name raw.tar.xz -printf '%P\n'; [ -d blocks ] && echo blocks; } |
+		tar -cJf raw.tar.xz -T - && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'log*.txt' ! -name raw.tar.xz -delete && rm -rf blocks)
 	# A file over 16 MiB would not come back: cut it (cat raw.tar.xz.* | tar -xJ).
 	if [ "$(stat -c %s "$out/raw.tar.xz")" -gt $((15 << 20)) ]; then
 		split -b 15M -a 1 "$out/raw.tar.xz" "$out/raw.tar.xz." && rm "$out/raw.tar.xz"
