@@ -185,7 +185,7 @@ if has lda-events; then
 	if fits 30; then
 		timeout "$(cap 60)" "${lda[@]}" LDA_BENCH_ITERS="$iters" "${lda_bench[@]}" >"$out/lda-events.log" 2>&1 ||
 			{ echo "FAIL: see lda-events.log"; fail=1; }
-		grep -E '^(corpus|ezlda at| *iterations| *[0-9]+-[0-9]+ +[0-9])|word and document' "$out/lda-events.log"
+		grep -E '^(corpus|ezlda at| *iterations| *[0-9]+-[0-9]+ +[0-9]| +(dense|medium|small) +words)|word and document' "$out/lda-events.log"
 	fi
 	if fits 25; then
 		env LDA_BENCH=1 LDA_BENCH_PHASE_GPUS=1 timeout "$(cap 60)" "$dir/lda.test" -test.run '^TestGPUMultiPhases$' -test.v \
@@ -299,7 +299,7 @@ if has report; then
 		echo "# bench/kernels-profile.sh, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
 		echo
 		echo "## EZLDA, 1 GPU, without a profiler (GPU event time)"
-		grep -hE '^(corpus|ezlda at| *iterations| *[0-9]+-[0-9]+ +[0-9])|word and document' "$out/lda-events.log" 2>/dev/null
+		grep -hE '^(corpus|ezlda at| *iterations| *[0-9]+-[0-9]+ +[0-9]| +(dense|medium|small) +words)|word and document' "$out/lda-events.log" 2>/dev/null
 		grep -hE '^ *(GPUs|1) ' "$out/lda-phases.log" 2>/dev/null
 		echo
 		echo "## EZLDA, kernel shares of an iteration"
