@@ -224,6 +224,7 @@ func benchVariant(t *testing.T, ctx context.Context, c *Corpus, cfg Config, opt 
 		float64(g.bytes())/(1<<30), float64(free0-free1)/(1<<30), layoutTime.Seconds())
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Printf("%.1f %% of tokens have the word and document of the token before them (their sampler reuses its document pass)\n", 100*runShare(l))
+	printListShares(l)
 	fmt.Fprintln(out, "iterations\ttokens/s\tsample s/it\trebuild s/it\tshortcut %\tdoc topics/token\tloglik/token\t")
 	var total, sample, rebuild time.Duration
 	var short int64
