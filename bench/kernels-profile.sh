@@ -61,6 +61,7 @@ shift
 steps=${*:-lda-events lda-trace lda-ncu w2v-events w2v-trace w2v-ncu lda-blocks report}
 gpu_init
 budget=${LDA_BUDGET_S:-370}
+budget_reserve=20 # seconds of the budget kept for the report (cap)
 iters=${LDA_ITERS:-20}
 target=${LDA_PROFILE_ITER:-10}
 top=${LDA_TOP:-4}
@@ -74,21 +75,6 @@ for s in $steps; do
 	esac
 done
 [ "$target" -lt "$iters" ] || { echo "LDA_PROFILE_ITER=$target: want an iteration below LDA_ITERS=$iters (counted from 0)"; exit 2; }
-
-# left prints the seconds of the budget left; fits SECONDS says whether a
-# piece of about SECONDS still fits; cap MAX is MAX or what is left less
-# 20 s for the report, if less.
-left() { echo $((budget - SECONDS)); }
-fits() {
-	[ "$(left)" -ge "$1" ] && return 0
-	echo "SKIPPED: $(left) s of the budget left, this needs about $1 s"
-	fail=1
-	return 1
-}
-cap() {
-	local l=$(($(left) - 20))
-	[ "$l" -lt "$1" ] && echo $((l > 5 ? l : 5)) || echo "$1"
-}
 
 # The tools: ncu on the PATH or where CUDA and Nsight install it; nsys
 # likewise (this workplace's image had none on the PATH when last seen).

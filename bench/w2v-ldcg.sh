@@ -60,6 +60,7 @@ shift
 steps=${*:-gen exact speed quality profile report}
 gpu_init
 budget=${LDCG_BUDGET_S:-380}
+budget_reserve=15 # seconds of the budget kept for the report (cap)
 read -ra variants <<<"${VARIANTS:-volatile ldcg plain refill}"
 speed_rows=${SPEED_ROWS:-warp:2048,warp:32768,block:2048,block:32768}
 quality_rows=${QUALITY_ROWS:-warp:2048,warp:32768}
@@ -93,21 +94,6 @@ variant_src() {
 	if [ "$1" = refill ]; then echo "$dir/w2v-refill.cu"; else echo "$src"; fi
 }
 
-# left prints the seconds of the budget left; fits SECONDS says whether a
-# step's piece of about SECONDS still fits (a piece skipped fails the run:
-# its numbers are missing).
-left() { echo $((budget - SECONDS)); }
-fits() {
-	[ "$(left)" -ge "$1" ] && return 0
-	echo "SKIPPED: $(left) s of the budget left, this needs about $1 s"
-	fail=1
-	return 1
-}
-# cap MAX prints MAX or the budget left less 15 s for report, if less.
-cap() {
-	local l=$(($(left) - 15))
-	[ "$l" -lt "$1" ] && echo $((l > 5 ? l : 5)) || echo "$1"
-}
 # module V runs the test binary on variant V's build.
 module() {
 	local v=$1

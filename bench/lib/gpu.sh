@@ -122,3 +122,21 @@ gpu_finish() {
 	fi
 	exit "$fail"
 }
+
+# The one-call device scripts (kernels-profile.sh, w2v-ldcg.sh) spend a
+# time budget: $budget seconds from the script's start, $budget_reserve of
+# them kept for the closing report. left prints the seconds left; fits
+# SECONDS says whether a piece of about SECONDS still fits (a piece skipped
+# fails the run: its numbers are missing); cap MAX prints MAX, or what is
+# left less the reserve if that is less (at least 5).
+left() { echo $((${budget:?} - SECONDS)); }
+fits() {
+	[ "$(left)" -ge "$1" ] && return 0
+	echo "SKIPPED: $(left) s of the budget left, this needs about $1 s"
+	fail=1
+	return 1
+}
+cap() {
+	local l=$(($(left) - ${budget_reserve:-20}))
+	[ "$l" -lt "$1" ] && echo $((l > 5 ? l : 5)) || echo "$1"
+}
