@@ -63,6 +63,21 @@ func TestGPUWorkload(t *testing.T) {
 	}
 }
 
+// gpuBenchCorpus is the GPU benchmarks' synthetic corpus: W2V_BENCH_CORPUS
+// (a Zipf spec), by default ZipfPrefix, with its spec.
+func gpuBenchCorpus(t *testing.T) (string, *Corpus) {
+	t.Helper()
+	spec := ZipfPrefix
+	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
+		spec = s
+	}
+	z, err := ParseZipf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, z.Generate(DefaultMaxSentence)
+}
+
 // envInts reads a comma-separated list of integers, or returns def.
 func envInts(name string, def []int) []int {
 	v := os.Getenv(name)
@@ -105,15 +120,7 @@ func TestGPUBenchTable(t *testing.T) {
 	needGPU(t)
 	runs := envInt("W2V_BENCH_RUNS", 3)
 	start := time.Now()
-	spec := ZipfPrefix
-	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
-		spec = s
-	}
-	z, err := ParseZipf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := z.Generate(DefaultMaxSentence)
+	_, c := gpuBenchCorpus(t)
 	t.Logf("corpus: %d words, %d tokens, %d sentences (generated in %v)", c.Vocab.Size(), c.Tokens(), c.Sentences(), time.Since(start).Round(time.Millisecond))
 	fmt.Printf("%-8s %-15s %5s %12s %11s %7s %10s %15s %9s %5s\n", "device", "kernel", "fresh", "batch tokens", "concurrency", "threads", "words/s", "kernel words/s", "host wait", "kept")
 	row := func(dev Device, cfg Config, runs int) {

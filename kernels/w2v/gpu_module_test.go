@@ -143,15 +143,7 @@ func moduleRowSetting(r moduleRow) (Config, Device) {
 }
 
 func moduleSpeed(t *testing.T, rows []moduleRow) {
-	spec := ZipfPrefix
-	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
-		spec = s
-	}
-	z, err := ParseZipf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := z.Generate(DefaultMaxSentence)
+	spec, c := gpuBenchCorpus(t)
 	runs := envInt("W2V_BENCH_RUNS", 5)
 	t.Logf("speed corpus %s: %d words, %d tokens, %d sentences; %d runs after a warm-up", spec, c.Vocab.Size(), c.Tokens(), c.Sentences(), runs)
 	fmt.Printf("%-6s %-30s %10s %15s %21s\n", "part", "row", "words/s", "kernel words/s", "words/s least, most")

@@ -297,15 +297,7 @@ func TestWombatBenchTable(t *testing.T) {
 	}
 	needGPU(t)
 	runs := envInt("W2V_BENCH_RUNS", 3)
-	spec := ZipfPrefix
-	if s := os.Getenv("W2V_BENCH_CORPUS"); s != "" {
-		spec = s
-	}
-	z, err := ParseZipf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := z.Generate(DefaultMaxSentence)
+	_, c := gpuBenchCorpus(t)
 	t.Logf("corpus: %d words, %d tokens, %d sentences", c.Vocab.Size(), c.Tokens(), c.Sentences())
 	fmt.Printf("%-28s %-4s %3s %6s %6s %11s %11s %15s %9s %8s\n", "trainer", "obj", "W", "sample", "epochs", "concurrency", "words/s", "kernel words/s", "host wait", "starved")
 	rates := map[string]float64{}
