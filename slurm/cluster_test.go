@@ -88,7 +88,15 @@ func TestAgainstRealSlurm(t *testing.T) {
 		if err := c.WaitIdle(60 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		j, err := c.Client.Job(ctx, a.Job.ID)
+		// Nodes can read idle a moment before slurmctld records the job's
+		// end: under load CI once saw COMPLETING with no end time here.
+		var j slurm.JobInfo
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			j, err = c.Client.Job(ctx, a.Job.ID)
+			if err != nil || !strings.HasPrefix(j.State, "COMPLETING") || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || j.End.IsZero() || j.End.Before(j.Start) || strings.HasPrefix(j.State, "RUNNING") {
 			t.Errorf("released job %+v %v", j, err)
 		}
