@@ -95,7 +95,7 @@ func (a *analyzer) episodes(comps, coolants []*Component) {
 		return
 	}
 	a.rep.Episodes = eps
-	a.rep.Notes = append(a.rep.Notes, fmt.Sprintf("the run records no phases: %d load episodes were found in the devices' own power, each analysed with its own baseline, load and cooldown (components[].episodes)", len(eps)))
+	a.rep.Notes = append(a.rep.Notes, fmt.Sprintf("the run records no baseline or load phase: %d load episodes were found in the devices' own power, each analysed with its own baseline, load and cooldown (components[].episodes)", len(eps)))
 	byID := map[string]*Component{}
 	for _, c := range comps {
 		byID[c.ID] = c

@@ -245,7 +245,7 @@ func episodeSummary(rep *analysis.Report) string {
 	for _, e := range rep.Episodes {
 		devices[e.Host+"/"+e.Device] = true
 	}
-	return fmt.Sprintf("The run records no phases; %d load episodes were found on %d devices from their own power draw, and each was analysed with its own baseline and cooldown. Per component, its hottest episode:",
+	return fmt.Sprintf("The run records no baseline or load phase; %d load episodes were found on %d devices from their own power draw, and each was analysed with its own baseline and cooldown. Per component, its hottest episode:",
 		len(rep.Episodes), len(devices))
 }
 
