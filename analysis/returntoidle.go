@@ -42,6 +42,11 @@ func ReturnToIdle(t, v []float64, loadEnd, idleMax, tolerance, hold, maxGap floa
 			return t[cand] - loadEnd, nil
 		}
 	}
+	if watched := t[len(t)-1] - loadEnd; watched < hold {
+		// Too short to tell: a run cut after its load (a hold, a survey's
+		// last GPU) says so in one phrase, not as a failure to cool.
+		return 0, fmt.Errorf("not reached: only %.0f s recorded after the load, under the %.0f s a return to idle must hold", watched, hold)
+	}
 	return 0, fmt.Errorf("not reached: not back within %.3g °C of the idle maximum %.2f °C for %.0f s in the %.0f s recorded after the load",
 		tolerance, idleMax, hold, t[len(t)-1]-loadEnd)
 }

@@ -87,6 +87,10 @@ func TestReturnToIdleNotReached(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "not reached") || !strings.Contains(err.Error(), "900 s recorded after the load") {
 		t.Errorf("err = %v, want \"not reached\" naming the 900 s watched", err)
 	}
+	// Cut 30 s after the load: too short to judge, and said so.
+	if _, err := ReturnToIdle(tt[:931], v[:931], 600, 35, 1, 60, 5); err == nil || !strings.HasPrefix(err.Error(), "not reached: only 30 s recorded after the load, under the 60 s") {
+		t.Errorf("30 s after the load: err = %v", err)
+	}
 	if _, err := ReturnToIdle(tt, v, 5000, 35, 1, 60, 5); err == nil || !strings.Contains(err.Error(), "no readings after") {
 		t.Errorf("load end after the data: err = %v", err)
 	}
