@@ -138,10 +138,7 @@ func load(dir string, workers int, minParallel int64) (*Run, error) {
 	path := filepath.Join(dir, rundir.PointsFile)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		// A runner that died before its first point leaves run.json alone:
-		// that is an empty run to report on, not a failure.
-		run.Notes = append(run.Notes, fmt.Sprintf("no %s in %s: the run recorded no points", rundir.PointsFile, dir))
-		return run, nil
+		return loadGzip(run, dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read run points: %w", err)
@@ -161,6 +158,33 @@ func load(dir string, workers int, minParallel int64) (*Run, error) {
 		return nil, err
 	}
 	join(run, parts)
+	return run, nil
+}
+
+// loadGzip reads an archived run's points.lp.gz in one stretch: a gzip
+// stream cannot be cut at line boundaries without decompressing it first.
+func loadGzip(run *Run, dir string) (*Run, error) {
+	f, path, err := rundir.OpenPoints(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A runner that died before its first point leaves run.json alone:
+		// that is an empty run to report on, not a failure.
+		run.Notes = append(run.Notes, fmt.Sprintf("no %s (nor %s) in %s: the run recorded no points", rundir.PointsFile, rundir.PointsGzFile, dir))
+		return run, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if run.Start.IsZero() {
+		if run.Start, err = firstTime(dir); err != nil {
+			return nil, err
+		}
+	}
+	l := newLoader(run.Start)
+	if err := l.read(f, path); err != nil {
+		return nil, err
+	}
+	join(run, []*loader{l})
 	return run, nil
 }
 

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"bytes"
+	"compress/gzip"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,7 +158,7 @@ func TestLoadMissingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run.json without points.lp: %v", err)
 	}
-	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no points.lp") {
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no points.lp (nor points.lp.gz)") {
 		t.Errorf("notes = %v", r.Notes)
 	}
 }
@@ -228,5 +230,66 @@ func TestLoadInStretchesEqualsStreaming(t *testing.T) {
 	late := one.Find("nvme", "late_c", nil)
 	if len(late) != 1 || !math.IsNaN(late[0].V[0]) || late[0].V[len(late[0].V)-2] != 7 {
 		t.Errorf("late field not NaN-filled before it appears")
+	}
+}
+
+// A run archived with `gzip points.lp` loads as it did before: same
+// series, same readings, bad lines named in the .gz file.
+func TestLoadGzippedPointsEqualsPlain(t *testing.T) {
+	plain := filepath.Join("testdata", "h100-hold-dgemm")
+	dir := t.TempDir()
+	meta, err := os.ReadFile(filepath.Join(plain, rundir.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(plain, rundir.PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(data)
+	zw.Write([]byte("torn last lin"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.PointsGzFile), z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Points != want.Points || got.Points == 0 || len(got.Series) != len(want.Series) || len(got.Notes) != len(want.Notes) {
+		t.Fatalf("gzipped: %d points, %d series, notes %v; plain: %d, %d, %v", got.Points, len(got.Series), got.Notes, want.Points, len(want.Series), want.Notes)
+	}
+	if got.BadLines != 1 || !strings.Contains(got.BadLineErrors[0], rundir.PointsGzFile) {
+		t.Errorf("the torn last line: %d bad, %v", got.BadLines, got.BadLineErrors)
+	}
+	for i, s := range want.Series {
+		g := got.Series[i]
+		if g.Key() != s.Key() || len(g.T) != len(s.T) {
+			t.Fatalf("series %s (%d readings) vs plain %s (%d)", g.Key(), len(g.T), s.Key(), len(s.T))
+		}
+		for k := range s.T {
+			if g.T[k] != s.T[k] || !same(g.V[k], s.V[k]) {
+				t.Fatalf("%s reading %d = (%v, %v), plain (%v, %v)", s.Key(), k, g.T[k], g.V[k], s.T[k], s.V[k])
+			}
+		}
+	}
+
+	// Corrupt compressed data is an error naming the file, not an empty run.
+	if err := os.WriteFile(filepath.Join(dir, rundir.PointsGzFile), []byte("not gzip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), rundir.PointsGzFile) {
+		t.Errorf("corrupt points.lp.gz: err = %v", err)
 	}
 }

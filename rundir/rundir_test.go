@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,13 @@ func TestCheckNewRefusesADirectoryThatHoldsPoints(t *testing.T) {
 	err := CheckNew(dir)
 	if !errors.Is(err, ErrRunExists) || err.Error() != dir+" already holds a run (points.lp)" {
 		t.Errorf("points.lp with a point: %v", err)
+	}
+	// An archived run (gzip points.lp) holds a run too.
+	gz := t.TempDir()
+	if err := os.WriteFile(filepath.Join(gz, PointsGzFile), []byte{0x1f, 0x8b}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNew(gz); !errors.Is(err, ErrRunExists) || !strings.Contains(err.Error(), "(points.lp.gz)") {
+		t.Errorf("points.lp.gz: %v", err)
 	}
 }

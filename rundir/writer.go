@@ -96,13 +96,15 @@ func Create(dir string) (*Writer, error) {
 var ErrRunExists = errors.New("already holds a run")
 
 // CheckNew returns an error wrapping ErrRunExists when dir's points.lp
-// already holds points. Whatever writes a run that must start empty (an
+// (or points.lp.gz) already holds points. Whatever writes a run that must start empty (an
 // import, an export) checks first, so that two recordings are never mixed
 // into one run; an absent or empty points.lp is no run yet.
 func CheckNew(dir string) error {
-	st, err := os.Stat(filepath.Join(dir, PointsFile))
-	if err == nil && st.Size() > 0 {
-		return fmt.Errorf("%s %w (%s)", dir, ErrRunExists, PointsFile)
+	for _, name := range []string{PointsFile, PointsGzFile} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err == nil && st.Size() > 0 {
+			return fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
+		}
 	}
 	return nil
 }
