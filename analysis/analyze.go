@@ -49,6 +49,11 @@ type Report struct {
 	Episodes []*Episode `json:"episodes,omitempty"`
 	Coupling []Coupling `json:"coupling,omitempty"`
 	Verdicts []Verdict  `json:"verdicts,omitempty"`
+	// Survey is, for the recording of heatsink survey, its judgement: the
+	// survey.json beside it, or judged afresh where there is none
+	// (SurveyOf). Analyze leaves it nil; the caller that has the
+	// directory fills it.
+	Survey *Survey `json:"survey,omitempty"`
 	// Analyses are the registered extensions' results, by name (see
 	// Extension); one that could not be computed says why in NotComputed
 	// under its name.

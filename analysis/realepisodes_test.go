@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"bufio"
-	"compress/gzip"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,18 +20,7 @@ func h100x4(t *testing.T) (hs, smi *Report, schedule [][3]float64) {
 	t.Helper()
 	src := filepath.Join("testdata", "h100x4-episodes")
 	dir := t.TempDir()
-	hsDir := filepath.Join(dir, "rec")
-	if err := os.MkdirAll(hsDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(src, "rec", "run.json"))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(hsDir, "run.json"), b, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	gunzipTo(t, filepath.Join(src, "rec", "points.lp.gz"), filepath.Join(hsDir, rundir.PointsFile))
+	hsDir := filepath.Join(src, "rec") // points.lp.gz, read as it is
 	meta, err := rundir.ReadMeta(hsDir)
 	if err != nil {
 		t.Fatal(err)
@@ -70,29 +57,6 @@ func h100x4(t *testing.T) (hs, smi *Report, schedule [][3]float64) {
 		schedule = append(schedule, row)
 	}
 	return reps[0], reps[1], schedule
-}
-
-func gunzipTo(t *testing.T, from, to string) {
-	t.Helper()
-	f, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", from, err)
-	}
-	w, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, gz); err != nil {
-		t.Fatalf("%s: %v", from, err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // On the real 4-GPU recording, the episodes are the scheduled loads, in

@@ -1,12 +1,9 @@
 package analysis
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 // loadH200Survey loads one survey of testdata/h200x2-survey: heatsink
@@ -15,17 +12,7 @@ import (
 // 0's turn through its return: warm/handicap.txt).
 func loadH200Survey(t *testing.T, name string) *Run {
 	t.Helper()
-	src := filepath.Join("testdata", "h200x2-survey", name)
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join(src, "run.json"))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	gunzipTo(t, filepath.Join(src, "points.lp.gz"), filepath.Join(dir, rundir.PointsFile))
-	r, err := Load(dir)
+	r, err := Load(filepath.Join("testdata", "h200x2-survey", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,22 @@ func DefaultSurveyPlan() SurveyPlan {
 }
 
 // Check refuses a plan that cannot make a survey.
+// AnalysisScale is the factor the survey's recording is judged with
+// (analysis.Options.Scaled): its episode rule and durations scaled down
+// where the plan's loads or returns are shorter than the 40 s the default
+// rule is made for (its shortest load of 30 s and bridge of 30 s), so
+// that a survey of short loads on a plant of short τ is judged on its own
+// time scale. The default plan's shortest load (30 s, what an 8-GPU
+// node's five-minute budget comes to) makes it three quarters: episodes
+// of 22.5 s or more.
+func (p SurveyPlan) AnalysisScale() float64 {
+	load := p.MinLoad
+	if p.Load > 0 {
+		load = p.Load
+	}
+	return analysis.SurveyAnalysisScale(load, p.MinReturn)
+}
+
 func (p SurveyPlan) Check() error {
 	switch {
 	case p.Baseline <= 0:

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/collectors"
 	"github.com/heatsink-hpc/heatsink/configs"
 	"github.com/heatsink-hpc/heatsink/rundir"
@@ -112,6 +113,9 @@ func RecordSurvey(ctx context.Context, cfg *configs.Config, o SurveyOptions) err
 			m.Labels = map[string]string{}
 		}
 		m.Labels["experiment"] = "survey"
+		if f := o.Plan.AnalysisScale(); f < 1 {
+			m.Labels[analysis.SurveyScaleLabel] = strconv.FormatFloat(f, 'g', 4, 64)
+		}
 		if o.Iterations != nil {
 			m.Workload = o.Iterations.Workload()
 		}

@@ -55,6 +55,9 @@ func summarySection(rep *analysis.Report) section {
 		}
 		return s
 	}
+	if l := surveyLead(rep.Survey); l != "" {
+		s.Paras = append(s.Paras, l)
+	}
 	if rep.Phases.Load == nil && len(rep.Episodes) > 0 {
 		s.Paras = append(s.Paras, episodeSummary(rep))
 		for _, c := range rep.Components {
@@ -236,6 +239,28 @@ func noNegZero(x float64, prec int) float64 {
 		return 0
 	}
 	return x
+}
+
+// surveyLead is a survey's verdict, first: what a site automates on
+// (heatsink survey's exit status) before the physics behind it.
+func surveyLead(sv *analysis.Survey) string {
+	if sv == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Survey of %d GPUs: %s", len(sv.GPUs), sv.Status)
+	if sv.Against != "" {
+		fmt.Fprintf(&b, " (drift against survey %s)", sv.Against)
+	}
+	if len(sv.Flags) == 0 {
+		b.WriteString(", nothing flagged by its rule (docs/survey.md).")
+		return b.String()
+	}
+	b.WriteString(":")
+	for _, f := range sv.Flags {
+		b.WriteString(" " + strings.TrimSuffix(f.Reason, ".") + ".")
+	}
+	return b.String()
 }
 
 // episodeSummary says, for a recording without phases, where its answers

@@ -43,7 +43,7 @@ With --out it writes comparison.<format> and the heat-interval bar chart
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return writeComparison(cmd, args, opts, f, out, ro)
+			return writeComparison(cmd, args, opts, analysisFlagsSet(cmd.Flags()), f, out, ro)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, md, html or json")
@@ -56,14 +56,14 @@ With --out it writes comparison.<format> and the heat-interval bar chart
 // writeComparison analyses each run directory and writes their comparison
 // in format f, as heatsink compare (and heatsink report of several runs)
 // prints it, or into out beside its figures.
-func writeComparison(cmd *cobra.Command, dirs []string, opts analysis.Options, f report.Format, out string, ro report.Options) error {
+func writeComparison(cmd *cobra.Command, dirs []string, opts analysis.Options, explicit bool, f report.Format, out string, ro report.Options) error {
 	var reps []*analysis.Report
 	for _, dir := range dirs {
-		run, err := analysis.Load(dir)
+		rep, err := analyseRun(dir, opts, explicit)
 		if err != nil {
 			return err
 		}
-		reps = append(reps, analysis.Analyze(run, opts))
+		reps = append(reps, rep)
 	}
 	cmp := analysis.Compare(reps)
 	return emit(cmd, out, "comparison", f, func(w io.Writer, figs []report.Figure) error {

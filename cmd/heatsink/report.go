@@ -53,9 +53,9 @@ judged against the like GPUs of every run and host.`,
 				return err
 			}
 			if len(args) > 1 {
-				return writeComparison(cmd, args, opts, f, out, ro)
+				return writeComparison(cmd, args, opts, analysisFlagsSet(cmd.Flags()), f, out, ro)
 			}
-			rep, err := analyseRun(args[0], opts)
+			rep, err := analyseRun(args[0], opts, analysisFlagsSet(cmd.Flags()))
 			if err != nil {
 				return err
 			}
@@ -71,12 +71,43 @@ judged against the like GPUs of every run and host.`,
 }
 
 // analyseRun loads the run directory dir and analyses it with opts.
-func analyseRun(dir string, opts analysis.Options) (*analysis.Report, error) {
+// A survey's recording is read as heatsink survey judged it, on its own
+// time scale unless an analysis flag was given (explicit), and with its
+// verdict.
+func analyseRun(dir string, opts analysis.Options, explicit bool) (*analysis.Report, error) {
 	run, err := analysis.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Analyze(run, opts), nil
+	var note string
+	if !explicit {
+		opts, note = analysis.SurveyOptions(run, opts)
+	}
+	rep := analysis.Analyze(run, opts)
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	sv, err := analysis.SurveyOf(run, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Survey = sv
+	return rep, nil
+}
+
+// analysisFlagsSet reports whether any of addAnalysisFlags' flags was
+// given on the command line.
+func analysisFlagsSet(fs *pflag.FlagSet) bool {
+	names := pflag.NewFlagSet("", pflag.ContinueOnError)
+	var o analysis.Options
+	addAnalysisFlags(names, &o)
+	set := false
+	names.VisitAll(func(f *pflag.Flag) {
+		if g := fs.Lookup(f.Name); g != nil && g.Changed {
+			set = true
+		}
+	})
+	return set
 }
 
 // writeReport renders rep in format f to the command's output, or with out

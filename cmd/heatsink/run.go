@@ -135,7 +135,7 @@ func checkNewRunDir(dir string) error {
 // reportRun analyses the run just recorded in dir: the text report on the
 // command's output, report.html and its figures in dir.
 func reportRun(cmd *cobra.Command, dir string) error {
-	rep, err := analyseRun(dir, analysis.DefaultOptions())
+	rep, err := analyseRun(dir, analysis.DefaultOptions(), false)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

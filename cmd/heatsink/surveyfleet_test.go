@@ -164,6 +164,11 @@ func TestSurveyFleetOnRealSlurm(t *testing.T) {
 	if !strings.Contains(table, "GPU-n1-1") || !strings.Contains(table, "peers(fleet)") {
 		t.Errorf("the table ranks no n1 GPU 1 with its flag:\n%s", table)
 	}
+	for _, n := range first.Nodes {
+		if n.Host == "n2" {
+			reportReadsTheSurvey(t, bin, filepath.Join(dir, "first", n.Dir))
+		}
+	}
 
 	// Later n3's GPU 0 has lost cooling, and n4 (no GPU) is in the allocation.
 	fleetMachine(t, dir, "n3", []simGPU{{0.046, 0.030, 1.0}, healthy[1]}, "[]")
@@ -214,5 +219,52 @@ func TestSurveyFleetRefusesBeforeAllocating(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 2 {
 		t.Errorf("refused surveys left %d entries in %s, want only the fixtures", len(ents), tmp)
+	}
+}
+
+// reportReadsTheSurvey checks heatsink report on a node's survey: it
+// leads with the survey's verdict and judges on the survey's time scale
+// (with the default rule the plants' 6 s loads are no episodes at all);
+// copied without its survey.json, the survey is judged afresh alike.
+func reportReadsTheSurvey(t *testing.T, bin, node string) {
+	t.Helper()
+	saved, err := analysis.ReadSurvey(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := t.TempDir()
+	for _, name := range []string{"run.json", "points.lp"} {
+		b, err := os.ReadFile(filepath.Join(node, name))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(bare, name), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{node, bare} {
+		out, err := exec.Command(bin, "report", d, "--format", "json").Output()
+		var rep analysis.Report
+		if err != nil || json.Unmarshal(out, &rep) != nil {
+			t.Fatalf("report %s: %v", d, err)
+		}
+		if rep.Survey == nil || rep.Survey.Status != saved.Status || len(rep.Survey.Flags) != len(saved.Flags) || len(rep.Verdicts) != len(saved.Verdicts) {
+			t.Fatalf("report %s: survey %+v, %d verdicts; survey.json: %s, %d flags, %d verdicts", d, rep.Survey, len(rep.Verdicts), saved.Status, len(saved.Flags), len(saved.Verdicts))
+		}
+		for i, v := range saved.Verdicts {
+			if r := rep.Verdicts[i]; r.Component != v.Component || r.Metric != v.Metric || r.Value != v.Value {
+				t.Errorf("report %s: verdict %s %s = %v, survey.json %v", d, r.Component, r.Metric, r.Value, v.Value)
+			}
+		}
+		text, err := exec.Command(bin, "report", d).Output()
+		flat := strings.Join(strings.Fields(string(text)), " ") // undo the wrapping at 100 columns
+		if err != nil || !strings.Contains(flat, "Survey of 2 GPUs: flagged: "+saved.Flags[0].Reason) {
+			t.Errorf("report %s does not lead with the survey's flag %q: %v\n%.600s", d, saved.Flags[0].Reason, err, text)
+		}
+	}
+	// An analysis option given is the user's: no survey scale.
+	out, err := exec.Command(bin, "report", bare, "--format", "json", "--tolerance", "1").Output()
+	if err != nil || strings.Contains(string(out), "judged on the survey's time scale") {
+		t.Errorf("--tolerance given: the survey's scale still applied (%v)", err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/node"
@@ -38,20 +37,10 @@ func addSurveyFleetFlags(f *pflag.FlagSet, sf *surveyFlags) {
 }
 
 // surveyAnalysisOptions are the report's options for the survey's own
-// recording: its episode rule and durations scaled down where the plan's
-// loads or returns are shorter than the 40 s the default rule is made
-// for (its shortest load of 30 s and bridge of 30 s), so that a survey of
-// short loads on a plant of short τ is judged on its own time scale. The
-// default plan's shortest load (30 s, what an 8-GPU node's five-minute
-// budget comes to) makes it three quarters: episodes of 22.5 s or more.
+// recording (node.SurveyPlan.AnalysisScale): heatsink report on the
+// directory reads the same factor from run.json.
 func surveyAnalysisOptions(p node.SurveyPlan) analysis.Options {
-	load := p.MinLoad
-	if p.Load > 0 {
-		load = p.Load
-	}
-	const made = 40 * time.Second
-	f := min(load.Seconds(), p.MinReturn.Seconds()) / made.Seconds()
-	return analysis.DefaultOptions().Scaled(f)
+	return analysis.DefaultOptions().Scaled(p.AnalysisScale())
 }
 
 // readAgainst reads the earlier survey of --against (a node's or a
