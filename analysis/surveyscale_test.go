@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,36 @@ func TestSurveyOptionsFromTheLabelAndSurveyJSON(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, SurveyFile), []byte("{"), 0o644)
 	if _, err := SurveyOf(r, nil); err == nil || !strings.Contains(err.Error(), SurveyFile) {
 		t.Errorf("a broken survey.json: %v", err)
+	}
+}
+
+// Compared, the two real H200 surveys put GPU 1's memory of the clean one
+// 5 % under three nearly equal peers: robust z about −28, typical by the
+// 10 % rule, which its reason says.
+func TestATypicalVerdictWithALargeZSaysWhy(t *testing.T) {
+	var reps []*Report
+	for _, name := range []string{"clean", "warm"} {
+		r, err := Load(filepath.Join("testdata", "h200x2-survey", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := SurveyOptions(r, DefaultOptions())
+		reps = append(reps, Analyze(r, o))
+	}
+	seen := 0
+	for _, v := range Compare(reps).Verdicts {
+		large := v.RobustZ != nil && math.Abs(*v.RobustZ) >= 3.5
+		if large && v.Status == "typical" {
+			seen++
+			if !strings.HasSuffix(v.Reason, "; typical (within 10 % of the median: peers this alike make any z large)") {
+				t.Errorf("%s", v.Reason)
+			}
+		}
+		if !large && strings.Contains(v.Reason, "peers this alike") {
+			t.Errorf("said of a small z: %s", v.Reason)
+		}
+	}
+	if seen == 0 {
+		t.Error("no typical verdict with |z| ≥ 3.5 in the two surveys compared")
 	}
 }

@@ -290,6 +290,10 @@ func judge(g []gpuSummary, metric, unit string, prec int) []Verdict {
 			v.Reason += "; every episode of it had a neighbour loaded too"
 		}
 		v.Reason += "; " + v.Status
+		if v.Status == "typical" && v.RobustZ != nil && math.Abs(*v.RobustZ) >= 3.5 {
+			// Read alone, "z -28.5; typical" looks like a contradiction.
+			v.Reason += " (within 10 % of the median: peers this alike make any z large)"
+		}
 		out = append(out, v)
 	}
 	return out
