@@ -88,15 +88,7 @@ func TestAgainstRealSlurm(t *testing.T) {
 		if err := c.WaitIdle(60 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		// Nodes can read idle a moment before slurmctld records the job's
-		// end: under load CI once saw COMPLETING with no end time here.
-		var j slurm.JobInfo
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			j, err = c.Client.Job(ctx, a.Job.ID)
-			if err != nil || !strings.HasPrefix(j.State, "COMPLETING") || time.Now().After(deadline) {
-				break
-			}
-		}
+		j, err := jobDone(ctx, c.Client, a.Job.ID)
 		if err != nil || j.End.IsZero() || j.End.Before(j.Start) || strings.HasPrefix(j.State, "RUNNING") {
 			t.Errorf("released job %+v %v", j, err)
 		}
@@ -295,6 +287,10 @@ func hostileJobName(t *testing.T, c *slurmtest.Cluster, dir string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	if _, err := jobDone(ctx, c.Client, id); err != nil {
+		t.Fatal(err)
+	}
+
 	// What splitting scontrol's one-liner on spaces believed.
 	line, err := c.Client.Run(ctx, "scontrol", "show", "job", "--oneliner", id)
 	if err != nil {
@@ -367,4 +363,18 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// jobDone waits up to 30 s for job id to leave COMPLETING: the nodes read
+// idle, and the EpilogSlurmctld runs, a moment before slurmctld records
+// the job's end (under load CI once saw COMPLETING with no end time).
+func jobDone(ctx context.Context, c slurm.Client, id string) (slurm.JobInfo, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, err := c.Job(ctx, id)
+		if err != nil || !strings.HasPrefix(j.State, "COMPLETING") || time.Now().After(deadline) {
+			return j, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
