@@ -68,3 +68,30 @@ func TestHoldAnswerWithoutAHoldToJudge(t *testing.T) {
 func rundirHold(target string, setC, duty float64, meanAbs, p95, peak *float64, readings int, settleS float64) rundir.Hold {
 	return rundir.Hold{Target: target, SetC: setC, Duty: duty, MeanAbsC: meanAbs, P95AbsC: p95, PeakC: peak, Readings: readings, SettleS: settleS}
 }
+
+// A run cut at the end of its load (the H100 hold recording) says once,
+// last, that its return to idle was not judged, instead of a "not back
+// within 1 °C" on every component; a run with a cooldown as long as the
+// hold (the H100 DGEMM run, 60 s) judges it on each.
+func TestSummaryJudgesTheReturnToIdleOnlyWithACooldown(t *testing.T) {
+	for _, c := range []struct {
+		dir, want, not string
+	}{
+		{"../testdata/h100-hold-dgemm", "- return to idle not judged: no cooldown was recorded Run ---", "not back within"},
+		{"../testdata/h100-dgemm", "not back within 1 °C of the idle maximum 47.00 °C for 60 s in the 60 s recorded after the load", "return to idle not judged"},
+	} {
+		r, err := analysis.Load(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, Text, analysis.Analyze(r, analysis.DefaultOptions()), nil); err != nil {
+			t.Fatal(err)
+		}
+		flat := strings.Join(strings.Fields(buf.String()), " ")
+		summary, _, _ := strings.Cut(flat, "Components ---")
+		if !strings.Contains(summary, c.want) || strings.Contains(summary, c.not) {
+			t.Errorf("%s: the summary lacks %q or says %q:\n%s", c.dir, c.want, c.not, buf.String())
+		}
+	}
+}

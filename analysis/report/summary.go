@@ -81,11 +81,21 @@ func summarySection(rep *analysis.Report) section {
 	if rep.Hold != nil {
 		s.List = append(s.List, strings.TrimSuffix(holdAnswer(rep.Hold), "."))
 	}
+	// A run cut at the end of its load (a hold, a free run before one)
+	// says once that the return to idle was not watched, not per line.
+	watched := rep.Phases.Cooldown != nil && rep.Phases.Cooldown.Duration() >= rep.Options.HoldS
 	for _, c := range rep.Components {
-		s.List = append(s.List, componentLine(c))
+		s.List = append(s.List, componentLine(c, watched))
 	}
 	if w := workloadLine(rep); w != "" {
 		s.List = append(s.List, w)
+	}
+	if !watched {
+		after := "no cooldown was recorded"
+		if cd := rep.Phases.Cooldown; cd != nil {
+			after = fmt.Sprintf("the cooldown recorded (%.0f s) is shorter than the %.0f s a return to idle must hold", cd.Duration(), rep.Options.HoldS)
+		}
+		s.List = append(s.List, "return to idle not judged: "+after)
 	}
 	return s
 }
@@ -102,7 +112,7 @@ func recordedOnly(rep *analysis.Report) string {
 }
 
 // componentLine is one component's answer.
-func componentLine(c analysis.ComponentResult) string {
+func componentLine(c analysis.ComponentResult, withReturn bool) string {
 	var parts []string
 	switch {
 	case c.MaxC == nil:
@@ -141,7 +151,7 @@ func componentLine(c analysis.ComponentResult) string {
 		}
 		parts = append(parts, p)
 	}
-	if !c.DidNotRise && c.Kind != analysis.KindCoolant && c.Kind != analysis.KindWater {
+	if withReturn && !c.DidNotRise && c.Kind != analysis.KindCoolant && c.Kind != analysis.KindWater {
 		if c.ReturnToIdleS != nil {
 			parts = append(parts, fmt.Sprintf("back at idle %.0f s after the load", *c.ReturnToIdleS))
 		} else if why, ok := strings.CutPrefix(c.NotComputed["return_to_idle_s"], "not reached: "); ok {
@@ -287,7 +297,7 @@ func hottestEpisodeLine(c analysis.ComponentResult) string {
 	if hot == nil {
 		return ""
 	}
-	line := componentLine(hot.ComponentResult)
+	line := componentLine(hot.ComponentResult, true)
 	return fmt.Sprintf("%s (episode %d, the hottest of its %d)%s", strings.TrimSuffix(line, "."), hot.Episode, len(c.Episodes), suffixDot(line))
 }
 
