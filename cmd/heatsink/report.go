@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/analysis/plot"
 	"github.com/heatsink-hpc/heatsink/analysis/report"
+	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 func newReportCmd() *cobra.Command {
@@ -77,7 +79,7 @@ judged against the like GPUs of every run and host.`,
 func analyseRun(dir string, opts analysis.Options, explicit bool) (*analysis.Report, error) {
 	run, err := analysis.Load(dir)
 	if err != nil {
-		return nil, err
+		return nil, notARunDir(dir, err)
 	}
 	var note string
 	if !explicit {
@@ -177,4 +179,18 @@ func emit(cmd *cobra.Command, out, name string, f report.Format, write func(io.W
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %s written to %s\n", name, absDir(path))
 	return nil
+}
+
+// notARunDir adds to a missing run.json what the directory is instead: a
+// fleet survey's top directory holds its nodes' recordings under nodes/.
+func notARunDir(dir string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*", rundir.MetaFile))
+	if len(nodes) > 0 {
+		return fmt.Errorf("%s is a fleet survey, not a run directory: its verdicts are %s; give a node's recording (heatsink report %s) or compare them all (heatsink report %s)",
+			dir, filepath.Join(dir, analysis.SurveyFile), filepath.Dir(nodes[0]), filepath.Join(dir, "nodes", "*"))
+	}
+	return fmt.Errorf("%s is not a run directory (heatsink run, collect, survey or import --out write one): %w", dir, err)
 }

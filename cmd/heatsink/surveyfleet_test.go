@@ -169,6 +169,11 @@ func TestSurveyFleetOnRealSlurm(t *testing.T) {
 			reportReadsTheSurvey(t, bin, filepath.Join(dir, "first", n.Dir))
 		}
 	}
+	// The fleet's directory holds no run of its own: report says where they are.
+	if out, err := exec.Command(bin, "report", filepath.Join(dir, "first")).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "is a fleet survey, not a run directory") || !strings.Contains(string(out), filepath.Join(dir, "first", "nodes", "*")) {
+		t.Errorf("report on the fleet's directory: %v\n%s", err, out)
+	}
 
 	// Later n3's GPU 0 has lost cooling, and n4 (no GPU) is in the allocation.
 	fleetMachine(t, dir, "n3", []simGPU{{0.046, 0.030, 1.0}, healthy[1]}, "[]")
