@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,6 +207,10 @@ func TestSurveyGivesEachGPUItsThroughputAndRank(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+	// Throughput per watt alone and together, as 75.4 G, not 7.54e+10.
+	if strings.Contains(out, "e+") || !regexp.MustCompile(`\d G, \d+(\.\d+)? G`).MatchString(out) {
+		t.Errorf("throughput per watt not in SI prefixes:\n%s", out)
 	}
 	t.Logf("\n%s", out)
 

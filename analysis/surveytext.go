@@ -69,7 +69,10 @@ func throughputText(fp *Fingerprint) string {
 	if fp == nil {
 		return "-"
 	}
-	return numText(fp.ThroughputPerW, "%.4g")
+	if fp.ThroughputPerW == nil {
+		return "-"
+	}
+	return SI(*fp.ThroughputPerW)
 }
 
 func firstThroughput(gs []SurveyGPU) string {

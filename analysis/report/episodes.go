@@ -127,7 +127,7 @@ func fingerprintSection(vs []analysis.Verdict) section {
 			cell := num(val, []int{4, 0, 1, 2, 0, 3}[i])
 			if c == "throughput_per_w" {
 				// flop/s per W of a GPU is ~1e11: digits no one can read.
-				cell = siPrefix(v.Value)
+				cell = analysis.SI(v.Value)
 			}
 			if i == 0 {
 				rows[id][1] = fmt.Sprint(v.Episodes)

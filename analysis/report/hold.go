@@ -33,7 +33,7 @@ func holdSection(rep *analysis.Report) section {
 	s.Table = &table{Head: []string{"mean |T−Tset| °C", "p95 °C", "overshoot °C", "peak °C", "duty %", "GPU duty %", "work/s", "vs free %"}}
 	work := dash
 	if h.WorkPerS != nil {
-		work = siPrefix(*h.WorkPerS) + " " + h.WorkUnit
+		work = analysis.SI(*h.WorkPerS) + " " + h.WorkUnit
 	} else if h.IterationsPerS != nil {
 		work = fmt.Sprintf("%.3g iterations", *h.IterationsPerS)
 	}

@@ -52,7 +52,7 @@ func metricValue(name string, v float64) string {
 		return dash
 	}
 	if strings.HasSuffix(name, "_per_s") {
-		return siPrefix(v)
+		return analysis.SI(v)
 	}
 	a := math.Abs(v)
 	switch {
@@ -62,18 +62,6 @@ func metricValue(name string, v float64) string {
 		return fmt.Sprintf("%.3g", v)
 	case a >= 100:
 		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-func siPrefix(v float64) string {
-	for _, p := range []struct {
-		scale float64
-		sym   string
-	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if math.Abs(v) >= p.scale {
-			return fmt.Sprintf("%.3g %s", v/p.scale, p.sym)
-		}
 	}
 	return fmt.Sprintf("%.3g", v)
 }
