@@ -95,3 +95,27 @@ func TestSummaryJudgesTheReturnToIdleOnlyWithACooldown(t *testing.T) {
 		}
 	}
 }
+
+// A survey's report leads with its verdict, then says its loads are the
+// episodes behind the lines (the real 2×H200 handicap survey: GPU 1 used
+// by a second process).
+func TestSurveyReportLeadsWithTheVerdict(t *testing.T) {
+	r, err := analysis.Load("../testdata/h200x2-survey/warm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := analysis.SurveyOptions(r, analysis.DefaultOptions())
+	rep := analysis.Analyze(r, o)
+	if rep.Survey, err = analysis.SurveyOf(r, rep); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, Text, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(buf.String()), " ")
+	want := "Summary ------- Survey of 2 GPUs: flagged: GPU 1 of vm ran kernels 31 % of the time (median) during alone:0, return:0, where the survey did not load it"
+	if !strings.Contains(flat, want) || !strings.Contains(flat, "The survey's loads are 2 load episodes") {
+		t.Errorf("the summary does not lead with the survey's verdict:\n%s", buf.String())
+	}
+}

@@ -280,6 +280,10 @@ func episodeSummary(rep *analysis.Report) string {
 	for _, e := range rep.Episodes {
 		devices[e.Host+"/"+e.Device] = true
 	}
+	if rep.Survey != nil {
+		return fmt.Sprintf("The survey's loads are %d load episodes found on %d devices from their own power draw, each analysed with its own baseline and cooldown. Per component, its hottest episode:",
+			len(rep.Episodes), len(devices))
+	}
 	return fmt.Sprintf("The run records no baseline or load phase; %d load episodes were found on %d devices from their own power draw, and each was analysed with its own baseline and cooldown. Per component, its hottest episode:",
 		len(rep.Episodes), len(devices))
 }
