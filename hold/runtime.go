@@ -101,7 +101,20 @@ type Runtime struct {
 	lastTick time.Time
 	lastRan  time.Duration
 	clock    RunClock // the job's, from Start
+	// unread counts the ticks in a row without a reading of the
+	// component; freed says the plain pause let the job run for it.
+	unread int
+	freed  bool
 }
+
+// unreadTicks is how many ticks without a reading of the component the
+// plain pause keeps its last decision before it lets the job run. At the
+// load's start that decision is "held" (the first reading is to be the
+// idle): a component no source reads (--hold gpu_core on a node without
+// NVML, a GPU fallen off the bus) would keep the job stopped for good and
+// its load phase would never end. A hold cannot protect what it cannot
+// read; the alert rules still act on what is read.
+const unreadTicks = 3
 
 // New checks cfg and returns a hold that does nothing until Start.
 func NewRuntime(cfg Config) (*Runtime, error) {
@@ -433,6 +446,18 @@ func (h *Runtime) Write(points []point.Point) error {
 	default:
 		st = h.ctrl.Step(hot, found)
 	}
+	var note string
+	if found {
+		if h.freed {
+			note = fmt.Sprintf("a reading of %s again (%.1f °C): the plain pause acts on it", componentTag(h.cfg.Target), hot)
+		}
+		h.unread, h.freed = 0, false
+	} else if h.unread++; h.unread >= unreadTicks && st.Mode == ModePause && st.Duty < 1 {
+		if !h.freed {
+			note = fmt.Sprintf("no reading of %s for %d ticks: the job runs free until one comes (a hold cannot act on a component it cannot read)", componentTag(h.cfg.Target), h.unread)
+		}
+		st.Duty, h.freed = 1, true
+	}
 	h.duty = st.Duty
 	if st.Changed != "" {
 		h.fell = st.Changed
@@ -450,6 +475,14 @@ func (h *Runtime) Write(points []point.Point) error {
 	if st.Changed != "" {
 		h.cfg.Logger.Warn("hold: " + st.Changed)
 		h.cfg.Event(rundir.Event{Time: tick, Kind: schema.KindHoldFallback, Message: st.Changed})
+	}
+	if note != "" {
+		level := slog.LevelWarn
+		if found {
+			level = slog.LevelInfo
+		}
+		h.cfg.Logger.Log(context.Background(), level, "hold "+h.cfg.Target.String()+": "+note)
+		h.cfg.Event(rundir.Event{Time: tick, Kind: schema.KindNote, Message: "hold: " + note})
 	}
 	p := point.New(schema.Hold, tick)
 	p.AddTag(schema.TagComponent, componentTag(h.cfg.Target))

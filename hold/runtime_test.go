@@ -2,12 +2,14 @@ package hold
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heatsink-hpc/heatsink/point"
 	"github.com/heatsink-hpc/heatsink/point/schema"
+	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 // switchLog is a job that records how long it was held.
@@ -151,5 +153,70 @@ func TestRuntimeWaitsWhileTheGPUIsIdle(t *testing.T) {
 				t.Errorf("mode %s (%s), want %s", s.Mode, s.Fallback, c.wantMode)
 			}
 		})
+	}
+}
+
+// The plain pause holds the job at the load's start until the first
+// reading. A component no source reads (--hold gpu_core on a node without
+// NVML) would keep it stopped for good, and the load phase would never
+// end: after three ticks without a reading the job runs free, saying so
+// once; a reading above the set point stops it again.
+func TestPlainPauseLetsTheJobRunWhenTheComponentIsNeverRead(t *testing.T) {
+	sw := &switchLog{}
+	tg, _ := ParseTarget("gpu_core<=60")
+	var events []rundir.Event
+	var mu sync.Mutex
+	h, err := NewRuntime(Config{Target: tg, NoModel: "none given", Switch: sw, IntervalS: 1,
+		Event: func(e rundir.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var duties []float64
+	h.SetRun("r1", func(ps ...point.Point) {
+		for _, p := range ps {
+			d, _ := p.Float(schema.FieldDuty)
+			duties = append(duties, d)
+		}
+	})
+	h.Start()
+	t0 := time.Now()
+	tick := func(i int, temp float64) {
+		at := t0.Add(time.Duration(i) * time.Second)
+		ps := []point.Point{point.New(schema.CollectorTick, at)}
+		if temp > 0 {
+			g := point.New(schema.GPU, at)
+			g.AddTag(schema.TagGPU, "0").AddFloat("temp_c", temp)
+			ps = append(ps, g)
+		}
+		h.Write(ps)
+	}
+	for i := range 5 {
+		tick(i, 0) // a CPU-only node: ticks, no GPU
+	}
+	tick(5, 70) // a reading above the set point
+	h.Stop()
+	want := []float64{0, 0, 1, 1, 1, 0}
+	if len(duties) != len(want) {
+		t.Fatalf("duties %v, want %v", duties, want)
+	}
+	for i := range want {
+		if duties[i] != want[i] {
+			t.Fatalf("duties %v, want %v", duties, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var notes []string
+	for _, e := range events {
+		if e.Kind == schema.KindNote {
+			notes = append(notes, e.Message)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "no reading of gpu_core for 3 ticks: the job runs free") ||
+		!strings.Contains(notes[1], "a reading of gpu_core again (70.0 °C)") {
+		t.Errorf("notes %q", notes)
+	}
+	if s := h.Summary(); s.Fallback != "" {
+		t.Errorf("no reading is no fallback of the model: %q", s.Fallback)
 	}
 }

@@ -60,7 +60,7 @@ func holdAnswer(h *analysis.HoldResult) string {
 	case h.Readings > 0:
 		fmt.Fprintf(&b, "Held %s at %g °C, not judged: the load ended before 3τ (%.0f s) had passed", comp, h.SetC, h.SettleS)
 	default:
-		fmt.Fprintf(&b, "Held %s at %g °C, not judged: no reading of the component came", comp, h.SetC)
+		fmt.Fprintf(&b, "Could not hold %s at %g °C: no reading of the component came", comp, h.SetC)
 	}
 	if h.PeakC != nil {
 		notes = append(notes, fmt.Sprintf("peak %.1f °C", *h.PeakC))

@@ -58,6 +58,8 @@ func TestHoldAnswerWithoutAHoldToJudge(t *testing.T) {
 			"Kept gpu_core:1 under 45 °C without reaching it (peak 44.0 °C), at a cost of 5 % of the throughput (0.950 of the free run's); the job ran 97 % of the time."},
 		{analysis.HoldResult{Hold: rundirHold("cpu_package<=52", 52, 0.6, nil, nil, f(53.2), 20, 45)},
 			"Held cpu_package at 52 °C, not judged: the load ended before 3τ (45 s) had passed (peak 53.2 °C); the job ran 60 % of the time (its throughput against free running is not known)."},
+		{analysis.HoldResult{Hold: rundirHold("gpu_core<=60", 60, 0.42, nil, nil, nil, 0, 0)},
+			"Could not hold gpu_core at 60 °C: no reading of the component came; the job ran 42 % of the time (its throughput against free running is not known)."},
 	} {
 		if got := holdAnswer(&c.h); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)

@@ -234,3 +234,41 @@ func fmtPtr(p *float64) string {
 	}
 	return fmt.Sprintf("%.2f", *p)
 }
+
+// A hold on a component nothing on the node reads (gpu_core on a node
+// without NVML) used to keep the built-in parked at its gate for good: the
+// plain pause waits for a first reading, and the load phase waits for the
+// iteration. Now the job runs free after three ticks without one, the load
+// ends on time, and run.json says why.
+func TestRunHoldOnAComponentNothingReadsEndsItsLoad(t *testing.T) {
+	sys, _ := fixtureSys(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "no-gpu.yaml")
+	if err := os.WriteFile(conf, []byte("sources:\n  nvml: {disabled: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	start := time.Now()
+	code, log := exitCode(t, "run", "--config", conf, "--sysfs-root", sys, "--workload", "cpu-stream", "--set", "size=1MiB",
+		"--baseline", "1s", "--load", "5s", "--cooldown", "1s", "--hold", "gpu_core<=60", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	if took := time.Since(start); took > 40*time.Second {
+		t.Errorf("a 7 s run took %v", took)
+	}
+	run, err := rundir.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Meta.Status != "complete" || run.Meta.Workload == nil || len(run.Meta.Workload.Iterations) < 2 {
+		t.Errorf("status %s, workload %+v", run.Meta.Status, run.Meta.Workload)
+	}
+	said := false
+	for _, e := range run.Meta.Events {
+		said = said || strings.Contains(e.Message, "no reading of gpu_core for 3 ticks: the job runs free")
+	}
+	if !said {
+		t.Errorf("run.json's events do not say why the job ran free: %+v", run.Meta.Events)
+	}
+}
