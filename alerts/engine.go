@@ -324,8 +324,12 @@ func (e *Engine) Write(points []point.Point) error {
 	if e.closed {
 		return errors.New("alerts: write after close")
 	}
+	var newest time.Time // the batch's: a tick's time, also in a replay
 	for i := range points {
 		p := &points[i]
+		if p.Time.After(newest) {
+			newest = p.Time
+		}
 		ins := e.interest[p.Measurement]
 		if len(ins) == 0 {
 			continue
@@ -358,11 +362,37 @@ func (e *Engine) Write(points []point.Point) error {
 					value: age.Seconds(), threshold: rs.silent.Seconds(), numeric: true})
 			}
 		}
+		if rs.firing > 0 && rs.kind != condSilent && !newest.IsZero() {
+			e.clearStale(rs, newest)
+		}
 		if rs.firing > 0 && len(rs.webhooks) > 0 {
 			e.repeat(rs, now)
 		}
 	}
 	return nil
+}
+
+// staleTicks is how many sampling intervals a firing series may report
+// nothing before its alert clears as unknown. A series is evaluated only
+// when a point of it comes: without this, a GPU fallen off the bus (or a
+// hwmon chip whose driver was unloaded) while its rule paused the job
+// would keep the job stopped, and heatsink run waiting on it, for good.
+// Prometheus resolves an alert whose series went stale alike. A rule on
+// the silence itself (silent:) says that the series stopped.
+const staleTicks = 10
+
+// clearStale clears rs's firing series that reported nothing for
+// staleTicks intervals before t.
+func (e *Engine) clearStale(rs *ruleState, t time.Time) {
+	after := staleTicks * e.opts.Interval
+	for _, s := range rs.list {
+		if s.state != stateFiring || s.last.IsZero() {
+			continue
+		}
+		if age := t.Sub(s.last); age > after {
+			e.step(rs, s, t, outcome{known: true, cleared: true, stale: age})
+		}
+	}
 }
 
 // Flush has nothing to make durable: alert points go out through Emit, and
@@ -587,6 +617,9 @@ type outcome struct {
 	// spot's clause (rate or difference), rates and reference value.
 	limit, rate, refRate, refValue float64
 	byRate                         bool
+	// stale is how long the series has reported nothing, when that
+	// cleared it (clearStale).
+	stale time.Duration
 }
 
 const never = time.Duration(1<<63 - 1)
@@ -707,6 +740,9 @@ func (e *Engine) blindSpot(rs *ruleState, s *series) outcome {
 // describe says in words what an evaluation found, for the alert's message.
 func (e *Engine) describe(rs *ruleState, s *series, o outcome) string {
 	field := rs.sel.field
+	if o.stale > 0 {
+		return fmt.Sprintf("no %s point with %s for %.0fs: cleared, its state unknown", s.measurement, field, o.stale.Seconds())
+	}
 	switch rs.kind {
 	case condThreshold:
 		return fmt.Sprintf("%s = %g %s %g%s", field, s.num, opString(rs.op, o.active), o.threshold, source(rs.value))

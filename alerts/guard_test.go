@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,16 +25,20 @@ import (
 type gpuSource struct {
 	milliC  atomic.Int64
 	samples atomic.Int64
+	gone    atomic.Bool // fallen off the bus: no point at all
 }
 
 func (s *gpuSource) Name() string                       { return "testgpu" }
 func (s *gpuSource) Discover(ctx context.Context) error { return nil }
 func (s *gpuSource) Sample(ctx context.Context, t time.Time, buf []point.Point) ([]point.Point, error) {
+	s.samples.Add(1)
+	if s.gone.Load() {
+		return buf, nil
+	}
 	p := point.New("gpu", t)
 	p.AddTag("gpu", "0")
 	p.AddFloat("temp_c", float64(s.milliC.Load())/1000)
 	p.AddFloat("slowdown_c", 90)
-	s.samples.Add(1)
 	return append(buf, p), nil
 }
 
@@ -203,6 +208,39 @@ alerts:
 	waitFor(t, "the resume event", func() bool { return len(rec.kinds()) >= 4 })
 	if kinds, want := rec.kinds(), []string{"alert_fired", "guard_pause", "alert_cleared", "guard_resume"}; !slices.Equal(kinds, want) {
 		t.Errorf("events %q, want %q", kinds, want)
+	}
+}
+
+// A GPU that falls off the bus while its rule holds the job paused sends
+// no point again: its alert clears as unknown after ten ticks without one
+// and the job runs again, where it used to stay stopped, and heatsink run
+// wait on it, for good.
+func TestGuardResumesTheJobWhenThePausingSeriesGoesSilent(t *testing.T) {
+	cmd, _ := startGroup(t)
+	pgid := cmd.Process.Pid
+	job := &groupJob{pgid: pgid}
+	src := &gpuSource{}
+	src.set(88)
+	rec := runGuard(t, `
+alerts:
+  rules:
+    - {name: gpu_hot, measurement: gpu, field: temp_c,
+       threshold: {op: ">=", value: slowdown_c - 5, margin: 2}, actions: [pause]}`, src, job)
+	waitFor(t, "the group to be stopped", func() bool { return allIn(groupStates(t, pgid), 'T') })
+	src.gone.Store(true)
+	src.settle(t, 5) // half the ten ticks: still held
+	if st := groupStates(t, pgid); !allIn(st, 'T') {
+		t.Fatalf("resumed %d ticks into the silence: %c", 5, st)
+	}
+	waitFor(t, "the group to run again", func() bool { return allIn(groupStates(t, pgid), 'S', 'R') })
+	waitFor(t, "the resume event", func() bool { return len(rec.kinds()) >= 4 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if kinds, want := []string{rec.events[0].Kind, rec.events[1].Kind, rec.events[2].Kind, rec.events[3].Kind}, []string{"alert_fired", "guard_pause", "alert_cleared", "guard_resume"}; !slices.Equal(kinds, want) {
+		t.Errorf("events %q, want %q", kinds, want)
+	}
+	if m := rec.events[2].Message; !regexp.MustCompile(`no gpu point with temp_c for \d+s: cleared, its state unknown`).MatchString(m) {
+		t.Errorf("the clearing says %q", m)
 	}
 }
 
