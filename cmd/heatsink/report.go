@@ -99,13 +99,13 @@ func analyseRun(dir string, opts analysis.Options, explicit bool) (*analysis.Rep
 
 // analysisFlagsSet reports whether any of addAnalysisFlags' flags was
 // given on the command line.
-func analysisFlagsSet(fs *pflag.FlagSet) bool {
+func analysisFlagsSet(flags *pflag.FlagSet) bool {
 	names := pflag.NewFlagSet("", pflag.ContinueOnError)
 	var o analysis.Options
 	addAnalysisFlags(names, &o)
 	set := false
 	names.VisitAll(func(f *pflag.Flag) {
-		if g := fs.Lookup(f.Name); g != nil && g.Changed {
+		if g := flags.Lookup(f.Name); g != nil && g.Changed {
 			set = true
 		}
 	})
