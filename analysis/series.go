@@ -132,7 +132,7 @@ func Load(dir string) (*Run, error) { return load(dir, runtime.GOMAXPROCS(0), pa
 func load(dir string, workers int, minParallel int64) (*Run, error) {
 	meta, err := rundir.ReadMeta(dir)
 	if err != nil {
-		return nil, err
+		return nil, notARunDir(dir, err)
 	}
 	run := &Run{Dir: dir, Meta: meta, Start: meta.Start}
 	path := filepath.Join(dir, rundir.PointsFile)

@@ -147,8 +147,19 @@ func TestLoadPhasesFromEventPoints(t *testing.T) {
 }
 
 func TestLoadMissingFiles(t *testing.T) {
-	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "run.json") {
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "run.json") || !strings.Contains(err.Error(), "is not a run directory") {
 		t.Errorf("no run.json: err = %v", err)
+	}
+	// A fleet survey's own directory: its nodes' runs are under nodes/.
+	fleet := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fleet, "nodes", "n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteMeta(filepath.Join(fleet, "nodes", "n1"), &rundir.Meta{ID: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(fleet); err == nil || !strings.Contains(err.Error(), "is a fleet survey, not a run directory") || !strings.Contains(err.Error(), filepath.Join(fleet, "nodes", "n1")) {
+		t.Errorf("a fleet's directory: err = %v", err)
 	}
 	dir := t.TempDir()
 	if err := rundir.WriteMeta(dir, &rundir.Meta{ID: "x"}); err != nil {

@@ -4,17 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/heatsink-hpc/heatsink/analysis"
 	"github.com/heatsink-hpc/heatsink/analysis/plot"
 	"github.com/heatsink-hpc/heatsink/analysis/report"
-	"github.com/heatsink-hpc/heatsink/rundir"
 )
 
 func newReportCmd() *cobra.Command {
@@ -72,44 +69,15 @@ judged against the like GPUs of every run and host.`,
 	return cmd
 }
 
-// analyseRun loads the run directory dir and analyses it with opts.
-// A survey's recording is read as heatsink survey judged it, on its own
-// time scale unless an analysis flag was given (explicit), and with its
-// verdict.
+// analyseRun loads the run directory dir and analyses it with opts, a
+// survey's recording as the survey judged it unless an analysis flag was
+// given (explicit).
 func analyseRun(dir string, opts analysis.Options, explicit bool) (*analysis.Report, error) {
 	run, err := analysis.Load(dir)
 	if err != nil {
-		return nil, notARunDir(dir, err)
-	}
-	var note string
-	if !explicit {
-		opts, note = analysis.SurveyOptions(run, opts)
-	}
-	rep := analysis.Analyze(run, opts)
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
-	}
-	sv, err := analysis.SurveyOf(run, rep)
-	if err != nil {
 		return nil, err
 	}
-	rep.Survey = sv
-	return rep, nil
-}
-
-// analysisFlagsSet reports whether any of addAnalysisFlags' flags was
-// given on the command line.
-func analysisFlagsSet(flags *pflag.FlagSet) bool {
-	names := pflag.NewFlagSet("", pflag.ContinueOnError)
-	var o analysis.Options
-	addAnalysisFlags(names, &o)
-	set := false
-	names.VisitAll(func(f *pflag.Flag) {
-		if g := flags.Lookup(f.Name); g != nil && g.Changed {
-			set = true
-		}
-	})
-	return set
+	return analysis.AnalyzeAsRecorded(run, opts, explicit)
 }
 
 // writeReport renders rep in format f to the command's output, or with out
@@ -124,23 +92,6 @@ func writeReportWith(cmd *cobra.Command, rep *analysis.Report, f report.Format, 
 	return emit(cmd, out, "report", f, func(w io.Writer, figs []report.Figure) error {
 		return report.WriteWith(w, f, rep, figs, o)
 	}, func(dir string) ([]report.Figure, error) { return plot.WriteReport(dir, rep) })
-}
-
-// addAnalysisFlags binds the analysis options shared by report and compare.
-func addAnalysisFlags(fs *pflag.FlagSet, o *analysis.Options) {
-	fs.Float64Var(&o.Tolerance, "tolerance", o.Tolerance, "°C above the idle maximum that still counts as back at idle")
-	fs.DurationVar(&o.Hold, "hold", o.Hold, "how long a series must stay within --tolerance to count as back at idle")
-	fs.DurationVar(&o.Window, "window", o.Window, "sliding linear-fit window of the steepest sustained rise")
-	fs.Float64Var(&o.MinRise, "min-rise", o.MinRise, "°C above the idle mean below which no heat interval is computed")
-	fs.DurationVar(&o.MaxGap, "max-gap", o.MaxGap, "longest stretch without readings treated as continuous (0: five sampling intervals)")
-	fs.Float64Var(&o.AirCoolingFraction, "air-fraction", o.AirCoolingFraction, "share of the unaccounted above-idle node power charged to cooling on air-cooled nodes")
-	fs.Float64Var(&o.PumpFlowLPM, "pump-flow", o.PumpFlowLPM, "coolant flow (L/min) above which circulation counts as a pump cycle, when no pump rpm or status is recorded")
-	fs.Float64Var(&o.CoolantDensityKgPerL, "coolant-density", o.CoolantDensityKgPerL, "coolant density (kg/L) for heat removed from coolant flow")
-	fs.Float64Var(&o.CoolantHeatCapacityKJPerKgK, "coolant-heat-capacity", o.CoolantHeatCapacityKJPerKgK, "coolant specific heat (kJ/(kg·K)) for heat removed from coolant flow")
-	fs.StringVar(&o.Cooling, "cooling", o.Cooling, "immersion or air, overriding run.json's label cooling and what was recorded (tank readings: immersion)")
-	fs.Float64Var(&o.NearLimitC, "near-limit", o.NearLimitC, "blind spot: °C below its own slowdown limit at which a component counts as near it (the alert rule gpu_core_near_slowdown's slowdown_c - 5)")
-	fs.Float64Var(&o.ControllerC, "controller-c", o.ControllerC, "blind spot: coolant temperature (°C) at which the tank's controller acts (0: the setpoint the tank recorded)")
-	fs.Float64Var(&o.CoolantMoveC, "coolant-move", o.CoolantMoveC, "blind spot: °C above its idle mean at which the coolant counts as having moved")
 }
 
 // emit prints to stdout, or with out set writes name.<ext> and the figures
@@ -179,18 +130,4 @@ func emit(cmd *cobra.Command, out, name string, f report.Format, write func(io.W
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "heatsink: %s written to %s\n", name, absDir(path))
 	return nil
-}
-
-// notARunDir adds to a missing run.json what the directory is instead: a
-// fleet survey's top directory holds its nodes' recordings under nodes/.
-func notARunDir(dir string, err error) error {
-	if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*", rundir.MetaFile))
-	if len(nodes) > 0 {
-		return fmt.Errorf("%s is a fleet survey, not a run directory: its verdicts are %s; give a node's recording (heatsink report %s) or compare them all (heatsink report %s)",
-			dir, filepath.Join(dir, analysis.SurveyFile), filepath.Dir(nodes[0]), filepath.Join(dir, "nodes", "*"))
-	}
-	return fmt.Errorf("%s is not a run directory (heatsink run, collect, survey or import --out write one): %w", dir, err)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,4 +95,38 @@ func SurveyOf(r *Run, rep *Report) (*Survey, error) {
 	}
 	s = JudgeSurveyRun(r, rep, nil, DefaultSurveyRule())
 	return &s, nil
+}
+
+// AnalyzeAsRecorded analyses r as what recorded it judged it: a survey's
+// recording on the survey's time scale, unless keep says o was chosen by
+// the user, and with the survey's verdict (SurveyOf).
+func AnalyzeAsRecorded(r *Run, o Options, keep bool) (*Report, error) {
+	var note string
+	if !keep {
+		o, note = SurveyOptions(r, o)
+	}
+	rep := Analyze(r, o)
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	sv, err := SurveyOf(r, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Survey = sv
+	return rep, nil
+}
+
+// notARunDir adds to a missing run.json what dir is instead: a fleet
+// survey's own directory holds its nodes' recordings under nodes/.
+func notARunDir(dir string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*", rundir.MetaFile))
+	if len(nodes) > 0 {
+		return fmt.Errorf("%s is a fleet survey, not a run directory: its verdicts are %s; give a node's recording (heatsink report %s) or compare them all (heatsink report %s): %w",
+			dir, filepath.Join(dir, SurveyFile), filepath.Dir(nodes[0]), filepath.Join(dir, "nodes", "*"), err)
+	}
+	return fmt.Errorf("%s is not a run directory (heatsink run, collect, survey or import --out write one): %w", dir, err)
 }
