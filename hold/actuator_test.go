@@ -167,8 +167,12 @@ func TestDutyCycleRealisesTheDutyOnQueuedKernels(t *testing.T) {
 				}
 				return
 			}
-			if math.Abs(eff-c.duty) > 0.03 {
-				t.Errorf("effective duty %.3f, want %.2f ± 0.03", eff, c.duty)
+			// Whole kernels run: at the 3 s window's edges one kernel may
+			// fall in or out (150 ms is 0.05 of it; the suite on two busy
+			// cores once measured 0.336 for 0.30).
+			tol := math.Max(0.03, c.kernel.Seconds()/3)
+			if math.Abs(eff-c.duty) > tol {
+				t.Errorf("effective duty %.3f, want %.2f ± %.2f", eff, c.duty, tol)
 			}
 			if math.Abs(recorded-eff) > 0.03 {
 				t.Errorf("run.json's duty %.3f, but the GPU was busy %.3f of the time", recorded, eff)
