@@ -13,6 +13,7 @@ package recordings
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -205,6 +206,17 @@ func ReadFile(path string, o Options, fn func(*point.Point) error) (*FileResult,
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
+	// A rotated log (logrotate's compress, a Telegraf file gzipped, a run's
+	// archived points.lp.gz) is read through gzip, by its magic bytes, not
+	// its name.
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read recording %s: %w", path, err)
+		}
+		defer z.Close()
+		br = bufio.NewReaderSize(z, 1<<20)
+	}
 	format := o.Format
 	if format == "" {
 		head, _ := br.Peek(4096)
@@ -214,6 +226,11 @@ func ReadFile(path string, o Options, fn func(*point.Point) error) (*FileResult,
 	}
 	res, err := Read(br, path, format, o, fn)
 	if err != nil {
+		if !strings.Contains(err.Error(), path) {
+			// A reader's own failure (a gzip stream cut short, JSON
+			// that ends early) names no file: say which.
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 		return res, err
 	}
 	if res.Points == 0 {

@@ -2,6 +2,7 @@ package recordings
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -473,5 +474,55 @@ func TestNvidiaSMIRowLongerThanTheMaximumIsSkipped(t *testing.T) {
 	res, err := Read(strings.NewReader(in), "smi.csv", NvidiaSMI, Options{Host: "n", Location: time.UTC}, func(*point.Point) error { n++; return nil })
 	if err != nil || n != 2 || len(res.Bad) != 1 || res.Bad[0].Line != 3 {
 		t.Errorf("%d points, bad %v, err %v; want 2 and line 3", n, res.Bad, err)
+	}
+}
+
+// A recording compressed by logrotate (or gzip by hand) is read through
+// gzip, found by its magic bytes: each format's fixture gives the same
+// points and the same bad lines, named in the compressed file; a gzip
+// stream cut short is an error naming it, with what was whole kept.
+func TestGzippedRecordingsReadAsThePlainOnes(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		o    Options
+	}{
+		{"testdata/nvidia-smi-units.csv", Options{Host: "node7", Location: time.UTC}},
+		{"testdata/libsensorstools.json", Options{Host: "n", Start: time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)}},
+	} {
+		plain, want := readAll(t, c.path, c.o)
+		data, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(data)
+		zw.Close()
+		gz := filepath.Join(t.TempDir(), filepath.Base(c.path)+".gz")
+		if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pts, got := readAll(t, gz, c.o)
+		if got.Format != want.Format || len(pts) != len(plain) || fmt.Sprint(badLines(got)) != fmt.Sprint(badLines(want)) {
+			t.Errorf("%s gzipped: %s, %d points, bad %v; plain: %s, %d, %v", c.path, got.Format, len(pts), badLines(got), want.Format, len(plain), badLines(want))
+			continue
+		}
+		for i := range pts {
+			if !pts[i].Time.Equal(plain[i].Time) || pts[i].Measurement != plain[i].Measurement || fmt.Sprint(pts[i].Tags) != fmt.Sprint(plain[i].Tags) || fmt.Sprint(pts[i].Fields) != fmt.Sprint(plain[i].Fields) {
+				t.Fatalf("%s gzipped: point %d is %+v, plain %+v", c.path, i, pts[i], plain[i])
+			}
+		}
+		for _, b := range got.Bad {
+			if !strings.HasPrefix(b.Error(), gz+":") {
+				t.Errorf("bad line %q does not name the gzipped file", b)
+			}
+		}
+		cut := filepath.Join(t.TempDir(), "cut.gz")
+		if err := os.WriteFile(cut, z.Bytes()[:z.Len()/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(cut, c.o, func(*point.Point) error { return nil }); err == nil || !strings.Contains(err.Error(), "cut.gz") {
+			t.Errorf("%s cut short: err = %v", c.path, err)
+		}
 	}
 }

@@ -45,8 +45,9 @@ points, into a run directory (--out) and/or InfluxDB (--influx-url ...):
                      count seconds from the tool's start, so give --start; its
                      events become the phases baseline, load and cooldown
 
-The format is detected from each file's content (--format forces one). For
-recordings without phases, --phase NAME=START..END sets them (times in RFC
-3339 or "2006-01-02 15:04:05", or offsets from the recording's start such as
+The format is detected from each file's content (--format forces one), and a
+file compressed with gzip (logrotate's .gz) is read as it is. For recordings
+without phases, --phase NAME=START..END sets them (times in RFC 3339 or
+"2006-01-02 15:04:05", or offsets from the recording's start such as
 0s..30m); phases are written to run.json and as event points. A line or row
 that cannot be read is reported with its file and line and skipped.`
